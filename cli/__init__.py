@@ -1,0 +1,1 @@
+"""symgrad's command-line app (installed as the package ``symgrad_cli``)."""

@@ -1,0 +1,56 @@
+"""symgrad: gradients you can see and check.
+
+A small autograd engine with PyTorch's API (``import symgrad as torch``), one graph IR
+with a SymPy bridge for symbolic gradients, and drawings of forward and backward graphs.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> x = torch.tensor(4.0, requires_grad=True)
+>>> y = torch.tensor(0.0, requires_grad=True)
+>>> f = 5 * x ** 2 + 3 * torch.sin(y)
+>>> f.backward()
+>>> x.grad, y.grad
+(tensor(40.), tensor(3.))
+"""
+from __future__ import annotations
+
+from . import ops
+from ._printing import get_printoptions, set_printoptions
+from .creation import (arange, empty, empty_like, eye, full, full_like, initial_seed,
+                       linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, seed, zeros, zeros_like)
+from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
+                     half, int, int32, int64, long, promote_types, set_default_dtype)
+from .functional import *  # noqa: F401,F403
+from .functional import __all__ as _functional_all
+from .tensor import Size, Tensor, as_tensor, from_numpy, tensor
+from . import autograd, nn  # noqa: E402
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                       set_grad_enabled)
+from .tensor import _LEGACY_DTYPE
+
+
+def _legacy(name: str, d) -> type:
+    cls = type(name, (Tensor,), {"__slots__": (), "__module__": "symgrad"})
+    _LEGACY_DTYPE[cls] = d
+    return cls
+
+
+FloatTensor = _legacy("FloatTensor", float32)
+DoubleTensor = _legacy("DoubleTensor", float64)
+HalfTensor = _legacy("HalfTensor", float16)
+LongTensor = _legacy("LongTensor", int64)
+BoolTensor = _legacy("BoolTensor", bool)
+
+__version__ = "0.1.0"
+
+__all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
+           "DoubleTensor", "HalfTensor", "LongTensor", "BoolTensor", "ones", "zeros", "full",
+           "empty", "eye", "arange", "linspace", "ones_like", "zeros_like", "full_like",
+           "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "manual_seed",
+           "seed", "initial_seed", "dtype", "float16", "float32", "float64", "int64", "int32",
+           "bool", "half", "float", "double", "long", "int", "get_default_dtype",
+           "set_default_dtype", "promote_types", "no_grad", "enable_grad",
+           "set_grad_enabled", "is_grad_enabled", "inference_mode", "autograd", "nn", "ops",
+           "set_printoptions", "get_printoptions"] + list(_functional_all)

@@ -1,0 +1,186 @@
+"""Backends that the op table's gradient rules are written against.
+
+A gradient rule ``lambda m, grad, self: grad * m.cos(self)`` runs on plain numpy arrays
+when no graph is recorded (:data:`NUMPY`, the fast path) and on symgrad tensors under
+``create_graph=True`` (:data:`TENSOR`), so that the backward pass is itself recorded and
+can be differentiated again.  Arithmetic operators are used directly; everything else
+goes through the few functions below.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["NUMPY", "TENSOR", "sum_to"]
+
+
+def sum_to(g, shape):
+    """Sum ``g`` over broadcast axes so that it has ``shape`` (numpy arrays)."""
+    shape = tuple(shape)
+    if np.shape(g) == shape:
+        return g
+    lead = np.ndim(g) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and np.shape(g)[i + lead] != 1)
+    out = np.sum(g, axis=axes, keepdims=True)
+    return out.reshape(shape) if lead or out.shape != shape else out
+
+
+def _first_true(mask, dim):
+    """A float mask keeping only the first True along ``dim``."""
+    first = np.argmax(mask, axis=dim, keepdims=True)
+    out = np.zeros(mask.shape)
+    np.put_along_axis(out, first, 1.0, axis=dim)
+    return out
+
+
+def _scatter(g, shape, index):
+    out = np.zeros(shape, dtype=np.result_type(g))
+    np.add.at(out, index, g)
+    return out
+
+
+class _Numpy:
+    """Gradient rules on numpy arrays: no graph, no Python per element."""
+
+    cos = staticmethod(np.cos)
+    sin = staticmethod(np.sin)
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+    sign = staticmethod(np.sign)
+    abs = staticmethod(np.abs)
+    where = staticmethod(np.where)
+    eq = staticmethod(np.equal)
+    gt = staticmethod(np.greater)
+    ge = staticmethod(np.greater_equal)
+    lt = staticmethod(np.less)
+    le = staticmethod(np.less_equal)
+    logical_and = staticmethod(np.logical_and)
+    matmul = staticmethod(np.matmul)
+    outer = staticmethod(np.outer)
+    reshape = staticmethod(np.reshape)
+    shape = staticmethod(np.shape)
+    sum_to = staticmethod(sum_to)
+    first_true = staticmethod(_first_true)
+    scatter = staticmethod(_scatter)
+
+    @staticmethod
+    def sum(g, dim, keepdim):
+        return np.sum(g, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def expand(g, shape):
+        return np.broadcast_to(g, shape)
+
+    @staticmethod
+    def t(a):
+        return np.transpose(a)
+
+    @staticmethod
+    def transpose(a, d0, d1):
+        return np.swapaxes(a, d0, d1)
+
+    @staticmethod
+    def permute(a, dims):
+        return np.transpose(a, dims)
+
+    @staticmethod
+    def squeeze(a, dim):
+        return np.squeeze(a, dim)
+
+    @staticmethod
+    def index(a, ix):
+        return a[ix]
+
+    @staticmethod
+    def select(a, dim, i):
+        return np.take(a, i, axis=dim)
+
+    @staticmethod
+    def slice(a, dim, start, end, step):
+        ix = [slice(None)] * np.ndim(a)
+        ix[dim] = slice(start, end, step)
+        return a[tuple(ix)]
+
+    @staticmethod
+    def cast(a, d):
+        return np.asarray(a).astype(d.np, copy=False)
+
+
+class _Tensor:
+    """Gradient rules on symgrad tensors: the backward pass is recorded."""
+
+    @staticmethod
+    def _t():
+        from . import tensor
+        return tensor
+
+    def __getattr__(self, name):
+        # Unary functions and comparisons are the tensor's own methods.
+        return lambda x, *args: getattr(x, name)(*args)
+
+    def where(self, cond, a, b):
+        T = self._t()
+        if not isinstance(a, T.Tensor) and not isinstance(b, T.Tensor):
+            from .dtypes import get_default_dtype
+            d = get_default_dtype()
+            return T._make(np.where(cond._data, a, b).astype(d.np), d)
+        return T.apply(O().WHERE, (cond, a, b))
+
+    def sum(self, g, dim, keepdim):
+        return g.sum(dim, keepdim)
+
+    def expand(self, g, shape):
+        return g.expand(shape)
+
+    def sum_to(self, g, shape):
+        shape = tuple(shape)
+        if tuple(g.shape) == shape:
+            return g
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                          if n == 1 and g.shape[i + lead] != 1)
+        return g.sum(axes, keepdim=True).reshape(shape) if axes else g.reshape(shape)
+
+    def matmul(self, a, b):
+        return self._t().matmul(a, b)
+
+    def outer(self, a, b):
+        return a.unsqueeze(1) * b.unsqueeze(0)
+
+    def reshape(self, a, shape):
+        return a.reshape(tuple(shape))
+
+    def shape(self, a):
+        return tuple(a.shape)
+
+    def first_true(self, mask, dim):
+        T = self._t()
+        from .dtypes import float64
+        return T._make(_first_true(mask._data, dim), float64)
+
+    def scatter(self, g, shape, index):
+        return self._t().apply(O().SCATTER, (g,), (tuple(shape), index))
+
+    def index(self, g, ix):
+        return self._t().apply(O().INDEX, (g,), (ix,))
+
+    def select(self, g, dim, i):
+        return self._t().apply(O().SELECT, (g,), (dim, i))
+
+    def slice(self, g, dim, start, end, step):
+        return self._t().apply(O().SLICE, (g,), (dim, start, end, step))
+
+    def cast(self, g, d):
+        return g.to(d)
+
+    def logical_and(self, a, b):
+        return a & b
+
+
+def O():  # noqa: N802 - the op table module, imported late (it is imported by tensor.py)
+    from . import ops
+    return ops
+
+
+NUMPY = _Numpy()
+TENSOR = _Tensor()

@@ -1,0 +1,293 @@
+"""Reverse mode: run the recorded graph backwards.
+
+Generic and short: count dependencies, run ready nodes in PyTorch's order (highest
+sequence number first), look each gradient rule up in the op table, un-broadcast,
+accumulate, call hooks.  Iterative throughout, so a 100,000-op chain is fine.
+
+Without ``create_graph`` the rules run on numpy arrays (no graph is built); with it they
+run on tensors, so the backward pass is itself recorded and can be differentiated again.
+"""
+from __future__ import annotations
+
+import heapq
+import re
+from typing import Sequence
+
+import numpy as np
+
+from .backends import NUMPY, TENSOR
+from .graph import GRAD_MODE, AccumulateGrad, Node
+
+__all__ = ["run_backward", "call_node"]
+
+_ndarray = np.ndarray
+
+
+def _tensor_cls():
+    from .tensor import Tensor, _make
+    return Tensor, _make
+
+
+def _wrap(g):
+    """A gradient as users see it in hooks: a tensor."""
+    Tensor, make = _tensor_cls()
+    if isinstance(g, Tensor) or g is None:
+        return g
+    from .dtypes import from_numpy
+    g = np.asarray(g)
+    return make(g, from_numpy(g.dtype))
+
+
+def _unwrap(g, create_graph):
+    Tensor, _ = _tensor_cls()
+    if create_graph or g is None:
+        return g
+    return g._data if isinstance(g, Tensor) else g
+
+
+def _version_error(node: Node, i: int, tensor) -> RuntimeError:
+    from .tensor import _LEGACY_NAMES
+    shape = list(tensor.shape)
+    what = f"[torch.{_LEGACY_NAMES[tensor.dtype.name]} {shape}]"
+    fn = node if node.op.plan[i][0] == "result" else tensor.grad_fn
+    if fn is not None:
+        what += f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', fn.name())},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {what} is at version {tensor._vc[0]}; expected version "
+        f"{node._versions[i]} instead. Hint: enable anomaly detection to find the operation "
+        "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+        "check_nan=False).")
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or if "
+          "you need to access saved tensors after calling backward.")
+
+
+def _unpack(node: Node, create_graph: bool) -> list:
+    """The node's saved values, checked against in-place changes since they were saved."""
+    if node._released:
+        raise RuntimeError(_FREED)
+    Tensor, _ = _tensor_cls()
+    values = []
+    for i, s in enumerate(node._saved):
+        if isinstance(s, Tensor):
+            if s._vc[0] != node._versions[i]:
+                raise _version_error(node, i, s)
+            values.append(s if create_graph else s._data)
+        else:
+            values.append(s)
+    return values
+
+
+def _input_grads(node: Node, g, create_graph: bool, needed) -> list:
+    """Apply the op's gradient rules: one gradient (or None) per input."""
+    op = node.op
+    m = TENSOR if create_graph else NUMPY
+    values = _unpack(node, create_graph) if node._saved or node._released else ()
+    grads = op.grads
+    out = []
+    for i, x in enumerate(node.inputs):
+        if needed is not None and not needed(x):
+            out.append(None)
+            continue
+        rule = grads[0] if op.variadic else grads[i]
+        if rule is None:
+            out.append(None)
+            continue
+        gi = rule(m, g, *values, i) if op.variadic else rule(m, g, *values)
+        shape, dt = node._meta[i]
+        if gi is not None and dt is not None:
+            if np.shape(gi) != shape:
+                gi = m.sum_to(gi, shape)
+            if create_graph:
+                if gi.dtype is not dt:
+                    gi = gi.to(dt)
+            elif gi.dtype != dt.np:
+                gi = np.asarray(gi).astype(dt.np)
+        out.append(gi)
+    return out
+
+
+def call_node(node: Node, grads: tuple):
+    """Calling a ``grad_fn`` by hand: its gradient rule, or accumulation for a leaf."""
+    Tensor, make = _tensor_cls()
+    create = GRAD_MODE.enabled and any(isinstance(g, Tensor) and g.requires_grad
+                                       for g in grads)
+    if isinstance(node, AccumulateGrad):
+        _accumulate(node.variable, _unwrap(grads[0], create), create)
+        return None
+    g = _unwrap(grads[0], create) if grads else None
+    out = _input_grads(node, g, create, lambda x: isinstance(x, Node))
+    out = tuple(_wrap(x) for x in out)
+    return out[0] if len(out) == 1 else out
+
+
+def _accumulate(var, g, create_graph: bool) -> None:
+    Tensor, make = _tensor_cls()
+    if create_graph:
+        g = g if isinstance(g, Tensor) else _wrap(g)
+        var._grad = g if var._grad is None else var._grad + g
+        return
+    if isinstance(g, Tensor):
+        g = g._data
+    if var._grad is None:
+        var._grad = make(np.array(g, dtype=var.dtype.np), var.dtype)
+    else:
+        target = var._grad
+        if target.requires_grad:
+            var._grad = make(target._data + g, var.dtype)
+        else:
+            np.add(target._data, g, out=target._data, casting="unsafe")
+            target._vc[0] += 1
+
+
+def _call_hooks(hooks, g, create_graph):
+    for h in list(hooks):
+        r = h(_wrap(g))
+        if r is not None:
+            g = _unwrap(r, create_graph)
+    return g
+
+
+def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
+                 create_graph: bool, inputs: Sequence | None = None,
+                 accumulate: bool = True, allow_unused: bool = True) -> list | None:
+    """Backpropagate ``root_grads`` from ``roots`` through the recorded graph.
+
+    With ``accumulate`` the leaves' ``.grad`` grow (``backward``); otherwise the
+    gradients of ``inputs`` are returned (``autograd.grad``).  ``inputs`` restricts the
+    work to what reaches them.
+    """
+    if inputs is not None:
+        accumulate = False
+    root_nodes = []
+    buffers: dict = {}
+    for t, g in zip(roots, root_grads):
+        node = t.grad_fn if t.grad_fn is not None else t._accumulator()
+        root_nodes.append(node)
+        buffers[node] = g if node not in buffers else buffers[node] + g
+
+    # Dependency counts over everything reachable from the roots.
+    deps: dict = {}
+    seen = set(root_nodes)
+    stack = list(seen)
+    parents: dict | None = {} if inputs is not None else None
+    while stack:
+        n = stack.pop()
+        for x in n.inputs:
+            if isinstance(x, Node):
+                if x in deps:
+                    deps[x] += 1
+                else:
+                    deps[x] = 1
+                if parents is not None:
+                    parents.setdefault(x, []).append(n)
+                if x not in seen:
+                    seen.add(x)
+                    stack.append(x)
+
+    captures = None
+    needed = None
+    if inputs is not None:
+        captures = {}
+        for k, t in enumerate(inputs):
+            node = t.grad_fn if t.grad_fn is not None else t._accumulator()
+            captures.setdefault(node, []).append(k)
+        needed = _needed(parents, captures)
+    results: list = [None] * (len(inputs) if inputs is not None else 0)
+
+    ready: list = []
+    for n in seen:
+        if n not in deps:
+            heapq.heappush(ready, (-_priority(n), id(n), n))
+    prev_mode = GRAD_MODE.enabled
+    GRAD_MODE.enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            g = buffers.pop(node, None)
+            if isinstance(node, AccumulateGrad):
+                if g is None:
+                    continue
+                if node._tensor_pre_hooks:
+                    g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
+                if captures is not None and node in captures:
+                    for k in captures[node]:
+                        results[k] = g
+                if accumulate:
+                    _accumulate(node.variable, g, create_graph)
+                    if node._hooks:
+                        for h in list(node._hooks):
+                            h(node.variable)
+                continue
+            if g is None or (needed is not None and node not in needed):
+                for x in node.inputs:
+                    if isinstance(x, Node):
+                        deps[x] -= 1
+                        if deps[x] == 0:
+                            heapq.heappush(ready, (-_priority(x), id(x), x))
+                continue
+            if node._tensor_pre_hooks:
+                g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
+            if node._retain is not None:
+                t = node._retain()
+                if t is not None:
+                    _accumulate(t, g, create_graph)
+            if node._pre_hooks:
+                for h in list(node._pre_hooks):
+                    r = h((_wrap(g),))
+                    if r is not None:
+                        g = _unwrap(r[0], create_graph)
+            if captures is not None and node in captures:
+                for k in captures[node]:
+                    results[k] = g
+            grads = _input_grads(node, g, create_graph,
+                                 None if needed is None else needed.__contains__)
+            if node._hooks:
+                for h in list(node._hooks):
+                    r = h(tuple(_wrap(x) for x in grads), (_wrap(g),))
+                    if r is not None:
+                        grads = [_unwrap(x, create_graph) for x in r]
+            _release(node, retain_graph)
+            for x, gi in zip(node.inputs, grads):
+                if not isinstance(x, Node):
+                    continue
+                if gi is not None:
+                    b = buffers.get(x)
+                    buffers[x] = gi if b is None else b + gi
+                left = deps[x] - 1
+                deps[x] = left
+                if left == 0:
+                    heapq.heappush(ready, (-_priority(x), id(x), x))
+    finally:
+        GRAD_MODE.enabled = prev_mode
+    if inputs is None:
+        return None
+    return results
+
+
+def _priority(node) -> float:
+    # PyTorch runs AccumulateGrad as soon as it is ready, otherwise the newest node first.
+    return float("inf") if isinstance(node, AccumulateGrad) else node._seq
+
+
+def _release(node: Node, retain_graph: bool) -> None:
+    if not retain_graph and node._saved:
+        node._saved = ()
+        node._released = True
+
+
+def _needed(parents: dict, captures: dict) -> set:
+    """Nodes from which some captured node can be reached: only they need to run."""
+    needed = set(captures)
+    stack = list(captures)
+    while stack:
+        for p in parents.get(stack.pop(), ()):
+            if p not in needed:
+                needed.add(p)
+                stack.append(p)
+    return needed

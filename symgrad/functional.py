@@ -1,0 +1,93 @@
+"""Module-level functions (``symgrad.sin(x)``, ``symgrad.cat([...])``), as PyTorch has them.
+
+Most are the tensor methods of the same name; the rest choose an op from the table.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import ops as O
+from .tensor import Tensor, _as_tensor_arg, apply, dot, matmul, maximum, minimum, mm, mv
+
+_METHODS = ("abs", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu",
+            "sum", "mean", "max", "min", "norm", "softmax", "log_softmax", "t", "transpose",
+            "reshape", "flatten", "squeeze", "unsqueeze", "clamp", "clip", "pow", "add", "sub",
+            "mul", "div", "neg", "eq", "ne", "lt", "le", "gt", "ge", "all", "any", "argmax",
+            "argmin", "sign", "reciprocal", "permute", "clone", "numel", "detach", "square")
+
+__all__ = list(_METHODS) + ["dot", "matmul", "mm", "mv", "maximum", "minimum", "cat",
+                            "concat", "stack", "where", "is_tensor", "numel", "square"]
+
+
+def _method(name: str):
+    def fn(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            from .tensor import tensor
+            input = tensor(input)
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``symgrad.{name}(input, ...)`` is ``input.{name}(...)``."
+    return fn
+
+
+for _name in _METHODS:
+    if _name != "square":
+        globals()[_name] = _method(_name)
+
+
+def square(input: Tensor) -> Tensor:
+    return input ** 2
+
+
+def _promote_all(tensors: Sequence[Tensor]) -> list:
+    from .dtypes import result_type
+    d = result_type(tensors)
+    return [t if t.dtype is d else t.to(d) for t in tensors]
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension (``CatBackward0``)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    ref = tensors[0]
+    d = dim % max(ref.ndim, 1)
+    for k, t in enumerate(tensors[1:], 1):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
+                               f"and {t.ndim}")
+        for i, (a, b) in enumerate(zip(ref.shape, t.shape)):
+            if i != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {a} but got size {b} for tensor number "
+                                   f"{k} in the list.")
+    return apply(O.CAT, tuple(tensors), (d,))
+
+
+concat = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors along a new dimension (``StackBackward0``)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for k, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"entry {k}")
+    return apply(O.STACK, tuple(tensors), (dim % (tensors[0].ndim + 1),))
+
+
+def where(condition: Tensor, input=None, other=None) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``)."""
+    if input is None and other is None:
+        import numpy as np
+        from .tensor import tensor
+        return tuple(tensor(ix) for ix in np.nonzero(condition._data))
+    return apply(O.WHERE, (condition, _as_tensor_arg(input), _as_tensor_arg(other)))
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)

@@ -1,0 +1,196 @@
+"""The graph IR: immutable nodes recording op, ordered inputs and attributes.
+
+A :class:`Node` is both a node of the IR (``op``, ``inputs``, ``attrs``) and the
+``grad_fn`` that PyTorch users see (``name()``, ``next_functions``, hooks, ``_saved_*``).
+Each op gets its own subclass named as PyTorch names it (``MulBackward0``), derived from
+the op table, so ``type(t.grad_fn).__name__`` and ``repr`` read as in PyTorch.
+
+Inputs are kept in order, one entry per operand: ``x * x`` has two edges to the same
+node.  An input that needs no gradient is recorded as the constant itself (a tensor or
+a Python number); it appears as ``(None, 0)`` in ``next_functions``.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+from .ops import OPS, Op
+
+__all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle"]
+
+
+class _GradMode:
+    __slots__ = ("enabled", "inference")
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+
+
+GRAD_MODE = _GradMode()
+_sequence = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        for i, h in enumerate(self._hooks):
+            if h is self._hook:
+                del self._hooks[i]
+                return
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class Node:
+    """A recorded operation: the IR node and the ``grad_fn`` of its output.
+
+    Attributes
+    ----------
+    op : Op
+        The op-table record (class attribute of each generated subclass).
+    inputs : tuple
+        One entry per operand: the producing :class:`Node` (a ``grad_fn`` or an
+        :class:`AccumulateGrad`) when the operand requires grad, else the constant.
+    attrs : tuple
+        The op's non-tensor arguments, in the order of ``op.attrs``.
+    """
+
+    __slots__ = ("inputs", "attrs", "_saved", "_versions", "_meta", "_seq",
+                 "_tensor_pre_hooks", "_pre_hooks", "_hooks", "_retain", "_metadata",
+                 "_released", "_order", "__weakref__")
+    op: Op
+
+    def __init__(self, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
+                 meta: tuple) -> None:
+        self.inputs = inputs
+        self.attrs = attrs
+        self._saved = saved
+        self._versions = versions
+        self._meta = meta
+        self._seq = next(_sequence)
+        self._tensor_pre_hooks = None
+        self._pre_hooks = None
+        self._hooks = None
+        self._retain = None
+        self._metadata = None
+        self._released = False
+        self._order = 0
+
+    # -- PyTorch's grad_fn API -------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((x if isinstance(x, Node) else None, 0) for x in self.inputs)
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def requires_grad(self) -> bool:
+        return True
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; may return new inputs."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before the node; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _register_tensor_hook(self, fn: Callable) -> RemovableHandle:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = []
+        self._tensor_pre_hooks.append(fn)
+        return RemovableHandle(self._tensor_pre_hooks, fn)
+
+    def __call__(self, *grads):
+        """Apply the node's gradient rule by hand, as calling a PyTorch node does."""
+        from .engine import call_node
+        return call_node(self, grads)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_saved_"):
+            key = name[7:]
+            names = type(self).op.saves
+            if key in names:
+                if self._released:
+                    raise RuntimeError(
+                        "Trying to backward through the graph a second time (or directly "
+                        "access saved tensors after they have already been freed). Saved "
+                        "intermediate values of the graph are freed when you call "
+                        ".backward() or autograd.grad(). Specify retain_graph=True if you "
+                        "need to backward through the graph a second time or if you need "
+                        "to access saved tensors after calling backward.")
+                return _public(self._saved[names.index(key)])
+            if key == "self_sym_numel" or key == "sizes":
+                pass
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+def _public(value):
+    """A saved value as PyTorch shows it: tuples and numbers as they are."""
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+class AccumulateGrad(Node):
+    """The node that adds incoming gradients into a leaf's ``.grad``."""
+
+    __slots__ = ("variable",)
+    op = None  # type: ignore[assignment]
+
+    def __init__(self, variable) -> None:
+        super().__init__((), (), (), (), ())
+        self.variable = variable
+
+    @property
+    def next_functions(self) -> tuple:
+        return ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"'AccumulateGrad' object has no attribute '{name}'")
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def node_class(op: Op) -> type:
+    """The ``grad_fn`` class of ``op``, named as PyTorch names it."""
+    cls = _CLASSES.get(op.key)
+    if cls is None:
+        cls = type(op.node_name, (Node,), {"__slots__": (), "op": op,
+                                           "__module__": "symgrad.graph"})
+        _CLASSES[op.key] = cls
+    return cls
+
+
+for _op in OPS.values():
+    if _op.grads is not None:
+        node_class(_op)

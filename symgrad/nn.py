@@ -1,0 +1,38 @@
+"""``symgrad.nn``: just :class:`Parameter`, the leaf that modules train."""
+from __future__ import annotations
+
+from .tensor import Tensor, _make
+
+__all__ = ["Parameter"]
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad by default; prints as ``Parameter containing:``.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> torch.nn.Parameter(torch.ones(2))
+    Parameter containing:
+    tensor([1., 1.], requires_grad=True)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            from .creation import empty
+            data = empty(0)
+        p = object.__new__(cls)
+        src = _make(data._data, data.dtype)
+        for s in ("_data", "_dtype", "grad_fn", "_grad", "_accum", "_hooks",
+                  "_retains_grad", "_name"):
+            setattr(p, s, getattr(src, s))
+        p._vc = data._vc
+        p._requires_grad = False
+        if requires_grad:
+            p.requires_grad_(True)
+        return p
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass

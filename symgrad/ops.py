@@ -1,0 +1,478 @@
+"""The op table: every operation symgrad knows, declared once.
+
+Each :class:`Op` record carries everything the other layers need:
+
+* ``forward`` -- the numpy computation (it also runs on object arrays of SymPy
+  expressions unless ``sym`` says otherwise);
+* ``grads`` -- one vector-Jacobian product per input, as in PyTorch's
+  ``derivatives.yaml``.  Each is written against a backend ``m`` (numpy arrays when no
+  graph is recorded, symgrad tensors under ``create_graph=True``, SymPy arrays for the
+  symbolic layer), so one rule serves every order of differentiation;
+* ``saves`` -- the values the backward pass needs, by name (inputs, attributes,
+  ``result``); they are the ``_saved_*`` attributes of the graph node;
+* ``sym`` -- the SymPy mapping for elementwise ops (a SymPy function name);
+* ``local`` -- the local derivative a drawing shows, per input;
+* the PyTorch node name, derived from the name and overload number
+  (``mul`` + 0 -> ``MulBackward0``).
+
+Adding an op is one entry here plus, if users call it, one method in ``tensor.py``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Op", "OPS", "op_named", "node_name"]
+
+OPS: dict[str, "Op"] = {}
+
+
+def node_name(name: str, overload: int) -> str:
+    """PyTorch's backward-node name: ``linalg_vector_norm`` -> ``LinalgVectorNormBackward0``."""
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + f"Backward{overload}"
+
+
+class Op:
+    """One primitive operation; see the module docstring for the fields.
+
+    Examples
+    --------
+    >>> from symgrad import ops
+    >>> ops.MUL.node_name, ops.MUL.inputs, ops.MUL.saves
+    ('MulBackward0', ('self', 'other'), ('self', 'other'))
+    """
+
+    __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
+                 "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
+                 "view", "variadic", "plan")
+
+    def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
+                 forward: Callable, grads=None, saves=(), sym=None, local=None,
+                 dtype: str = "same", broadcasts: bool = False, key: str | None = None,
+                 doc: str = "", node: str | None = None, view: bool = False) -> None:
+        self.name = name
+        self.overload = overload
+        self.inputs = tuple(inputs)
+        self.attrs = tuple(attrs)
+        self.forward = forward
+        self.grads = None if grads is None else tuple(grads)
+        self.saves = tuple(saves)
+        self.sym = sym
+        self.local = local
+        self.dtype = dtype
+        self.broadcasts = broadcasts
+        self.node_name = node or node_name(name, overload)
+        self.key = key or (name if overload == 0 else f"{name}{overload}")
+        self.doc = doc
+        self.view = view
+        self.variadic = self.inputs == ("tensors",)
+        # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
+        # ("derived", name) -- resolved by tensor.apply without per-op code.
+        self.plan = tuple(
+            ("input", self.inputs.index(s)) if s in self.inputs else
+            ("attr", self.attrs.index(s)) if s in self.attrs else
+            ("result", 0) if s == "result" else ("derived", s) for s in self.saves)
+        OPS[self.key] = self
+
+    @property
+    def differentiable(self) -> bool:
+        return self.grads is not None
+
+    def __repr__(self) -> str:
+        return f"<op {self.key}: {self.node_name}>"
+
+
+def op_named(key: str) -> Op:
+    """The op registered under ``key`` (``"mul"``, ``"pow1"``, ...)."""
+    return OPS[key]
+
+
+# --------------------------------------------------------------------------- helpers
+def _dims(dim, ndim):
+    """Normalise ``dim`` (int, tuple or None) to a sorted tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    return tuple(sorted(d % ndim if ndim else 0 for d in dim))
+
+
+def _sum(a, dim, keepdim):
+    return np.sum(a, axis=_dims(dim, np.ndim(a)), keepdims=keepdim)
+
+
+def _mean(a, dim, keepdim):
+    return np.mean(a, axis=_dims(dim, np.ndim(a)), keepdims=keepdim)
+
+
+def _softmax(a, dim):
+    e = np.exp(a - np.max(a, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax(a, dim):
+    s = a - np.max(a, axis=dim, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+
+
+def _norm(a, ord, dim, keepdim):
+    axis = None if dim is None else _dims(dim, np.ndim(a))
+    if ord == 2:
+        return np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
+    if ord == float("inf"):
+        return np.max(np.abs(a), axis=axis, keepdims=keepdim)
+    if ord == 1:
+        return np.sum(np.abs(a), axis=axis, keepdims=keepdim)
+    return np.sum(np.abs(a) ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+
+
+def _keep(g, shape, dim, keepdim):
+    """Re-insert reduced axes into ``g`` so that it broadcasts against ``shape``."""
+    if keepdim or not shape:
+        return g
+    out = [1 if i in _dims(dim, len(shape)) else n for i, n in enumerate(shape)]
+    return g.reshape(tuple(out))
+
+
+def _slice(a, dim, start, end, step):
+    index = [slice(None)] * np.ndim(a)
+    index[dim] = slice(start, end, step)
+    return a[tuple(index)]
+
+
+def _select(a, dim, index):
+    ix = [slice(None)] * np.ndim(a)
+    ix[dim] = index
+    return a[tuple(ix)]
+
+
+def _scatter(g, shape, index):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices add up)."""
+    out = np.zeros(shape, dtype=np.result_type(g))
+    np.add.at(out, index, g)
+    return out
+
+
+def _slice_index(shape, dim, start, end, step):
+    index = [slice(None)] * len(shape)
+    index[dim] = slice(start, end, step)
+    return tuple(index)
+
+
+def _select_index(shape, dim, index):
+    ix = [slice(None)] * len(shape)
+    ix[dim] = index
+    return tuple(ix)
+
+
+def _clamp(a, lo, hi):
+    if lo is not None:
+        a = np.maximum(a, lo)
+    if hi is not None:
+        a = np.minimum(a, hi)
+    return a
+
+
+def _clamp_mask(m, x, lo, hi):
+    mask = True
+    if lo is not None:
+        mask = m.ge(x, lo)
+    if hi is not None:
+        mask = m.le(x, hi) if lo is None else m.logical_and(mask, m.le(x, hi))
+    return mask
+
+
+def _max_mask(m, x, result):
+    # Ties share the gradient evenly, as PyTorch's evenly_distribute_backward.
+    mask = m.eq(x, result)
+    return m.where(mask, 1.0, 0.0) / m.sum(m.where(mask, 1.0, 0.0), None, False)
+
+
+def _dim_mask(m, x, values, dim, keepdim):
+    # max/min along a dim: the gradient goes to the first position holding the extreme.
+    v = _keep(values, m.shape(x), dim, keepdim)
+    return m.first_true(m.eq(x, v), dim)
+
+
+def _cat_piece(m, grad, dim, sizes, i):
+    start = sum(sizes[:i])
+    return m.slice(grad, dim, start, start + sizes[i], 1)
+
+
+def _squeeze_dims(shape, dim):
+    if dim is None:
+        return tuple(i for i, n in enumerate(shape) if n == 1)
+    return tuple(d % len(shape) for d in ((dim,) if isinstance(dim, int) else dim)
+                 if shape[d % len(shape)] == 1) if shape else ()
+
+
+# --------------------------------------------------------------------------- arithmetic
+ADD = Op("add", inputs=("self", "other"), broadcasts=True, dtype="promote",
+         forward=np.add, grads=(lambda m, grad: grad, lambda m, grad: grad),
+         local=("1", "1"), doc="self + other")
+SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype="promote",
+         forward=np.subtract, grads=(lambda m, grad: grad, lambda m, grad: -grad),
+         local=("1", "-1"), doc="self - other")
+RSUB = Op("rsub", 1, inputs=("self",), attrs=("other",), dtype="promote",
+          forward=lambda a, other: other - a, grads=(lambda m, grad: -grad,),
+          local=("-1",), doc="other - self, other a Python number")
+MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype="promote",
+         forward=np.multiply, saves=("self", "other"),
+         grads=(lambda m, grad, self, other: grad * other,
+                lambda m, grad, self, other: grad * self),
+         local=("{other}", "{self}"), doc="self * other")
+DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype="div",
+         forward=np.true_divide, saves=("self", "other"),
+         grads=(lambda m, grad, self, other: grad / other,
+                lambda m, grad, self, other: -grad * self / (other * other)),
+         local=("1/{other}", "-{self}/{other}²"), doc="self / other")
+RECIPROCAL = Op("reciprocal", dtype="float", forward=lambda a: 1.0 / a, saves=("result",),
+                grads=(lambda m, grad, result: -grad * (result * result),),
+                sym="reciprocal", local=("-1/{self}²",), doc="1 / self")
+NEG = Op("neg", forward=np.negative, grads=(lambda m, grad: -grad,), local=("-1",),
+         doc="-self")
+POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
+         forward=np.power, saves=("self", "exponent"),
+         grads=(lambda m, grad, self, exponent:
+                grad * 0.0 if exponent == 0 else grad * (exponent * self ** (exponent - 1)),),
+         local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)")
+POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
+                forward=np.power, saves=("self", "exponent", "result"),
+                grads=(lambda m, grad, self, exponent, result:
+                       grad * (exponent * self ** (exponent - 1)),
+                       lambda m, grad, self, exponent, result:
+                       grad * (result * m.log(self))),
+                local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
+                doc="self ** exponent (a tensor)")
+RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype="rpow",
+          forward=lambda e, base: np.power(base, e), saves=("self", "result"),
+          grads=(lambda m, grad, self, result: grad * (result * float(np.log(self))),),
+          local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number")
+
+# --------------------------------------------------------------------------- elementwise
+ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
+         grads=(lambda m, grad, self: grad * m.sign(self),), local=("sign({self})",))
+EXP = Op("exp", dtype="float", forward=np.exp, saves=("result",), sym="exp",
+         grads=(lambda m, grad, result: grad * result,), local=("exp({self})",))
+LOG = Op("log", dtype="float", forward=np.log, saves=("self",), sym="log",
+         grads=(lambda m, grad, self: grad / self,), local=("1/{self}",))
+SQRT = Op("sqrt", dtype="float", forward=np.sqrt, saves=("result",), sym="sqrt",
+          grads=(lambda m, grad, result: grad / (2 * result),), local=("1/(2√{self})",))
+SIN = Op("sin", dtype="float", forward=np.sin, saves=("self",), sym="sin",
+         grads=(lambda m, grad, self: grad * m.cos(self),), local=("cos({self})",))
+COS = Op("cos", dtype="float", forward=np.cos, saves=("self",), sym="cos",
+         grads=(lambda m, grad, self: grad * -m.sin(self),), local=("-sin({self})",))
+TAN = Op("tan", dtype="float", forward=np.tan, saves=("result",), sym="tan",
+         grads=(lambda m, grad, result: grad * (1 + result * result),),
+         local=("1 + tan²({self})",))
+TANH = Op("tanh", dtype="float", forward=np.tanh, saves=("result",), sym="tanh",
+          grads=(lambda m, grad, result: grad * (1 - result * result),),
+          local=("1 - tanh²({self})",))
+SIGMOID = Op("sigmoid", dtype="float", saves=("result",), sym="sigmoid",
+             forward=lambda a: 0.5 * np.tanh(0.5 * a) + 0.5,
+             grads=(lambda m, grad, result: grad * (result * (1 - result)),),
+             local=("σ({self})(1 - σ({self}))",))
+RELU = Op("relu", forward=lambda a: np.maximum(a, 0), saves=("result",), sym="relu",
+          grads=(lambda m, grad, result: m.where(m.gt(result, 0), grad, 0.0),),
+          local=("[{self} > 0]",))
+CLAMP = Op("clamp", 1, attrs=("min", "max"), forward=_clamp, saves=("self", "min", "max"),
+           sym="clamp",
+           grads=(lambda m, grad, self, min, max:
+                  m.where(_clamp_mask(m, self, min, max), grad, 0.0),),
+           local=("[min ≤ {self} ≤ max]",))
+WHERE = Op("where", inputs=("condition", "self", "other"), broadcasts=True,
+           dtype="where", forward=np.where, saves=("condition",),
+           grads=(None,
+                  lambda m, grad, condition: m.where(condition, grad, 0.0),
+                  lambda m, grad, condition: m.where(condition, 0.0, grad)),
+           local=(None, "[cond]", "[not cond]"))
+MAXIMUM = Op("maximum", inputs=("self", "other"), broadcasts=True, dtype="promote",
+             forward=np.maximum, saves=("self", "other"),
+             grads=(lambda m, grad, self, other:
+                    grad * (m.gt(self, other) + 0.5 * m.eq(self, other)),
+                    lambda m, grad, self, other:
+                    grad * (m.lt(self, other) + 0.5 * m.eq(self, other))),
+             local=("[{self} ≥ {other}]", "[{other} ≥ {self}]"))
+MINIMUM = Op("minimum", inputs=("self", "other"), broadcasts=True, dtype="promote",
+             forward=np.minimum, saves=("self", "other"),
+             grads=(lambda m, grad, self, other:
+                    grad * (m.lt(self, other) + 0.5 * m.eq(self, other)),
+                    lambda m, grad, self, other:
+                    grad * (m.gt(self, other) + 0.5 * m.eq(self, other))),
+             local=("[{self} ≤ {other}]", "[{other} ≤ {self}]"))
+
+# --------------------------------------------------------------------------- reductions
+SUM = Op("sum", forward=lambda a: np.sum(a), saves=("self_sym_sizes",), dtype="sum",
+         grads=(lambda m, grad, self_sym_sizes: m.expand(grad, self_sym_sizes),),
+         local=("1",))
+SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype="sum",
+             saves=("self_sym_sizes", "dim", "keepdim"),
+             grads=(lambda m, grad, self_sym_sizes, dim, keepdim:
+                    m.expand(_keep(grad, self_sym_sizes, dim, keepdim), self_sym_sizes),),
+             local=("1",))
+MEAN = Op("mean", forward=lambda a: np.mean(a), saves=("self_sym_sizes", "self_sym_numel"),
+          grads=(lambda m, grad, self_sym_sizes, self_sym_numel:
+                 m.expand(grad / self_sym_numel, self_sym_sizes),),
+          local=("1/n",))
+MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
+              saves=("self_sym_sizes", "self_sym_numel", "dim", "keepdim"),
+              grads=(lambda m, grad, self_sym_sizes, self_sym_numel, dim, keepdim:
+                     m.expand(_keep(grad, self_sym_sizes, dim, keepdim), self_sym_sizes)
+                     * (float(np.prod([self_sym_sizes[d] for d in
+                                       _dims(dim, len(self_sym_sizes))])) ** -1),),
+              local=("1/n",))
+MAX = Op("max", 1, forward=lambda a: np.max(a), saves=("self", "result"),
+         grads=(lambda m, grad, self, result: grad * _max_mask(m, self, result),),
+         local=("[{self} = max]",))
+MIN = Op("min", 1, forward=lambda a: np.min(a), saves=("self", "result"),
+         grads=(lambda m, grad, self, result: grad * _max_mask(m, self, result),),
+         local=("[{self} = min]",))
+MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
+             forward=lambda a, dim, keepdim: np.max(a, axis=dim, keepdims=keepdim),
+             saves=("self", "result", "dim", "keepdim"),
+             grads=(lambda m, grad, self, result, dim, keepdim:
+                    m.expand(_keep(grad, m.shape(self), dim, keepdim), m.shape(self))
+                    * _dim_mask(m, self, result, dim, keepdim),),
+             local=("[{self} = max]",))
+MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
+             forward=lambda a, dim, keepdim: np.min(a, axis=dim, keepdims=keepdim),
+             saves=("self", "result", "dim", "keepdim"),
+             grads=(lambda m, grad, self, result, dim, keepdim:
+                    m.expand(_keep(grad, m.shape(self), dim, keepdim), m.shape(self))
+                    * _dim_mask(m, self, result, dim, keepdim),),
+             local=("[{self} = min]",))
+NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype="float",
+          forward=_norm, saves=("self", "ord", "dim", "result", "keepdim"),
+          grads=(lambda m, grad, self, ord, dim, result, keepdim:
+                 _keep(grad / result, m.shape(self), dim, keepdim) * self
+                 * m.where(m.eq(_keep(result, m.shape(self), dim, keepdim), 0), 0.0, 1.0)
+                 if ord == 2 else
+                 _keep(grad * result ** (1 - ord), m.shape(self), dim, keepdim)
+                 * self * m.abs(self) ** (ord - 2),),
+          local=("{self}/‖{self}‖",))
+SOFTMAX = Op("_softmax", attrs=("dim",), dtype="float", forward=_softmax,
+             saves=("result", "dim"), node="SoftmaxBackward0",
+             grads=(lambda m, grad, result, dim:
+                    result * (grad - m.sum(grad * result, dim, True)),),
+             local=("diag(s) - s sᵀ",))
+LOG_SOFTMAX = Op("_log_softmax", attrs=("dim",), dtype="float", forward=_log_softmax,
+                 saves=("result", "dim"), node="LogSoftmaxBackward0",
+                 grads=(lambda m, grad, result, dim:
+                        grad - m.exp(result) * m.sum(grad, dim, True),),
+                 local=("I - softmax",))
+
+# --------------------------------------------------------------------------- linear algebra
+DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tensor"),
+         dtype="promote_strict",
+         grads=(lambda m, grad, self, tensor: grad * tensor,
+                lambda m, grad, self, tensor: grad * self),
+         local=("{tensor}", "{self}"))
+MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
+        dtype="promote_strict",
+        grads=(lambda m, grad, self, mat2: m.matmul(grad, m.t(mat2)),
+               lambda m, grad, self, mat2: m.matmul(m.t(self), grad)),
+        local=("{mat2}ᵀ", "{self}ᵀ"))
+MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
+        dtype="promote_strict",
+        grads=(lambda m, grad, self, vec: m.outer(grad, vec),
+               lambda m, grad, self, vec: m.matmul(m.t(self), grad)),
+        local=("{vec}ᵀ", "{self}ᵀ"))
+BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
+         dtype="promote_strict",
+         grads=(lambda m, grad, self, mat2: m.matmul(grad, m.transpose(mat2, -1, -2)),
+                lambda m, grad, self, mat2: m.matmul(m.transpose(self, -1, -2), grad)),
+         local=("{mat2}ᵀ", "{self}ᵀ"))
+
+# --------------------------------------------------------------------------- shapes
+T = Op("t", view=True, forward=np.transpose, grads=(lambda m, grad: m.t(grad),), local=("ᵀ",))
+PERMUTE = Op("permute", view=True, attrs=("dims",), forward=np.transpose, saves=("dims",),
+             grads=(lambda m, grad, dims: m.permute(grad, tuple(np.argsort(dims))),),
+             local=("permute",))
+TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"), forward=np.swapaxes,
+               saves=("dim0", "dim1"),
+               grads=(lambda m, grad, dim0, dim1: m.transpose(grad, dim0, dim1),),
+               local=("transpose",))
+VIEW = Op("view", view=True, attrs=("size",), forward=np.reshape, saves=("self_sym_sizes",),
+          grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
+          local=("reshape",))
+UNSAFE_VIEW = Op("_unsafe_view", attrs=("size",), forward=np.reshape,
+                 saves=("self_sym_sizes",), node="UnsafeViewBackward0",
+                 grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
+                 local=("reshape",))
+SQUEEZE = Op("squeeze", 0, view=True, forward=np.squeeze, saves=("self_sym_sizes",),
+             grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
+             local=("squeeze",))
+SQUEEZE_DIM = Op("squeeze", 1, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
+                 forward=lambda a, dim: np.squeeze(a, _squeeze_dims(np.shape(a), dim)),
+                 grads=(lambda m, grad, self_sym_sizes, dim:
+                        m.reshape(grad, self_sym_sizes),),
+                 local=("squeeze",))
+SQUEEZE_DIMS = Op("squeeze", 4, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
+                  forward=lambda a, dim: np.squeeze(a, _squeeze_dims(np.shape(a), dim)),
+                  grads=(lambda m, grad, self_sym_sizes, dim:
+                         m.reshape(grad, self_sym_sizes),),
+                  local=("squeeze",))
+UNSQUEEZE = Op("unsqueeze", view=True, attrs=("dim",), forward=np.expand_dims, saves=("dim",),
+               grads=(lambda m, grad, dim: m.squeeze(grad, dim),), local=("unsqueeze",))
+EXPAND = Op("expand", view=True, attrs=("size",), forward=np.broadcast_to, saves=("self_sym_sizes",),
+            grads=(lambda m, grad, self_sym_sizes: m.sum_to(grad, self_sym_sizes),),
+            local=("sum over broadcast",))
+SELECT = Op("select", view=True, attrs=("dim", "index"), forward=_select,
+            saves=("dim", "index", "self_sym_sizes"),
+            grads=(lambda m, grad, dim, index, self_sym_sizes:
+                   m.scatter(grad, self_sym_sizes,
+                             _select_index(self_sym_sizes, dim, index)),),
+            local=("one-hot",))
+SLICE = Op("slice", view=True, attrs=("dim", "start", "end", "step"), forward=_slice,
+           saves=("dim", "start", "end", "step", "self_sym_sizes"),
+           grads=(lambda m, grad, dim, start, end, step, self_sym_sizes:
+                  m.scatter(grad, self_sym_sizes,
+                            _slice_index(self_sym_sizes, dim, start, end, step)),),
+           local=("pad with zeros",))
+INDEX = Op("index", attrs=("indices",), forward=lambda a, ix: a[ix],
+           saves=("indices", "self_sym_sizes"),
+           grads=(lambda m, grad, indices, self_sym_sizes:
+                  m.scatter(grad, self_sym_sizes, indices),),
+           local=("scatter-add",))
+SCATTER = Op("index_put", attrs=("size", "indices"), node="IndexPutBackward0",
+             forward=lambda g, size, ix: _scatter(g, size, ix), saves=("indices",),
+             grads=(lambda m, grad, indices: m.index(grad, indices),),
+             local=("gather",), doc="zeros(size) with self added at indices")
+CAT = Op("cat", inputs=("tensors",), attrs=("dim",), dtype="promote",
+         forward=lambda *a: np.concatenate(a[:-1], axis=a[-1]),
+         saves=("dim", "sizes"),
+         grads=(lambda m, grad, dim, sizes, i: _cat_piece(m, grad, dim, sizes, i),),
+         local=("slice",), doc="variadic: one grad rule applied per input")
+STACK = Op("stack", inputs=("tensors",), attrs=("dim",), dtype="promote",
+           forward=lambda *a: np.stack(a[:-1], axis=a[-1]), saves=("dim",),
+           grads=(lambda m, grad, dim, i: m.select(grad, dim, i),),
+           local=("select",), doc="variadic: one grad rule applied per input")
+CLONE = Op("clone", forward=np.copy, grads=(lambda m, grad: grad,), local=("1",))
+TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d),
+             saves=("self_dtype",), node="ToCopyBackward0", dtype="attr",
+             grads=(lambda m, grad, self_dtype: m.cast(grad, self_dtype),),
+             local=("1",))
+
+# ---------------------------------------------------------------- in-place (history rebase)
+ZERO = Op("zero", forward=np.zeros_like, grads=(lambda m, grad: grad * 0.0,),
+          local=("0",))
+FILL = Op("fill", 2, attrs=("value",), forward=lambda a, v: np.full_like(a, v),
+          grads=(lambda m, grad: grad * 0.0,), local=("0",))
+COPY = Op("copy", inputs=("self", "src"), broadcasts=True, node="CopyBackwards",
+          forward=lambda a, b: np.broadcast_to(b, np.shape(a)).astype(np.result_type(a)),
+          grads=(lambda m, grad: grad * 0.0, lambda m, grad: grad), local=("0", "1"))
+
+# --------------------------------------------------------------------- no gradient
+for _name, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                  ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
+                  ("logical_and", np.logical_and), ("logical_or", np.logical_or)):
+    Op(_name, inputs=("self", "other"), forward=_f, dtype="bool")
+Op("logical_not", forward=np.logical_not, dtype="bool")
+Op("all", forward=lambda a: np.all(a), dtype="bool")
+Op("any", forward=lambda a: np.any(a), dtype="bool")
+Op("sign", forward=np.sign)
+Op("argmax", attrs=("dim", "keepdim"), dtype="int64",
+   forward=lambda a, dim, keepdim: np.argmax(a, axis=dim, keepdims=keepdim))
+Op("argmin", attrs=("dim", "keepdim"), dtype="int64",
+   forward=lambda a, dim, keepdim: np.argmin(a, axis=dim, keepdims=keepdim))

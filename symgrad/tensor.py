@@ -1,0 +1,1303 @@
+"""The tensor front end: a thin, PyTorch-compatible face over the op table.
+
+Every operation goes through :func:`apply`, which runs the op's numpy forward and, when
+gradients are wanted, records one IR node.  No maths lives here: methods only choose an
+op and its attributes.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import dtypes as _dt
+from . import ops as O
+from .dtypes import dtype as _dtype
+from .graph import GRAD_MODE, AccumulateGrad, Node, RemovableHandle, node_class
+
+__all__ = ["Tensor", "Size", "apply", "tensor", "as_tensor", "from_numpy"]
+
+_ndarray = np.ndarray
+_Number = (int, float, bool)
+
+
+class Size(tuple):
+    """A shape, printed as PyTorch prints it: ``torch.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+# --------------------------------------------------------------------------- dtype rules
+def _first_dtype(args, attrs):
+    for a in args:
+        if isinstance(a, Tensor):
+            return a.dtype
+    raise TypeError("expected at least one tensor argument")
+
+
+def _promote(args, attrs):
+    d = None
+    for a in args:
+        if isinstance(a, Tensor):
+            if d is None:
+                d = a.dtype
+            elif a.dtype is not d:
+                return _dt.result_type(args)
+    if d.is_floating_point:
+        return d
+    return _dt.result_type(args)
+
+
+def _floating(args, attrs):
+    d = _promote(args, attrs)
+    return d if d.is_floating_point else _dt.get_default_dtype()
+
+
+def _pow_scalar(args, attrs):
+    return _promote((args[0], attrs[0]), attrs)
+
+
+def _rpow(args, attrs):
+    return _promote((attrs[0], args[0]), attrs)
+
+
+def _sum_dtype(args, attrs):
+    d = args[0].dtype
+    return d if d.is_floating_point else _dt.int64
+
+
+def _strict(args, attrs):
+    a, b = args
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_c_name(a.dtype)} != {_c_name(b.dtype)}")
+    return a.dtype
+
+
+def _c_name(d):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "bool": "bool"}[d.name]
+
+
+_DTYPE_RULES: dict[str, Callable] = {
+    "same": _first_dtype, "promote": _promote, "float": _floating, "div": _floating,
+    "pow_scalar": _pow_scalar, "rpow": _rpow, "sum": _sum_dtype,
+    "bool": lambda args, attrs: _dt.bool, "int64": lambda args, attrs: _dt.int64,
+    "where": lambda args, attrs: _promote(args[1:], attrs), "promote_strict": _strict,
+    "attr": lambda args, attrs: attrs[0],
+}
+
+_DERIVED: dict[str, Callable] = {
+    "self_sym_sizes": lambda arrays, attrs: Size(np.shape(arrays[0])),
+    "self_sym_numel": lambda arrays, attrs: int(np.size(arrays[0])),
+    "self_dtype": lambda arrays, attrs: _dt.from_numpy(arrays[0].dtype),
+    "sizes": lambda arrays, attrs: tuple(np.shape(a)[attrs[0]] for a in arrays),
+}
+
+
+# --------------------------------------------------------------------------- apply
+def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
+    """Run ``op`` on ``args`` (tensors or Python numbers) and record it for autograd.
+
+    This is the one door through which every operation passes.
+
+    Examples
+    --------
+    >>> import symgrad
+    >>> from symgrad import ops
+    >>> x = symgrad.tensor([1., 2.], requires_grad=True)
+    >>> apply(ops.MUL, (x, 3.0))
+    tensor([3., 6.], grad_fn=<MulBackward0>)
+    """
+    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    dt = _DTYPE_RULES[op.dtype](args, attrs)
+    try:
+        data = op.forward(*arrays, *attrs)
+    except ValueError as e:
+        raise _shape_error(op, arrays, attrs, e) from None
+    if type(data) is not _ndarray:
+        data = np.asarray(data)
+    if data.dtype != dt.np:
+        data = data.astype(dt.np)
+    out = _make(data, dt)
+    if op.view:
+        out._vc = args[0]._vc
+    if not GRAD_MODE.enabled or op.grads is None:
+        return out
+    inputs = []
+    needed = False
+    for a in args:
+        if isinstance(a, Tensor):
+            fn = a.grad_fn
+            if fn is not None:
+                inputs.append(fn)
+                needed = True
+                continue
+            if a._requires_grad:
+                inputs.append(a._accumulator())
+                needed = True
+                continue
+        inputs.append(a)
+    if not needed:
+        return out
+    if not dt.is_floating_point:
+        return out
+    saved = []
+    for kind, where in op.plan:
+        if kind == "input":
+            saved.append(args[where])
+        elif kind == "attr":
+            saved.append(attrs[where])
+        elif kind == "result":
+            saved.append(out)
+        else:
+            saved.append(_DERIVED[where](arrays, attrs))
+    versions = tuple(s._vc[0] if isinstance(s, Tensor) else None for s in saved)
+    meta = tuple((np.shape(a), a.dtype if isinstance(a, Tensor) else None) for a in args)
+    out.grad_fn = node_class(op)(tuple(inputs), attrs, tuple(saved), versions, meta)
+    return out
+
+
+def _shape_error(op, arrays, attrs, err):
+    shapes = [np.shape(a) for a in arrays]
+    if op.broadcasts and len(shapes) == 2:
+        a, b = shapes
+        for i in range(1, max(len(a), len(b)) + 1):
+            x = a[-i] if i <= len(a) else 1
+            y = b[-i] if i <= len(b) else 1
+            if x != y and x != 1 and y != 1:
+                return RuntimeError(f"The size of tensor a ({x}) must match the size of "
+                                    f"tensor b ({y}) at non-singleton dimension "
+                                    f"{max(len(a), len(b)) - i}")
+    return RuntimeError(f"{op.name}: {err}")
+
+
+def _make(data: np.ndarray, dt: _dtype, requires_grad: bool = False) -> "Tensor":
+    t = _new(Tensor)
+    t._data = data
+    t._dtype = dt
+    t.grad_fn = None
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._accum = None
+    t._vc = [0]
+    t._hooks = None
+    t._retains_grad = False
+    t._name = None
+    return t
+
+
+_new = object.__new__
+
+
+def _as_tensor_arg(x):
+    """Numbers stay Python numbers (PyTorch's wrapped scalars); numpy scalars too."""
+    if isinstance(x, Tensor) or type(x) in (int, float, bool):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, numbers.Number):
+        return float(x) if isinstance(x, numbers.Real) else x
+    if isinstance(x, (np.ndarray, list, tuple)):
+        return tensor(x)
+    return NotImplemented
+
+
+def _binary(op, a, b):
+    b = _as_tensor_arg(b)
+    if b is NotImplemented:
+        return NotImplemented
+    return apply(op, (a, b))
+
+
+def _leaf_in_place_error():
+    return RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                        "operation.")
+
+
+# --------------------------------------------------------------------------- Tensor
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it.
+
+    ``Tensor(data)`` is PyTorch's legacy constructor: it makes a tensor of the default
+    dtype (``float32``).  Use :func:`symgrad.tensor` to infer the dtype from the data.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> x = torch.Tensor([4])
+    >>> x.requires_grad_()
+    tensor([4.], requires_grad=True)
+    >>> f = 5 * x ** 2 + 3
+    >>> f.backward()
+    >>> x.grad
+    tensor([40.])
+    """
+
+    __slots__ = ("_data", "_dtype", "grad_fn", "_requires_grad", "_grad", "_accum", "_vc",
+                 "_hooks", "_retains_grad", "_name", "__weakref__", "__dict__")
+    __array_ufunc__ = None  # numpy defers to our operators: np.float64(2) * t is a Tensor
+    __array_priority__ = 1000
+
+    def __new__(cls, *args, **kwargs):
+        dt = _LEGACY_DTYPE.get(cls, None) or _dt.get_default_dtype()
+        device = kwargs.pop("device", None)
+        del device
+        if kwargs:
+            raise TypeError(f"new() received an invalid combination of arguments - got "
+                            f"({', '.join(kwargs)})")
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+            if isinstance(data, Tensor):
+                data = data._data
+            t = _from_data(data, dt)
+        elif all(isinstance(a, int) for a in args):
+            t = _make(np.zeros(args, dt.np), dt)
+        else:
+            raise TypeError("new(): invalid data type")
+        if cls is not Tensor:
+            sub = _new(cls)
+            for s in Tensor.__slots__[:-2]:
+                setattr(sub, s, getattr(t, s))
+            return sub
+        return t
+
+    # -- attributes ------------------------------------------------------------------
+    @property
+    def data(self) -> "Tensor":
+        t = _make(self._data, self._dtype)
+        return t
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+        self._dtype = value._dtype
+
+    @property
+    def dtype(self) -> _dtype:
+        return self._dtype
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def device(self):
+        return _CPU
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad or self.grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self._set_requires_grad(flag, "only Tensors of floating point and complex dtype "
+                                      "can require gradients")
+
+    def _set_requires_grad(self, flag, int_message):
+        if self.grad_fn is not None:
+            if flag:
+                return
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach().")
+        if flag and not self._dtype.is_floating_point:
+            raise RuntimeError(int_message)
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can "
+                                               "require gradients")
+        return self
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                "accessed. Its .grad attribute won't be populated during "
+                "autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+                "access the non-leaf Tensor by mistake, make sure you access the leaf "
+                "Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
+                "information. (Triggered internally at /__w/pytorch/pytorch/build/aten/"
+                "src/ATen/core/TensorBody.h:493.)", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"grad of type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def name(self) -> str | None:
+        """symgrad's own: the leaf's name in symbolic output and drawings."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value
+
+    @property
+    def T(self) -> "Tensor":
+        if self.ndim == 2:
+            return apply(O.PERMUTE, (self,), ((1, 0),))
+        if self.ndim != 2 and self.ndim > 0:
+            warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                "shape is deprecated and it will throw an error in a future release. "
+                "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. "
+                "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                "TensorShape.cpp:4314.)", UserWarning, stacklevel=2)
+        return apply(O.PERMUTE, (self,), (tuple(range(self.ndim - 1, -1, -1)),))
+
+    @property
+    def mT(self) -> "Tensor":
+        return self.transpose(-2, -1)
+
+    # -- autograd ----------------------------------------------------------------------
+    def _accumulator(self) -> AccumulateGrad:
+        acc = self._accum
+        if acc is None:
+            acc = self._accum = AccumulateGrad(self)
+        return acc
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False,
+                 inputs=None) -> None:
+        """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(grad)`` runs when this tensor's gradient is computed; may replace it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(hook)
+        return self._accumulator()._register_tensor_hook(hook)
+
+    def retain_grad(self) -> None:
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        import weakref
+        self._retains_grad = True
+        self.grad_fn._retain = weakref.ref(self)
+
+    def detach(self) -> "Tensor":
+        t = _make(self._data, self._dtype)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> "Tensor":
+        if self.grad_fn is not None and self.grad_fn.op is not None and self.grad_fn.op.view:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+                "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+                "be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+                "solution.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # -- conversion ----------------------------------------------------------------------
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return self.shape
+        return self._data.shape[_wrap_dim(dim, self.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be "
+                               "converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def float(self) -> "Tensor":
+        return self.to(_dt.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_dt.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(_dt.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(_dt.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(_dt.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(_dt.bool)
+
+    def to(self, *args, **kwargs) -> "Tensor":
+        d = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, _dtype):
+                d = a
+        if d is None or d is self._dtype:
+            return self
+        return apply(O.TO_COPY, (self,), (d,))
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "torch." + _LEGACY_NAMES[self._dtype.name]
+        return self.to(dtype)
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def contiguous(self) -> "Tensor":
+        return self
+
+    def clone(self) -> "Tensor":
+        return apply(O.CLONE, (self,))
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+        fn = self.grad_fn
+        return tensor_repr(self._data, self._dtype.name,
+                           requires_grad=self._requires_grad and fn is None,
+                           grad_fn=None if fn is None else type(fn).__name__,
+                           default_dtype=_dt.get_default_dtype().name,
+                           parameter=type(self) is not Tensor and _is_param(self))
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter([self[i] for i in range(self._data.shape[0])])
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+                               f"ambiguous")
+        return builtins.bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted "
+                            "to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def __add__(self, other):
+        return _binary(O.ADD, self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return _binary(O.SUB, self, other)
+
+    def __rsub__(self, other):
+        other = _as_tensor_arg(other)
+        if isinstance(other, Tensor):
+            return apply(O.SUB, (other, self))
+        return apply(O.RSUB, (self,), (other,))
+
+    def __mul__(self, other):
+        return _binary(O.MUL, self, other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return _binary(O.DIV, self, other)
+
+    def __rtruediv__(self, other):
+        other = _as_tensor_arg(other)
+        if isinstance(other, Tensor):
+            return apply(O.DIV, (other, self))
+        return apply(O.MUL, (apply(O.RECIPROCAL, (self,)), other))
+
+    def __pow__(self, exponent):
+        exponent = _as_tensor_arg(exponent)
+        if isinstance(exponent, Tensor):
+            return apply(O.POW_TENSOR, (self, exponent))
+        return apply(O.POW, (self,), (exponent,))
+
+    def __rpow__(self, base):
+        base = _as_tensor_arg(base)
+        if isinstance(base, Tensor):
+            return apply(O.POW_TENSOR, (base, self))
+        return apply(O.RPOW, (self,), (base,))
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(tensor(other), self)
+
+    def __neg__(self):
+        return apply(O.NEG, (self,))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return apply(O.ABS, (self,))
+
+    def __eq__(self, other):  # type: ignore[override]
+        return _binary(O.OPS["eq"], self, other)
+
+    def __ne__(self, other):  # type: ignore[override]
+        return _binary(O.OPS["ne"], self, other)
+
+    def __lt__(self, other):
+        return _binary(O.OPS["lt"], self, other)
+
+    def __le__(self, other):
+        return _binary(O.OPS["le"], self, other)
+
+    def __gt__(self, other):
+        return _binary(O.OPS["gt"], self, other)
+
+    def __ge__(self, other):
+        return _binary(O.OPS["ge"], self, other)
+
+    def __and__(self, other):
+        return _binary(O.OPS["logical_and"], self, other)
+
+    def __or__(self, other):
+        return _binary(O.OPS["logical_or"], self, other)
+
+    def __invert__(self):
+        return apply(O.OPS["logical_not"], (self,))
+
+    # in-place operators: PyTorch's a += b is add_
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    # -- named operations ------------------------------------------------------------------
+    def add(self, other, *, alpha=1):
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other, *, alpha=1):
+        return self - (other if alpha == 1 else other * alpha)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def pow(self, exponent):
+        return self ** exponent
+
+    def neg(self):
+        return -self
+
+    def eq(self, other):
+        return self == other
+
+    def ne(self, other):
+        return self != other
+
+    def lt(self, other):
+        return self < other
+
+    def le(self, other):
+        return self <= other
+
+    def gt(self, other):
+        return self > other
+
+    def ge(self, other):
+        return self >= other
+
+    def abs(self):
+        return apply(O.ABS, (self,))
+
+    def exp(self):
+        return apply(O.EXP, (self,))
+
+    def log(self):
+        return apply(O.LOG, (self,))
+
+    def sqrt(self):
+        return apply(O.SQRT, (self,))
+
+    def sin(self):
+        return apply(O.SIN, (self,))
+
+    def cos(self):
+        return apply(O.COS, (self,))
+
+    def tan(self):
+        return apply(O.TAN, (self,))
+
+    def tanh(self):
+        return apply(O.TANH, (self,))
+
+    def sigmoid(self):
+        return apply(O.SIGMOID, (self,))
+
+    def relu(self):
+        return apply(O.RELU, (self,))
+
+    def reciprocal(self):
+        return apply(O.RECIPROCAL, (self,))
+
+    def sign(self):
+        return apply(O.OPS["sign"], (self,))
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        return apply(O.CLAMP, (self,), (min, max))
+
+    clip = clamp
+
+    def maximum(self, other):
+        return apply(O.MAXIMUM, (self, other))
+
+    def minimum(self, other):
+        return apply(O.MINIMUM, (self, other))
+
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if dim is None:
+            return apply(O.SUM, (t,)) if not keepdim else apply(
+                O.SUM_DIM, (t,), (tuple(range(t.ndim)), True))
+        _check_dims(dim, t.ndim)
+        return apply(O.SUM_DIM, (t,), (dim, keepdim))
+
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if not t._dtype.is_floating_point:
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a "
+                f"floating point or complex dtype. Got: {_SCALAR_NAMES[t._dtype.name]}")
+        if dim is None:
+            return apply(O.MEAN, (t,)) if not keepdim else apply(
+                O.MEAN_DIM, (t,), (tuple(range(t.ndim)), True))
+        _check_dims(dim, t.ndim)
+        return apply(O.MEAN_DIM, (t,), (dim, keepdim))
+
+    def _extreme(self, full, along, pick, dim, keepdim):
+        if isinstance(dim, Tensor):
+            return (maximum if full is O.MAX else minimum)(self, dim)
+        if dim is None:
+            if self.numel() == 0:
+                raise RuntimeError(f"{full.name}(): Expected reduction dim to be specified "
+                                   "for input.numel() == 0. Specify the reduction dim with "
+                                   "the 'dim' argument.")
+            return apply(full, (self,))
+        dim = _wrap_dim(dim, self.ndim)
+        values = apply(along, (self,), (dim, keepdim))
+        indices = apply(pick, (self,), (dim, keepdim))
+        from .autograd.return_types import MinMax
+        return MinMax(values, indices, full.name)
+
+    def max(self, dim=None, keepdim=False):
+        return self._extreme(O.MAX, O.MAX_DIM, O.OPS["argmax"], dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        return self._extreme(O.MIN, O.MIN_DIM, O.OPS["argmin"], dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        if dim is None:
+            return apply(O.OPS["argmax"], (self.reshape(-1),), (0, False))
+        return apply(O.OPS["argmax"], (self,), (dim, keepdim))
+
+    def argmin(self, dim=None, keepdim=False):
+        if dim is None:
+            return apply(O.OPS["argmin"], (self.reshape(-1),), (0, False))
+        return apply(O.OPS["argmin"], (self,), (dim, keepdim))
+
+    def all(self, dim=None):
+        return apply(O.OPS["all"], (self,))
+
+    def any(self, dim=None):
+        return apply(O.OPS["any"], (self,))
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        ord = 2 if p in ("fro", None, 2) else (float("inf") if p == "inf" else p)
+        return apply(O.NORM, (self,), (ord, dim, keepdim))
+
+    def softmax(self, dim):
+        return apply(O.SOFTMAX, (self,), (_wrap_dim(dim, self.ndim),))
+
+    def log_softmax(self, dim):
+        return apply(O.LOG_SOFTMAX, (self,), (_wrap_dim(dim, self.ndim),))
+
+    def dot(self, other):
+        return dot(self, other)
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def mm(self, other):
+        return mm(self, other)
+
+    def mv(self, other):
+        return mv(self, other)
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.ndim}D")
+        return apply(O.T, (self,))
+
+    def transpose(self, dim0, dim1):
+        n = builtins.max(self.ndim, 1)
+        return apply(O.TRANSPOSE, (self,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+
+    def permute(self, *dims):
+        dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
+        return apply(O.PERMUTE, (self,), (tuple(_wrap_dim(d, self.ndim) for d in dims),))
+
+    def view(self, *shape):
+        shape = _infer_shape(_shape_args(shape), self.numel())
+        if not _viewable(self._data, shape):
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least "
+                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                "instead.")
+        return apply(O.VIEW, (self,), (shape,))
+
+    def reshape(self, *shape):
+        shape = _infer_shape(_shape_args(shape), self.numel())
+        if _viewable(self._data, shape):
+            return apply(O.VIEW, (self,), (shape,))
+        return apply(O.UNSAFE_VIEW, (self.clone(),), (shape,))
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = _wrap_dim(start_dim, self.ndim), _wrap_dim(end_dim, self.ndim)
+        if s == e:
+            return self
+        shape = self.shape[:s] + (-1,) + self.shape[e + 1:]
+        return self.reshape(shape)
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return apply(O.SQUEEZE, (self,))
+        if isinstance(dim, int):
+            return apply(O.SQUEEZE_DIM, (self,), (_wrap_dim(dim, self.ndim),))
+        return apply(O.SQUEEZE_DIMS, (self,), (tuple(_wrap_dim(d, self.ndim) for d in dim),))
+
+    def unsqueeze(self, dim):
+        return apply(O.UNSQUEEZE, (self,), (_wrap_dim(dim, self.ndim + 1),))
+
+    def expand(self, *sizes):
+        sizes = _shape_args(sizes)
+        lead = len(sizes) - self.ndim
+        if lead < 0:
+            raise RuntimeError(
+                f"expand(torch.FloatTensor{{{list(self.shape)}}}, size={list(sizes)}): the "
+                "number of sizes provided ({len(sizes)}) must be greater or equal to the "
+                f"number of dimensions in the tensor ({self.ndim})")
+        target = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        for i, n in enumerate(self.shape):
+            if n != 1 and n != target[i + lead]:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target[i + lead]}) must match the "
+                    f"existing size ({n}) at non-singleton dimension {i + lead}.  Target "
+                    f"sizes: {list(sizes)}.  Tensor sizes: {list(self.shape)}")
+        return apply(O.EXPAND, (self,), (target,))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def __getitem__(self, index):
+        return _getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        _setitem(self, index, value)
+
+    # -- in-place ----------------------------------------------------------------------------
+    def _in_place(self, op, others=(), attrs=()):
+        if GRAD_MODE.enabled:
+            if self.grad_fn is None and self._requires_grad:
+                raise _leaf_in_place_error()
+            track = self.grad_fn is not None or builtins.any(
+                isinstance(o, Tensor) and o.requires_grad for o in others)
+        else:
+            track = False
+        if track:
+            source = _make(self._data.copy(), self._dtype)
+            source.grad_fn = self.grad_fn
+            result = apply(op, (source,) + tuple(others), attrs)
+            self._write(result._data, op)
+            self.grad_fn = result.grad_fn
+        else:
+            arrays = [o._data if isinstance(o, Tensor) else o for o in others]
+            self._write(op.forward(self._data, *arrays, *attrs), op)
+        self._vc[0] += 1
+        return self
+
+    def _write(self, values, op) -> None:
+        values = np.asarray(values)
+        if values.shape != self._data.shape:
+            if np.broadcast_shapes(values.shape, self._data.shape) != self._data.shape:
+                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                                   f"broadcast shape {list(np.broadcast_shapes(values.shape, self._data.shape))}")
+        if (values.dtype.kind == "f" and self._dtype.np.kind in "biu") or (
+                values.dtype.kind in "iu" and self._dtype.np.kind == "b"):
+            raise RuntimeError(f"result type {_SCALAR_NAMES[_dt.from_numpy(values.dtype).name]}"
+                               f" can't be cast to the desired output type "
+                               f"{_SCALAR_NAMES[self._dtype.name]}")
+        np.copyto(self._data, values, casting="unsafe")
+
+    def add_(self, other, *, alpha=1):
+        other = _as_tensor_arg(other if alpha == 1 else other * alpha)
+        return self._in_place(O.ADD, (other,))
+
+    def sub_(self, other, *, alpha=1):
+        other = _as_tensor_arg(other if alpha == 1 else other * alpha)
+        return self._in_place(O.SUB, (other,))
+
+    def mul_(self, other):
+        return self._in_place(O.MUL, (_as_tensor_arg(other),))
+
+    def div_(self, other):
+        return self._in_place(O.DIV, (_as_tensor_arg(other),))
+
+    def zero_(self):
+        return self._in_place(O.ZERO)
+
+    def fill_(self, value):
+        if isinstance(value, Tensor):
+            value = value.item()
+        return self._in_place(O.FILL, (), (value,))
+
+    def copy_(self, src):
+        return self._in_place(O.COPY, (_as_tensor_arg(src),))
+
+    def clamp_(self, min=None, max=None):
+        return self._in_place(O.CLAMP, (), (min, max))
+
+    def uniform_(self, a=0.0, b=1.0):
+        from .creation import _rng
+        with _no_track():
+            self._write(_rng().uniform(a, b, self._data.shape), None)
+        self._vc[0] += 1
+        return self
+
+    def normal_(self, mean=0.0, std=1.0):
+        from .creation import _rng
+        self._write(_rng().normal(mean, std, self._data.shape), None)
+        self._vc[0] += 1
+        return self
+
+
+class _no_track:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Device:
+    type = "cpu"
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+
+_CPU = _Device()
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                 "int32": "Int", "bool": "Bool"}
+_LEGACY_NAMES = {k: v + "Tensor" for k, v in _SCALAR_NAMES.items()}
+
+
+def _is_param(t) -> bool:
+    from .nn import Parameter
+    return isinstance(t, Parameter)
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
+                         f" but got {dim})")
+    return dim % n
+
+
+def _check_dims(dim, ndim):
+    for d in (dim,) if isinstance(dim, int) else dim:
+        _wrap_dim(d, ndim)
+
+
+def _shape_args(shape) -> tuple:
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def _infer_shape(shape: tuple, numel: int) -> tuple:
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    n = 1
+    for s in shape:
+        n *= s
+    if n != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _viewable(a: np.ndarray, shape: tuple) -> bool:
+    """Can ``a`` be reshaped to ``shape`` without copying (PyTorch's view rule)?"""
+    if a.flags.c_contiguous or a.size <= 1:
+        return True
+    try:
+        v = a.view()
+        v.shape = shape
+        return True
+    except AttributeError:
+        return False
+
+
+# --------------------------------------------------------------------------- indexing
+def _is_advanced(ix) -> bool:
+    return isinstance(ix, (Tensor, list, np.ndarray)) or type(ix) is bool
+
+
+def _index_array(ix):
+    if isinstance(ix, Tensor):
+        return ix._data
+    return np.asarray(ix)
+
+
+def _getitem(t: Tensor, index) -> Tensor:
+    if not isinstance(index, tuple):
+        if isinstance(index, slice):
+            # A lone slice is always recorded, even a full one (PyTorch does the same).
+            start, stop, step = index.indices(t.shape[0] if t.ndim else 0)
+            return apply(O.SLICE, (t,), (0, start, stop, step))
+        index = (index,)
+    if builtins.any(_is_advanced(i) for i in index):
+        np_index = tuple(_index_array(i) if _is_advanced(i) else i for i in index)
+        return apply(O.INDEX, (t,), (np_index if len(np_index) > 1 else np_index[0],))
+    n_real = builtins.sum(1 for i in index if i is not None and i is not Ellipsis)
+    if n_real > t.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
+    out, dim = t, 0
+    for i in index:
+        if i is Ellipsis:
+            dim += out.ndim - dim - builtins.sum(
+                1 for j in index[index.index(i) + 1:] if j is not None)
+        elif i is None:
+            out = apply(O.UNSQUEEZE, (out,), (dim,))
+            dim += 1
+        elif isinstance(i, slice):
+            size = out.shape[dim]
+            start, stop, step = i.indices(size)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            if not (start == 0 and stop == size and step == 1):
+                out = apply(O.SLICE, (out,), (dim, start, stop, step))
+            dim += 1
+        else:
+            i = int(i)
+            size = out.shape[dim]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with "
+                                 f"size {size}")
+            out = apply(O.SELECT, (out,), (dim, i % size))
+    if out is t:
+        out = apply(O.SLICE, (t,), (0, 0, t.shape[0], 1)) if t.ndim else apply(
+            O.VIEW, (t,), ((),))
+    return out
+
+
+def _setitem(t: Tensor, index, value) -> None:
+    value = _as_tensor_arg(value)
+    if isinstance(index, Tensor):
+        index = index._data
+    elif isinstance(index, tuple):
+        index = tuple(i._data if isinstance(i, Tensor) else i for i in index)
+    if GRAD_MODE.enabled and (t.requires_grad or (isinstance(value, Tensor)
+                                                   and value.requires_grad)):
+        if t.grad_fn is None and t._requires_grad:
+            raise _leaf_in_place_error()
+        mask = np.zeros(t._data.shape, dtype=bool)
+        mask[index] = True
+        filled = np.zeros(t._data.shape, dtype=t._dtype.np)
+        filled[index] = value._data if isinstance(value, Tensor) else value
+        src = value if not isinstance(value, Tensor) else _placed(value, t, index)
+        del src
+        t._in_place(O.WHERE_SET, (_make(mask, _dt.bool), _placed_tensor(value, t, index)))
+        return
+    t._data[index] = value._data if isinstance(value, Tensor) else value
+    t._vc[0] += 1
+
+
+def _placed(value, t, index):
+    return value
+
+
+def _placed_tensor(value, t, index):
+    """``value`` scattered into zeros shaped like ``t`` at ``index`` (differentiably)."""
+    if not isinstance(value, Tensor):
+        data = np.zeros(t._data.shape, dtype=t._dtype.np)
+        data[index] = value
+        return _make(data, t._dtype)
+    expanded = value.expand(np.zeros(t._data.shape)[index].shape) if value.ndim else value
+    return apply(O.SCATTER, (expanded,), (t.shape, index))
+
+
+# --------------------------------------------------------------------------- creation
+def _infer_dtype(data) -> _dtype:
+    if isinstance(data, np.ndarray):
+        return _dt.from_numpy(data.dtype)
+    if isinstance(data, (bool, np.bool_)):
+        return _dt.bool
+    if isinstance(data, (int, np.integer)):
+        return _dt.int64
+    if isinstance(data, (float, np.floating)):
+        return _dt.get_default_dtype()
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, (list, tuple)):
+        kinds = set()
+        stack = list(data)
+        while stack:
+            x = stack.pop()
+            if isinstance(x, (list, tuple)):
+                stack.extend(x)
+            elif isinstance(x, Tensor):
+                kinds.add(2 if x.dtype.is_floating_point else 1)
+            else:
+                kinds.add(0 if isinstance(x, (bool, np.bool_)) else
+                          1 if isinstance(x, (int, np.integer)) else 2)
+        best = builtins.max(kinds) if kinds else 2
+        return (_dt.bool, _dt.int64, _dt.get_default_dtype())[best]
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _unwrap(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(x) for x in data]
+    return data
+
+
+def _from_data(data, dt: _dtype) -> Tensor:
+    try:
+        arr = np.array(_unwrap(data), dtype=dt.np)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"could not create a tensor from the data: {e}") from None
+    return _make(arr, dt)
+
+
+def tensor(data, dtype: _dtype | None = None, device=None, requires_grad: bool = False,
+           name: str | None = None) -> Tensor:
+    """A new leaf tensor holding a copy of ``data``; the dtype is inferred as PyTorch does.
+
+    ``name`` is symgrad's own: it names the leaf in symbolic output and drawings.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> torch.tensor([1, 2.5])
+    tensor([1.0000, 2.5000])
+    >>> torch.tensor(3., requires_grad=True)
+    tensor(3., requires_grad=True)
+    """
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()"
+            ".clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+    dt = dtype or _infer_dtype(data)
+    t = _from_data(data, dt)
+    if requires_grad:
+        if not dt.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t._requires_grad = True
+    t._name = name
+    return t
+
+
+def as_tensor(data, dtype: _dtype | None = None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and (dtype is None or dtype is data.dtype):
+        return data
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype):
+        return _make(data, _dt.from_numpy(data.dtype))
+    return tensor(data, dtype)
+
+
+def from_numpy(a: np.ndarray) -> Tensor:
+    """A tensor sharing memory with the numpy array ``a``."""
+    return _make(a, _dt.from_numpy(a.dtype))
+
+
+# --------------------------------------------------------------------------- functions
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """PyTorch's matmul: dot, mv, mm, or a batched product, chosen by the ranks."""
+    if not isinstance(b, Tensor):
+        b = tensor(b)
+    da, db = a.ndim, b.ndim
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{da}D and {db}D")
+    if da == 1 and db == 1:
+        return dot(a, b)
+    if da == 2 and db == 1:
+        return mv(a, b)
+    if da == 2 and db == 2:
+        return mm(a, b)
+    if da == 1 and db == 2:
+        return apply(O.SQUEEZE_DIMS, (mm(a.unsqueeze(0), b),), ((0,),))
+    if db == 1:
+        return apply(O.BMM, (a, b.unsqueeze(-1)), ()).squeeze(-1)
+    return apply(O.BMM, (a if da > 1 else a.unsqueeze(0), b), ())
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+            f"[{b.shape[0]}] to have the same number of elements, but got {a.shape[0]} and "
+            f"{b.shape[0]} elements respectively")
+    return apply(O.DOT, (a, b))
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if b.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
+                           f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
+    return apply(O.MM, (a, b))
+
+
+def mv(a: Tensor, v: Tensor) -> Tensor:
+    if a.ndim != 2 or v.ndim != 1 or a.shape[1] != v.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat "
+                           f"({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})")
+    return apply(O.MV, (a, v))
+
+
+def maximum(a: Tensor, b: Tensor) -> Tensor:
+    return apply(O.MAXIMUM, (a, b))
+
+
+def minimum(a: Tensor, b: Tensor) -> Tensor:
+    return apply(O.MINIMUM, (a, b))
+
+
+_LEGACY_DTYPE: dict[type, _dtype] = {}
