@@ -4,6 +4,7 @@ Most are the tensor methods of the same name; the rest choose an op from the tab
 """
 from __future__ import annotations
 
+import builtins
 from typing import Sequence
 
 from . import ops as O
@@ -51,7 +52,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     ref = tensors[0]
-    d = dim % max(ref.ndim, 1)
+    # builtins: this module's own ``max`` is the tensor reduction.
+    d = dim % builtins.max(ref.ndim, 1)
     for k, t in enumerate(tensors[1:], 1):
         if t.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "

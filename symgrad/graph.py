@@ -94,7 +94,13 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        return tuple((x if isinstance(x, Node) else None, 0) for x in self.inputs)
+        # An input the table gives no VJP (where's condition) is no edge at all in
+        # PyTorch, not even a None entry.
+        grads = self.op.grads
+        if self.op.variadic or None not in grads:
+            return tuple((x if isinstance(x, Node) else None, 0) for x in self.inputs)
+        return tuple((x if isinstance(x, Node) else None, 0)
+                     for x, rule in zip(self.inputs, grads) if rule is not None)
 
     @property
     def metadata(self) -> dict:

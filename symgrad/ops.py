@@ -449,7 +449,7 @@ STACK = Op("stack", inputs=("tensors",), attrs=("dim",), dtype="promote",
            grads=(lambda m, grad, dim, i: m.select(grad, dim, i),),
            local=("select",), doc="variadic: one grad rule applied per input")
 CLONE = Op("clone", forward=np.copy, grads=(lambda m, grad: grad,), local=("1",))
-TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d),
+TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
              saves=("self_dtype",), node="ToCopyBackward0", dtype="attr",
              grads=(lambda m, grad, self_dtype: m.cast(grad, self_dtype),),
              local=("1",))
