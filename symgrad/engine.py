@@ -23,8 +23,13 @@ __all__ = ["run_backward", "call_node"]
 _ndarray = np.ndarray
 
 
+_TENSOR = None
+
+
 def _tensor_cls():
+    global _TENSOR
     from .tensor import Tensor, _make
+    _TENSOR = Tensor
     return Tensor, _make
 
 
@@ -71,42 +76,49 @@ def _unpack(node: Node, create_graph: bool) -> list:
     """The node's saved values, checked against in-place changes since they were saved."""
     if node._released:
         raise RuntimeError(_FREED)
-    Tensor, _ = _tensor_cls()
+    Tensor = _TENSOR or _tensor_cls()[0]
     values = []
+    versions = node._versions
     for i, s in enumerate(node._saved):
         if isinstance(s, Tensor):
-            if s._vc[0] != node._versions[i]:
+            if s._vc[0] != versions[i]:
                 raise _version_error(node, i, s)
-            values.append(s if create_graph else s._data)
+            if create_graph:
+                values.append(s)
+            else:
+                d = s._data
+                values.append(d[()] if not d.ndim else d)  # 0-d: cheap numpy scalars
         else:
             values.append(s)
     return values
 
 
 def _input_grads(node: Node, g, create_graph: bool, needed) -> list:
-    """Apply the op's gradient rules: one gradient (or None) per input."""
+    """Apply the op's gradient rules: one gradient (or None) per input that needs one."""
     op = node.op
     m = TENSOR if create_graph else NUMPY
     values = _unpack(node, create_graph) if node._saved or node._released else ()
     grads = op.grads
+    variadic = op.variadic
+    meta = node._meta
     out = []
     for i, x in enumerate(node.inputs):
-        if needed is not None and not needed(x):
+        if not isinstance(x, Node) or (needed is not None and not needed(x)):
             out.append(None)
             continue
-        rule = grads[0] if op.variadic else grads[i]
+        rule = grads[0] if variadic else grads[i]
         if rule is None:
             out.append(None)
             continue
-        gi = rule(m, g, *values, i) if op.variadic else rule(m, g, *values)
-        shape, dt = node._meta[i]
-        if gi is not None and dt is not None:
-            if np.shape(gi) != shape:
+        gi = rule(m, g, *values, i) if variadic else rule(m, g, *values)
+        if gi is not None:
+            shape, dt = meta[i]
+            if gi.shape != shape:
                 gi = m.sum_to(gi, shape)
             if create_graph:
                 if gi.dtype is not dt:
                     gi = gi.to(dt)
-            elif gi.dtype != dt.np:
+            elif gi.dtype is not dt.np and gi.dtype != dt.np:
                 gi = np.asarray(gi).astype(dt.np)
         out.append(gi)
     return out
@@ -121,7 +133,7 @@ def call_node(node: Node, grads: tuple):
         _accumulate(node.variable, _unwrap(grads[0], create), create)
         return None
     g = _unwrap(grads[0], create) if grads else None
-    out = _input_grads(node, g, create, lambda x: isinstance(x, Node))
+    out = _input_grads(node, g, create, None)
     out = tuple(_wrap(x) for x in out)
     return out[0] if len(out) == 1 else out
 
@@ -203,7 +215,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     ready: list = []
     for n in seen:
         if n not in deps:
-            heapq.heappush(ready, (-_priority(n), id(n), n))
+            heapq.heappush(ready, (-n._seq, id(n), n))
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = create_graph
     try:
@@ -229,7 +241,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     if isinstance(x, Node):
                         deps[x] -= 1
                         if deps[x] == 0:
-                            heapq.heappush(ready, (-_priority(x), id(x), x))
+                            heapq.heappush(ready, (-x._seq, id(x), x))
                 continue
             if node._tensor_pre_hooks:
                 g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
@@ -252,7 +264,9 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     r = h(tuple(_wrap(x) for x in grads), (_wrap(g),))
                     if r is not None:
                         grads = [_unwrap(x, create_graph) for x in r]
-            _release(node, retain_graph)
+            if not retain_graph and node._saved:
+                node._saved = ()
+                node._released = True
             for x, gi in zip(node.inputs, grads):
                 if not isinstance(x, Node):
                     continue
@@ -262,23 +276,12 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 left = deps[x] - 1
                 deps[x] = left
                 if left == 0:
-                    heapq.heappush(ready, (-_priority(x), id(x), x))
+                    heapq.heappush(ready, (-x._seq, id(x), x))
     finally:
         GRAD_MODE.enabled = prev_mode
     if inputs is None:
         return None
     return results
-
-
-def _priority(node) -> float:
-    # PyTorch runs AccumulateGrad as soon as it is ready, otherwise the newest node first.
-    return float("inf") if isinstance(node, AccumulateGrad) else node._seq
-
-
-def _release(node: Node, retain_graph: bool) -> None:
-    if not retain_graph and node._saved:
-        node._saved = ()
-        node._released = True
 
 
 def _needed(parents: dict, captures: dict) -> set:

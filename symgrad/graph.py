@@ -67,10 +67,16 @@ class Node:
         The op's non-tensor arguments, in the order of ``op.attrs``.
     """
 
-    __slots__ = ("inputs", "attrs", "_saved", "_versions", "_meta", "_seq",
-                 "_tensor_pre_hooks", "_pre_hooks", "_hooks", "_retain", "_metadata",
-                 "_released", "_order", "__weakref__")
+    __slots__ = ("inputs", "attrs", "_saved", "_versions", "_meta", "_seq", "__weakref__",
+                 "__dict__")
     op: Op
+    # Rarely set: class-level defaults keep node creation cheap.
+    _tensor_pre_hooks = None
+    _pre_hooks = None
+    _hooks = None
+    _retain = None
+    _metadata = None
+    _released = False
 
     def __init__(self, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
                  meta: tuple) -> None:
@@ -80,13 +86,6 @@ class Node:
         self._versions = versions
         self._meta = meta
         self._seq = next(_sequence)
-        self._tensor_pre_hooks = None
-        self._pre_hooks = None
-        self._hooks = None
-        self._retain = None
-        self._metadata = None
-        self._released = False
-        self._order = 0
 
     # -- PyTorch's grad_fn API -------------------------------------------------------
     def name(self) -> str:
@@ -175,6 +174,8 @@ class AccumulateGrad(Node):
     def __init__(self, variable) -> None:
         super().__init__((), (), (), (), ())
         self.variable = variable
+        # PyTorch runs AccumulateGrad as soon as it is ready: the highest priority.
+        self._seq = float("inf")
 
     @property
     def next_functions(self) -> tuple:
@@ -194,6 +195,7 @@ def node_class(op: Op) -> type:
         cls = type(op.node_name, (Node,), {"__slots__": (), "op": op,
                                            "__module__": "symgrad.graph"})
         _CLASSES[op.key] = cls
+        op.node_class = cls
     return cls
 
 

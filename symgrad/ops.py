@@ -45,7 +45,7 @@ class Op:
 
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
-                 "view", "variadic", "plan")
+                 "view", "variadic", "plan", "node_class")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
@@ -66,6 +66,7 @@ class Op:
         self.key = key or (name if overload == 0 else f"{name}{overload}")
         self.doc = doc
         self.view = view
+        self.node_class = None  # the grad_fn class, made by graph.node_class
         self.variadic = self.inputs == ("tensors",)
         # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
         # ("derived", name) -- resolved by tensor.apply without per-op code.

@@ -123,53 +123,76 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     >>> apply(ops.MUL, (x, 3.0))
     tensor([3., 6.], grad_fn=<MulBackward0>)
     """
-    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-    dt = _DTYPE_RULES[op.dtype](args, attrs)
+    # One pass over the operands: numpy values (0-d tensors as numpy scalars, whose
+    # arithmetic is ten times cheaper than 0-d arrays') and whether a graph is needed.
+    arrays = []
+    record = False
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._data
+            arrays.append(d[()] if not d.ndim else d)
+            if a.grad_fn is not None or a._requires_grad:
+                record = True
+        else:
+            arrays.append(a)
+    rule = op.dtype
+    if rule in _FAST_RULES and args[0].__class__ is Tensor and len(args) <= 2:
+        # Common case: a floating tensor with a number or a tensor of the same dtype.
+        dt = args[0]._dtype
+        if not dt.is_floating_point or (len(args) == 2 and isinstance(args[1], Tensor)
+                                        and args[1]._dtype is not dt):
+            dt = _DTYPE_RULES[rule](args, attrs)
+    else:
+        dt = _DTYPE_RULES[rule](args, attrs)
     try:
         data = op.forward(*arrays, *attrs)
     except ValueError as e:
         raise _shape_error(op, arrays, attrs, e) from None
-    if type(data) is not _ndarray:
+    if data.__class__ is not _ndarray:
         data = np.asarray(data)
-    if data.dtype != dt.np:
-        data = data.astype(dt.np)
-    out = _make(data, dt)
-    if op.view:
-        out._vc = args[0]._vc
-    if not GRAD_MODE.enabled or op.grads is None:
+    npdt = dt.np
+    if data.dtype is not npdt and data.dtype != npdt:
+        data = data.astype(npdt)
+    out = _new(Tensor)
+    out._data = data
+    out._dtype = dt
+    out.grad_fn = None
+    out._requires_grad = False
+    out._vc = args[0]._vc if op.view else [0]
+    if not record or op.grads is None or not GRAD_MODE.enabled or not dt.is_floating_point:
         return out
     inputs = []
-    needed = False
+    meta = []
     for a in args:
         if isinstance(a, Tensor):
             fn = a.grad_fn
-            if fn is not None:
-                inputs.append(fn)
-                needed = True
-                continue
-            if a._requires_grad:
-                inputs.append(a._accumulator())
-                needed = True
-                continue
-        inputs.append(a)
-    if not needed:
-        return out
-    if not dt.is_floating_point:
-        return out
+            if fn is None and a._requires_grad:
+                fn = a._accum or a._accumulator()
+            inputs.append(a if fn is None else fn)
+            meta.append((a._data.shape, a._dtype))
+        else:
+            inputs.append(a)
+            meta.append(((), None))
     saved = []
+    versions = []
     for kind, where in op.plan:
         if kind == "input":
-            saved.append(args[where])
+            s = args[where]
         elif kind == "attr":
-            saved.append(attrs[where])
+            s = attrs[where]
         elif kind == "result":
-            saved.append(out)
+            s = out
         else:
-            saved.append(_DERIVED[where](arrays, attrs))
-    versions = tuple(s._vc[0] if isinstance(s, Tensor) else None for s in saved)
-    meta = tuple((np.shape(a), a.dtype if isinstance(a, Tensor) else None) for a in args)
-    out.grad_fn = node_class(op)(tuple(inputs), attrs, tuple(saved), versions, meta)
+            s = _DERIVED[where](arrays, attrs)
+        saved.append(s)
+        versions.append(s._vc[0] if isinstance(s, Tensor) else None)
+    out.grad_fn = op.node_class(tuple(inputs), attrs, tuple(saved), tuple(versions),
+                                tuple(meta))
     return out
+
+
+_FAST_OPERANDS = frozenset((float, int))
+_FAST_RULES = frozenset(("same", "promote", "float", "div"))
 
 
 def _shape_error(op, arrays, attrs, err):
@@ -192,12 +215,7 @@ def _make(data: np.ndarray, dt: _dtype, requires_grad: bool = False) -> "Tensor"
     t._dtype = dt
     t.grad_fn = None
     t._requires_grad = requires_grad
-    t._grad = None
-    t._accum = None
     t._vc = [0]
-    t._hooks = None
-    t._retains_grad = False
-    t._name = None
     return t
 
 
@@ -218,6 +236,8 @@ def _as_tensor_arg(x):
 
 
 def _binary(op, a, b):
+    if b.__class__ in _FAST_OPERANDS:
+        return apply(op, (a, b))
     b = _as_tensor_arg(b)
     if b is NotImplemented:
         return NotImplemented
@@ -248,8 +268,14 @@ class Tensor:
     tensor([40.])
     """
 
-    __slots__ = ("_data", "_dtype", "grad_fn", "_requires_grad", "_grad", "_accum", "_vc",
-                 "_hooks", "_retains_grad", "_name", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_dtype", "grad_fn", "_requires_grad", "_vc", "__weakref__",
+                 "__dict__")
+    # Rarely set: class-level defaults keep tensor creation cheap.
+    _grad = None
+    _accum = None
+    _hooks = None
+    _retains_grad = False
+    _name = None
     __array_ufunc__ = None  # numpy defers to our operators: np.float64(2) * t is a Tensor
     __array_priority__ = 1000
 
