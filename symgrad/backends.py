@@ -1,7 +1,8 @@
 """Backends that the op table's gradient rules are written against.
 
 A gradient rule ``lambda m, grad, self: grad * m.cos(self)`` runs on plain numpy arrays
-when no graph is recorded (:data:`NUMPY`, the fast path) and on symgrad tensors under
+when no graph is recorded (:data:`NUMPY`, the fast path), on object arrays of SymPy
+expressions in the symbolic layer (:data:`SYMPY`), and on symgrad tensors under
 ``create_graph=True`` (:data:`TENSOR`), so that the backward pass is itself recorded and
 can be differentiated again.  Arithmetic operators are used directly; everything else
 goes through the few functions below.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NUMPY", "TENSOR", "sum_to"]
+__all__ = ["NUMPY", "TENSOR", "SYMPY", "sum_to"]
 
 
 def sum_to(g, shape):
@@ -184,3 +185,91 @@ def O():  # noqa: N802 - the op table module, imported late (it is imported by t
 
 NUMPY = _Numpy()
 TENSOR = _Tensor()
+
+
+class _Sympy(_Numpy):
+    """Gradient rules on numpy object arrays of SymPy expressions (the symbolic layer).
+
+    Elementwise functions map to their SymPy counterparts.  A comparison gives an
+    indicator ``Piecewise((1, a > b), (0, True))`` so that rules may do arithmetic with
+    it as they do with numpy's booleans, and :meth:`where` turns indicators back into
+    ``Piecewise`` branches.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> x = sympy.Symbol("x")
+    >>> SYMPY.cos(np.array([x, 2 * x], dtype=object))
+    array([cos(x), cos(2*x)], dtype=object)
+    >>> SYMPY.where(SYMPY.gt(x, 0), x, 0.0)
+    Piecewise((x, x > 0), (0, True))
+    """
+
+    def __init__(self) -> None:
+        import sympy
+        self._sp = sympy
+        for name, fn in (("cos", sympy.cos), ("sin", sympy.sin), ("exp", sympy.exp),
+                         ("log", sympy.log), ("sign", sympy.sign), ("abs", sympy.Abs)):
+            setattr(self, name, np.frompyfunc(fn, 1, 1))
+        for name, rel in (("eq", sympy.Eq), ("gt", sympy.Gt), ("ge", sympy.Ge),
+                          ("lt", sympy.Lt), ("le", sympy.Le)):
+            setattr(self, name, np.frompyfunc(
+                lambda a, b, rel=rel: self._indicator(rel(a, b)), 2, 1))
+        self.logical_and = np.frompyfunc(
+            lambda a, b: self._indicator(sympy.And(self._condition(a),
+                                                   self._condition(b))), 2, 1)
+        self._where = np.frompyfunc(self._where1, 3, 1)
+
+    def _indicator(self, cond):
+        sp = self._sp
+        if cond is sp.true or cond is True:
+            return sp.S.One
+        if cond is sp.false or cond is False:
+            return sp.S.Zero
+        return sp.Piecewise((sp.S.One, cond), (sp.S.Zero, True))
+
+    def _condition(self, c):
+        """The condition an indicator (or a number, or a boolean) stands for."""
+        sp = self._sp
+        if isinstance(c, (bool, np.bool_)):
+            return sp.true if c else sp.false
+        c = sp.sympify(c)
+        if isinstance(c, sp.logic.boolalg.Boolean):
+            return c
+        if (isinstance(c, sp.Piecewise) and len(c.args) == 2 and c.args[0][0] == 1
+                and c.args[1][0] == 0 and c.args[1][1] is sp.true):
+            return c.args[0][1]
+        if c.is_number:
+            return sp.true if c != 0 else sp.false
+        return sp.Ne(c, 0)
+
+    def _where1(self, cond, a, b):
+        sp = self._sp
+        c = self._condition(cond)
+        if c is sp.true:
+            return sp.sympify(a)
+        if c is sp.false:
+            return sp.sympify(b)
+        return sp.Piecewise((a, c), (b, True))
+
+    def where(self, cond, a, b):
+        return self._where(cond, a, b)
+
+    def first_true(self, mask, dim):
+        raise NotImplementedError("symbolic gradients of max/min along a dimension are not "
+                                  "supported; use max()/min() over all elements")
+
+    @staticmethod
+    def _scatter(g, shape, index):
+        out = np.zeros(shape, dtype=object)
+        np.add.at(out, index, g)
+        return out
+
+    scatter = _scatter
+
+    @staticmethod
+    def cast(a, d):
+        return a
+
+
+SYMPY = _Sympy()
