@@ -1,0 +1,2 @@
+import torch
+display(torch.__version__)

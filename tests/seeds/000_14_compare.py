@@ -1,0 +1,2 @@
+print(df_dx)
+print(df_dx_man)

@@ -1,0 +1,8 @@
+A = torch.Tensor([[1, 2], [3, 4]]).requires_grad_()
+B = torch.Tensor([[1, 2], [3, 4]]).requires_grad_() + 2  # B is the result of an operation (+)
+C = 5 * A  # C is the result of an operation (*)
+D = torch.Tensor([[1, 2], [3, 4]])
+print("A.is_leaf :", A.is_leaf)
+print("B.is_leaf :", B.is_leaf)
+print("C.is_leaf :", C.is_leaf)
+print("D.is_leaf :", D.is_leaf)

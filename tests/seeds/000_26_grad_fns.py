@@ -1,0 +1,3 @@
+print(A.grad_fn)
+print(B.grad_fn)
+print(C.grad_fn)

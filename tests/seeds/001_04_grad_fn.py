@@ -1,0 +1,1 @@
+print(y.grad_fn)

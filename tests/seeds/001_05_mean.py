@@ -1,0 +1,3 @@
+z = y * y * 3
+out = z.mean()
+print(z, out)

@@ -1,0 +1,2 @@
+print('dz/dx:', x.grad) 
+print('dz/da:', a.grad) 
