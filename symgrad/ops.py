@@ -133,7 +133,8 @@ def _keep(g, shape, dim, keepdim):
     if keepdim or not shape:
         return g
     out = [1 if i in _dims(dim, len(shape)) else n for i, n in enumerate(shape)]
-    return g.reshape(tuple(out))
+    # SymPy scalars (symbolic layer) have no .reshape; numpy and tensors do.
+    return g.reshape(tuple(out)) if hasattr(g, "reshape") else np.reshape(g, tuple(out))
 
 
 def _slice(a, dim, start, end, step):
