@@ -15,7 +15,12 @@ Examples
 """
 from __future__ import annotations
 
-from . import ops
+import warnings as _warnings
+
+# PyTorch computes 1/0 = inf and log(-1) = nan silently; numpy would warn from our frames.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"symgrad(\.|$)")
+
+from . import ops  # noqa: E402
 from ._printing import get_printoptions, set_printoptions
 from .creation import (arange, empty, empty_like, eye, full, full_like, initial_seed,
                        linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
@@ -43,6 +48,9 @@ HalfTensor = _legacy("HalfTensor", float16)
 LongTensor = _legacy("LongTensor", int64)
 BoolTensor = _legacy("BoolTensor", bool)
 
+from .expr import Expression, parse  # noqa: E402
+from .symbolic import gradient_program, to_sympy  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
@@ -53,4 +61,5 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "bool", "half", "float", "double", "long", "int", "get_default_dtype",
            "set_default_dtype", "promote_types", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode", "autograd", "nn", "ops",
-           "set_printoptions", "get_printoptions"] + list(_functional_all)
+           "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
+           "gradient_program"] + list(_functional_all)

@@ -164,7 +164,9 @@ def sym_forward(op, inputs: Sequence, attrs: tuple = ()) -> np.ndarray:
     arrays = [_obj(a) for a in inputs]
     sym = op.sym
     if isinstance(sym, str):
-        fn = ELEMENTWISE[sym]
+        from . import ops
+        # One mapping of ``sym`` names: the op table's, where it has one.
+        fn = ops.sympy_function(sym) if hasattr(ops, "sympy_function") else ELEMENTWISE[sym]
         out = np.frompyfunc(lambda e: fn(e, *attrs), 1, 1)(arrays[0])
     elif callable(sym):
         out = sym(*arrays, *attrs)

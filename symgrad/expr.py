@@ -1,0 +1,319 @@
+"""Expression text -> the graph IR: ``symgrad.parse("sin(x*y) + x")``.
+
+The text is read by symgrad's own parser (:mod:`symgrad.parser`; never ``eval``,
+``exec`` or ``sympify``).  :class:`Expression` holds the tree and its free variables;
+evaluating it builds leaf tensors named after the variables and runs the tensor front
+end, so a parsed expression produces exactly the IR that the same code written with
+tensors would, and every layer (reverse mode, the SymPy bridge, drawings) works on it.
+
+Examples
+--------
+>>> f = parse("5*x**2 + 3*sin(y)")
+>>> f.variables
+['x', 'y']
+>>> f.evaluate(x=4, y=0)
+tensor(80., dtype=torch.float64, grad_fn=<AddBackward0>)
+>>> f.gradient(x=4, y=0)
+{'x': 40.0, 'y': 3.0}
+>>> f.to_sympy()
+5*x**2 + 3*sin(y)
+>>> f.diff("x")
+10*x
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import parser as P
+from .parser import ParseError
+
+__all__ = ["Expression", "EvaluationError", "parse"]
+
+
+class EvaluationError(ParseError):
+    """An expression that parses but cannot be evaluated with the given values.
+
+    Points at the column of the offending node (the operator, the function name), like
+    a :class:`~symgrad.parser.ParseError`, and has the same ``pretty()`` caret form.
+
+    Examples
+    --------
+    >>> try:
+    ...     parse("x + dot(x, y)").evaluate(x=[1, 2], y=[1, 2, 3])
+    ... except EvaluationError as err:
+    ...     print(err.pretty())
+    column 5: dot: inconsistent tensor size, expected tensor [2] and src [3] to have the \
+same number of elements, but got 2 and 3 elements respectively
+        x + dot(x, y)
+            ^
+    """
+
+
+_METHODS = {"sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs",
+            "sum", "mean", "norm"}
+_CONSTANTS = {"pi": math.pi, "e": math.e}
+
+
+def _value(v):
+    """A user value (number, nested list, array, tensor) as float64 data."""
+    from .tensor import Tensor
+    if isinstance(v, Tensor):
+        v = v.detach().numpy()
+    if isinstance(v, str):
+        v = P.parse_value(v)
+    a = np.asarray(v, dtype=np.float64)
+    return a
+
+
+class Expression:
+    """A parsed expression: the AST, its free variables, and ways to run it.
+
+    Attributes
+    ----------
+    text : str
+        The source text.
+    tree : parser.Node
+        The AST.
+    variables : list of str
+        Free variables in order of first appearance (``pi`` and ``e`` are constants).
+    """
+
+    def __init__(self, text: str, tree) -> None:
+        self.text = text
+        self.tree = tree
+        self.variables = P.free_variables(tree)
+
+    def __repr__(self) -> str:
+        return f"Expression({self.text!r})"
+
+    def __str__(self) -> str:
+        return P.to_text(self.tree)
+
+    # -- values --------------------------------------------------------------------------
+    def _leaves(self, values: Mapping) -> dict:
+        from . import float64
+        from .tensor import tensor
+        missing = [v for v in self.variables if v not in values]
+        if missing:
+            raise ValueError(f"no value given for {', '.join(missing)} (expression "
+                             f"variables: {', '.join(self.variables) or 'none'})")
+        extra = [k for k in values if k not in self.variables]
+        if extra:
+            raise ValueError(f"{', '.join(extra)} not in the expression (variables: "
+                             f"{', '.join(self.variables) or 'none'})")
+        return {name: tensor(_value(values[name]), dtype=float64, requires_grad=True,
+                             name=name) for name in self.variables}
+
+    def evaluate(self, leaves: Mapping | None = None, **values: Any):
+        """Run the expression forward with the tensor front end; a traced tensor.
+
+        Each variable becomes a float64 leaf tensor that requires grad and is named
+        after the variable.  Values are numbers, nested lists, arrays or tensors.
+
+        Raises
+        ------
+        EvaluationError
+            When an operation fails (shape mismatch, ...); it points at the column.
+        """
+        if leaves is None:
+            leaves = self._leaves(values)
+        return self._run(leaves)
+
+    def _run(self, leaves: Mapping):
+        from . import functional as F
+        from .tensor import Tensor, dot, matmul, tensor
+        from . import float64
+
+        def as_tensor(v):
+            return v if isinstance(v, Tensor) else tensor(float(v), dtype=float64)
+
+        # Post-order without recursion (the parser bounds depth, but stay iterative).
+        results: dict = {}
+        stack = [(self.tree, False)]
+        while stack:
+            node, done = stack.pop()
+            if not done:
+                stack.append((node, True))
+                for child in _children(node):
+                    stack.append((child, False))
+                continue
+            args = [results.pop(id(c)) for c in _children(node)]
+            try:
+                results[id(node)] = _apply(node, args, leaves, as_tensor, dot, matmul, F)
+            except EvaluationError:
+                raise
+            except (RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError,
+                    OverflowError, NotImplementedError) as e:
+                what = _describe(node)
+                raise EvaluationError(f"{what}: {e}", self.text, node.pos) from None
+        out = results[id(self.tree)]
+        if not isinstance(out, Tensor):
+            out = tensor(float(out), dtype=float64)
+        return out
+
+    def gradient(self, **values: Any) -> dict:
+        """Reverse-mode gradients (numbers): variable -> float or float64 array.
+
+        Examples
+        --------
+        >>> parse("dot(x, x)").gradient(x=[1, 2])
+        {'x': array([2., 4.])}
+        """
+        from .autograd import grad
+        leaves = self._leaves(values)
+        out = self.evaluate(leaves)
+        if out.numel() != 1:
+            raise ValueError(f"the expression gives shape {tuple(out.shape)}; gradients "
+                             "need a scalar (wrap it in sum(...))")
+        if out.grad_fn is None:
+            return {k: _plain(np.zeros(v.shape)) for k, v in leaves.items()}
+        names = list(leaves)
+        gs = grad(out, [leaves[k] for k in names], allow_unused=True,
+                  materialize_grads=True)
+        return {k: _plain(g.numpy()) for k, g in zip(names, gs)}
+
+    # -- symbols -------------------------------------------------------------------------
+    def _shape_values(self, values: Mapping) -> dict:
+        """Values for tracing symbolically: given ones, else 1.0 for a scalar."""
+        return {v: values.get(v, 0.5) for v in self.variables}
+
+    def trace(self, **values: Any):
+        """The traced output tensor, scalars defaulting to 0.5 (shapes only matter)."""
+        return self.evaluate(**self._shape_values(values))
+
+    def to_sympy(self, **values: Any):
+        """The SymPy expression, via the IR.  Give values only to fix vector shapes.
+
+        Examples
+        --------
+        >>> parse("sum(x*y)").to_sympy(x=[0, 0], y=[0, 0])
+        x_0*y_0 + x_1*y_1
+        """
+        from .symbolic import to_sympy
+        return to_sympy(self.trace(**values))
+
+    def gradient_program(self, wrt=None, **values: Any):
+        """Symbolic reverse mode on the IR as a straight-line program (see
+        :func:`symgrad.symbolic.gradient_program`)."""
+        from .symbolic import gradient_program
+        return gradient_program(self.trace(**values), wrt)
+
+    def diff(self, var: str, simplify: bool = True, **values: Any):
+        """The symbolic derivative with respect to ``var`` (reverse mode on the IR).
+
+        Examples
+        --------
+        >>> parse("sin(dot(x, y))").diff("x", x=[0, 0], y=[0, 0])
+        Matrix([
+        [y_0*cos(x_0*y_0 + x_1*y_1)],
+        [y_1*cos(x_0*y_0 + x_1*y_1)]])
+        """
+        if var not in self.variables:
+            raise ValueError(f"{var!r} is not a variable of the expression (variables: "
+                             f"{', '.join(self.variables) or 'none'})")
+        prog = self.gradient_program([var], **values)
+        return prog.closed_form(simplify=simplify)[var]
+
+
+def _plain(a: np.ndarray):
+    a = np.asarray(a, dtype=np.float64)
+    return float(a) if a.ndim == 0 else a
+
+
+def _children(node) -> tuple:
+    if isinstance(node, P.BinOp):
+        return (node.left, node.right)
+    if isinstance(node, (P.Neg, P.Transpose)):
+        return (node.operand,)
+    if isinstance(node, P.Call):
+        return tuple(node.args)
+    return ()
+
+
+def _describe(node) -> str:
+    if isinstance(node, P.Call):
+        return node.func
+    if isinstance(node, P.BinOp):
+        return f"'{node.op}'"
+    if isinstance(node, P.Transpose):
+        return "'.T'"
+    if isinstance(node, P.Neg):
+        return "unary '-'"
+    return "value"
+
+
+def _apply(node, args, leaves, as_tensor, dot, matmul, F):
+    from .tensor import Tensor
+    if isinstance(node, P.Num):
+        return node.value
+    if isinstance(node, P.Name):
+        if node.name in _CONSTANTS:
+            return _CONSTANTS[node.name]
+        return leaves[node.name]
+    if isinstance(node, P.Neg):
+        return -args[0]
+    if isinstance(node, P.Transpose):
+        a = as_tensor(args[0])
+        return a if a.ndim < 2 else a.T
+    if isinstance(node, P.BinOp):
+        a, b = args
+        op = node.op
+        if op == "@":
+            return matmul(as_tensor(a), as_tensor(b))
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            # Constant sub-expressions stay Python numbers (as in PyTorch code).
+            a, b = float(a), float(b)
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            if not isinstance(a, Tensor) and not isinstance(b, Tensor) and b == 0:
+                raise ZeroDivisionError("division by zero")
+            return a / b
+        if op in ("**", "^"):
+            if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+                return float(a) ** float(b)
+            if isinstance(b, float) and b.is_integer():
+                b = int(b)
+            return a ** b
+        raise ValueError(f"unknown operator {op!r}")
+    if isinstance(node, P.Call):
+        f = node.func
+        if f in _METHODS:
+            x = as_tensor(args[0])
+            return getattr(x, f)()
+        if f == "dot":
+            return dot(as_tensor(args[0]), as_tensor(args[1]))
+        if f == "matmul":
+            return matmul(as_tensor(args[0]), as_tensor(args[1]))
+        if f in ("softmax", "log_softmax"):
+            return getattr(as_tensor(args[0]), f)(-1)
+        raise ValueError(f"unknown function {f!r}")
+    raise TypeError(f"not an expression node: {node!r}")
+
+
+def parse(text: str) -> Expression:
+    """Parse expression text (CONTRACT §4 grammar) into an :class:`Expression`.
+
+    Raises
+    ------
+    symgrad.parser.ParseError
+        With the line, the column and a caret (``err.pretty()``).
+
+    Examples
+    --------
+    >>> e = parse("x.T @ A @ x")
+    >>> e.variables
+    ['x', 'A']
+    >>> e.gradient(x=[1, 2], A=[[1, 0], [0, 3]])["x"]
+    array([ 2., 12.])
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse() expects a string, got {type(text).__name__}")
+    return Expression(text, P.parse(text))
