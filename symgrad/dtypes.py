@@ -83,9 +83,20 @@ def set_default_dtype(d: dtype) -> None:
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
-    """The smallest dtype both ``a`` and ``b`` convert to, as ``torch.promote_types``."""
+    """The smallest dtype both ``a`` and ``b`` convert to, as ``torch.promote_types``.
+
+    Unlike numpy, a floating type absorbs any integer type: int64 with float32 is float32.
+
+    Examples
+    --------
+    >>> import symgrad
+    >>> symgrad.promote_types(symgrad.int64, symgrad.float32)
+    torch.float32
+    """
     if a is b:
         return a
+    if a._rank != b._rank:
+        return a if a._rank > b._rank else b
     return from_numpy(np.promote_types(a.np, b.np))
 
 

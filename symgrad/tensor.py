@@ -130,26 +130,22 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     for a in args:
         if isinstance(a, Tensor):
             d = a._data
-            arrays.append(d[()] if not d.ndim else d)
-            if a.grad_fn is not None or a._requires_grad:
+            arrays.append(d if d.ndim else d[()])
+            if not record and (a.grad_fn is not None or a._requires_grad):
                 record = True
         else:
             arrays.append(a)
     rule = op.dtype
-    if rule in _FAST_RULES and args[0].__class__ is Tensor and len(args) <= 2:
-        # Common case: a floating tensor with a number or a tensor of the same dtype.
-        dt = args[0]._dtype
-        if not dt.is_floating_point or (len(args) == 2 and isinstance(args[1], Tensor)
-                                        and args[1]._dtype is not dt):
-            dt = _DTYPE_RULES[rule](args, attrs)
-    else:
+    dt = args[0]._dtype if args[0].__class__ is Tensor else None
+    if (rule not in _FAST_RULES or dt is None or not dt.is_floating_point or (
+            len(args) > 1 and (len(args) > 2 or isinstance(args[1], Tensor)
+                               and args[1]._dtype is not dt))):
         dt = _DTYPE_RULES[rule](args, attrs)
     try:
         data = op.forward(*arrays, *attrs)
     except ValueError as e:
         raise _shape_error(op, arrays, attrs, e) from None
-    if data.__class__ is not _ndarray:
-        data = np.asarray(data)
+    # 0-d results may stay numpy scalars; anything else must be an array.
     npdt = dt.np
     if data.dtype is not npdt and data.dtype != npdt:
         data = data.astype(npdt)
@@ -172,7 +168,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             meta.append((a._data.shape, a._dtype))
         else:
             inputs.append(a)
-            meta.append(((), None))
+            meta.append(_NUMBER_META)
     saved = []
     versions = []
     for kind, where in op.plan:
@@ -191,6 +187,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     return out
 
 
+_NUMBER_META = ((), None)
 _FAST_OPERANDS = frozenset((float, int))
 _FAST_RULES = frozenset(("same", "promote", "float", "div"))
 
@@ -244,13 +241,76 @@ def _binary(op, a, b):
     return apply(op, (a, b))
 
 
-def _leaf_in_place_error():
-    return RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                        "operation.")
+def _leaf_in_place_error(view: bool = False):
+    return RuntimeError(f"a {'view of a ' if view else ''}leaf Variable that requires grad "
+                        "is being used in an in-place operation.")
+
+
+def _is_view_of_leaf(t) -> bool:
+    """Is ``t`` a view (through view ops only) of a leaf that requires grad?"""
+    fn = t.grad_fn
+    while fn is not None and fn.op is not None and fn.op.view:
+        x = fn.inputs[0]
+        if isinstance(x, AccumulateGrad):
+            return True
+        fn = x if isinstance(x, Node) else None
+    return False
+
+
+def _is_view_index(index, shape: tuple) -> bool:
+    """Does assigning at ``index`` write through a view (PyTorch's message says so)?
+
+    Basic indexing that selects (an integer, ``None``, a partial slice) makes a view
+    first; full slices, ``...`` and advanced indices alone write into the tensor itself.
+    """
+    items = index if isinstance(index, tuple) else (index,)
+
+    def width(i):
+        if i is None or i is Ellipsis:
+            return 0
+        if isinstance(i, np.ndarray) and i.dtype == np.bool_:
+            return i.ndim
+        return 1
+
+    dim = 0
+    for k, i in enumerate(items):
+        if i is Ellipsis:
+            dim = len(shape) - builtins.sum(width(j) for j in items[k + 1:])
+        elif i is None or isinstance(i, (int, np.integer, bool, np.bool_)):
+            return True
+        elif isinstance(i, np.ndarray) and i.ndim == 0:
+            return True
+        elif isinstance(i, slice):
+            if dim < len(shape) and i.indices(shape[dim]) != (0, shape[dim], 1):
+                return True
+        dim += width(i)
+    return False
 
 
 # --------------------------------------------------------------------------- Tensor
-class Tensor:
+_WARNED_ONCE: set = set()
+
+
+def _warn_once(message: str, stacklevel: int = 2) -> None:
+    """Warn the first time only in this process, as PyTorch's ``TORCH_WARN_ONCE`` does."""
+    if message not in _WARNED_ONCE:
+        _WARNED_ONCE.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+
+
+class _TensorMeta(type):
+    """Shows symgrad's classes under PyTorch's names: ``<class 'torch.Tensor'>``.
+
+    Teaching notebooks print ``type(x)``; the names come from ``_torch_name`` (a subclass
+    without one shows its own module).
+    """
+
+    def __repr__(cls) -> str:
+        name = cls.__dict__.get("_torch_name")
+        return f"<class '{name}'>" if name else super().__repr__()
+
+
+class Tensor(metaclass=_TensorMeta):
     """A multi-dimensional array that records the operations applied to it.
 
     ``Tensor(data)`` is PyTorch's legacy constructor: it makes a tensor of the default
@@ -278,6 +338,7 @@ class Tensor:
     _name = None
     __array_ufunc__ = None  # numpy defers to our operators: np.float64(2) * t is a Tensor
     __array_priority__ = 1000
+    _torch_name = "torch.Tensor"
 
     def __new__(cls, *args, **kwargs):
         dt = _LEGACY_DTYPE.get(cls, None) or _dt.get_default_dtype()
@@ -411,13 +472,13 @@ class Tensor:
         if self.ndim == 2:
             return apply(O.PERMUTE, (self,), ((1, 0),))
         if self.ndim != 2 and self.ndim > 0:
-            warnings.warn(
+            _warn_once(
                 "The use of `x.T` on tensors of dimension other than 2 to reverse their "
                 "shape is deprecated and it will throw an error in a future release. "
                 "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
                 "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. "
                 "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
-                "TensorShape.cpp:4314.)", UserWarning, stacklevel=2)
+                "TensorShape.cpp:4314.)")
         return apply(O.PERMUTE, (self,), (tuple(range(self.ndim - 1, -1, -1)),))
 
     @property
@@ -503,7 +564,7 @@ class Tensor:
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return self._data
+        return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -556,7 +617,7 @@ class Tensor:
     def __repr__(self) -> str:
         from ._printing import tensor_repr
         fn = self.grad_fn
-        return tensor_repr(self._data, self._dtype.name,
+        return tensor_repr(np.asarray(self._data), self._dtype.name,
                            requires_grad=self._requires_grad and fn is None,
                            grad_fn=None if fn is None else type(fn).__name__,
                            default_dtype=_dt.get_default_dtype().name,
@@ -945,6 +1006,8 @@ class Tensor:
         if GRAD_MODE.enabled:
             if self.grad_fn is None and self._requires_grad:
                 raise _leaf_in_place_error()
+            if self.grad_fn is not None and _is_view_of_leaf(self):
+                raise _leaf_in_place_error(view=True)
             track = self.grad_fn is not None or builtins.any(
                 isinstance(o, Tensor) and o.requires_grad for o in others)
         else:
@@ -963,6 +1026,8 @@ class Tensor:
 
     def _write(self, values, op) -> None:
         values = np.asarray(values)
+        if self._data.__class__ is not _ndarray:
+            self._data = np.array(self._data)  # a 0-d result held as a numpy scalar
         if values.shape != self._data.shape:
             if np.broadcast_shapes(values.shape, self._data.shape) != self._data.shape:
                 raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
@@ -1152,7 +1217,7 @@ def _setitem(t: Tensor, index, value) -> None:
     if GRAD_MODE.enabled and (t.requires_grad or (isinstance(value, Tensor)
                                                    and value.requires_grad)):
         if t.grad_fn is None and t._requires_grad:
-            raise _leaf_in_place_error()
+            raise _leaf_in_place_error(view=_is_view_index(index, t._data.shape))
         mask = np.zeros(t._data.shape, dtype=bool)
         mask[index] = True
         filled = np.zeros(t._data.shape, dtype=t._dtype.np)
