@@ -37,7 +37,8 @@ from .tensor import _LEGACY_DTYPE
 
 
 def _legacy(name: str, d) -> type:
-    cls = type(name, (Tensor,), {"__slots__": (), "__module__": "symgrad"})
+    cls = type(name, (Tensor,), {"__slots__": (), "__module__": "symgrad",
+                                 "_torch_name": "torch." + name})
     _LEGACY_DTYPE[cls] = d
     return cls
 

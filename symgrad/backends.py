@@ -112,8 +112,9 @@ class _Tensor:
 
     @staticmethod
     def _t():
-        from . import tensor
-        return tensor
+        # Not ``from . import tensor``: the package's ``tensor`` is the function.
+        import importlib
+        return importlib.import_module(__package__ + ".tensor")
 
     def __getattr__(self, name):
         # Unary functions and comparisons are the tensor's own methods.

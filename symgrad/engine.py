@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from .backends import NUMPY, TENSOR
-from .graph import GRAD_MODE, AccumulateGrad, Node
+from .graph import FREED, GRAD_MODE, AccumulateGrad, Node
 
 __all__ = ["run_backward", "call_node"]
 
@@ -264,9 +264,8 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     r = h(tuple(_wrap(x) for x in grads), (_wrap(g),))
                     if r is not None:
                         grads = [_unwrap(x, create_graph) for x in r]
-            if not retain_graph and node._saved:
-                node._saved = ()
-                node._released = True
+            if not retain_graph and node._saved and not node._released:
+                _release(node)
             for x, gi in zip(node.inputs, grads):
                 if not isinstance(x, Node):
                     continue
@@ -282,6 +281,16 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     if inputs is None:
         return None
     return results
+
+
+def _release(node: Node) -> None:
+    """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
+    node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
+    Tensor = _TENSOR or _tensor_cls()[0]
+    saved = node._saved
+    if any(isinstance(s, Tensor) for s in saved):
+        node._saved = tuple(FREED if isinstance(s, Tensor) else s for s in saved)
+        node._released = True
 
 
 def _needed(parents: dict, captures: dict) -> set:

@@ -141,7 +141,8 @@ class Node:
             key = name[7:]
             names = type(self).op.saves
             if key in names:
-                if self._released:
+                value = self._saved[names.index(key)] if self._saved else FREED
+                if value is FREED:
                     raise RuntimeError(
                         "Trying to backward through the graph a second time (or directly "
                         "access saved tensors after they have already been freed). Saved "
@@ -149,13 +150,25 @@ class Node:
                         ".backward() or autograd.grad(). Specify retain_graph=True if you "
                         "need to backward through the graph a second time or if you need "
                         "to access saved tensors after calling backward.")
-                return _public(self._saved[names.index(key)])
+                return _public(value)
             if key == "self_sym_numel" or key == "sizes":
                 pass
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+class _Freed:
+    """Stands in for a saved tensor after backward freed it (numbers and sizes stay)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<freed>"
+
+
+FREED = _Freed()
 
 
 def _public(value):

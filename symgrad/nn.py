@@ -18,6 +18,7 @@ class Parameter(Tensor):
     """
 
     __slots__ = ()
+    _torch_name = "torch.nn.parameter.Parameter"
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:

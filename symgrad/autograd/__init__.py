@@ -73,7 +73,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     _check_roots(outputs)
     targets = _as_tuple(inputs)
     if inputs is not None and not targets:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     if not targets:
         run_backward(outputs, roots, retain_graph, create_graph)
         return
