@@ -126,12 +126,12 @@ def _input_grads(node: Node, g, create_graph: bool, needed) -> list:
 
 def call_node(node: Node, grads: tuple):
     """Calling a ``grad_fn`` by hand: its gradient rule, or accumulation for a leaf."""
-    Tensor, make = _tensor_cls()
-    create = GRAD_MODE.enabled and any(isinstance(g, Tensor) and g.requires_grad
-                                       for g in grads)
+    # As in PyTorch the rule runs under the caller's grad mode, so its results record a
+    # graph whenever a gradient or a saved value requires grad (``grad * other`` for mul).
+    create = GRAD_MODE.enabled
     if isinstance(node, AccumulateGrad):
         _accumulate(node.variable, _unwrap(grads[0], create), create)
-        return None
+        return ()
     g = _unwrap(grads[0], create) if grads else None
     out = _input_grads(node, g, create, None)
     out = tuple(_wrap(x) for x in out)
@@ -141,20 +141,25 @@ def call_node(node: Node, grads: tuple):
 def _accumulate(var, g, create_graph: bool) -> None:
     Tensor, make = _tensor_cls()
     if create_graph:
+        # Grad mode is on (create_graph=True, or a node called by hand): like PyTorch's
+        # AccumulateGrad, copy the first gradient into a new tensor (a CopyBackwards node
+        # when it requires grad) and add later ones out of place.
         g = g if isinstance(g, Tensor) else _wrap(g)
-        var._grad = g if var._grad is None else var._grad + g
+        if var._grad is None:
+            var._grad = make(np.empty(g.shape, var.dtype.np), var.dtype).copy_(g)
+        else:
+            var._grad = var._grad + g
         return
     if isinstance(g, Tensor):
         g = g._data
     if var._grad is None:
         var._grad = make(np.array(g, dtype=var.dtype.np), var.dtype)
     else:
+        # In place, as PyTorch does with grad mode off: .grad keeps its identity and its
+        # grad_fn, if a create_graph pass gave it one.
         target = var._grad
-        if target.requires_grad:
-            var._grad = make(target._data + g, var.dtype)
-        else:
-            np.add(target._data, g, out=target._data, casting="unsafe")
-            target._vc[0] += 1
+        np.add(target._data, g, out=target._data, casting="unsafe")
+        target._vc[0] += 1
 
 
 def _call_hooks(hooks, g, create_graph):

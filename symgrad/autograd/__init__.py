@@ -74,6 +74,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     targets = _as_tuple(inputs)
     if inputs is not None and not targets:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if create_graph:
+        from ..tensor import _warn_once
+        _warn_once(
+            "Using backward() with create_graph=True will create a reference cycle between "
+            "the parameter and its gradient which can cause a memory leak. We recommend "
+            "using autograd.grad when creating the graph to avoid this. If you have to use "
+            "this function, make sure to reset the .grad fields of your parameters to None "
+            "after use to break the cycle and avoid the leak. (Triggered internally at "
+            "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
     if not targets:
         run_backward(outputs, roots, retain_graph, create_graph)
         return
