@@ -138,7 +138,7 @@ def call_node(node: Node, grads: tuple):
     return out[0] if len(out) == 1 else out
 
 
-def _accumulate(var, g, create_graph: bool) -> None:
+def _accumulate(var, g, create_graph: bool, owned: bool = False) -> None:
     Tensor, make = _tensor_cls()
     if create_graph:
         # Grad mode is on (create_graph=True, or a node called by hand): like PyTorch's
@@ -153,11 +153,16 @@ def _accumulate(var, g, create_graph: bool) -> None:
     if isinstance(g, Tensor):
         g = g._data
     if var._grad is None:
-        var._grad = make(np.array(g, dtype=var.dtype.np), var.dtype)
+        # A sum made by this pass can become .grad as it is; anything else may be shared.
+        if not (owned and g.dtype == var.dtype.np):
+            g = np.array(g, dtype=var.dtype.np)
+        var._grad = make(g, var.dtype)
     else:
         # In place, as PyTorch does with grad mode off: .grad keeps its identity and its
         # grad_fn, if a create_graph pass gave it one.
         target = var._grad
+        if target._data.__class__ is not _ndarray:
+            target._data = np.array(target._data)  # a 0-d result held as a numpy scalar
         np.add(target._data, g, out=target._data, casting="unsafe")
         target._vc[0] += 1
 
@@ -221,22 +226,28 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     for n in seen:
         if n not in deps:
             heapq.heappush(ready, (-n._seq, id(n), n))
+    owned: set = set()  # ids of gradient sums this pass allocated
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = create_graph
     try:
         while ready:
             node = heapq.heappop(ready)[2]
             g = buffers.pop(node, None)
+            g_owned = id(g) in owned
+            if g_owned:
+                owned.discard(id(g))  # ids are reused once an array dies
             if isinstance(node, AccumulateGrad):
                 if g is None:
                     continue
                 if node._tensor_pre_hooks:
-                    g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
+                    hooked = _call_hooks(node._tensor_pre_hooks, g, create_graph)
+                    g_owned = g_owned and hooked is g
+                    g = hooked
                 if captures is not None and node in captures:
                     for k in captures[node]:
                         results[k] = g
                 if accumulate:
-                    _accumulate(node.variable, g, create_graph)
+                    _accumulate(node.variable, g, create_graph, g_owned)
                     if node._hooks:
                         for h in list(node._hooks):
                             h(node.variable)
@@ -276,7 +287,14 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     continue
                 if gi is not None:
                     b = buffers.get(x)
-                    buffers[x] = gi if b is None else b + gi
+                    if b is None:
+                        buffers[x] = gi
+                    elif id(b) in owned and b.shape == gi.shape:
+                        b += gi  # a sum this pass made: nobody else holds it
+                    else:
+                        b = buffers[x] = b + gi
+                        if not create_graph and b.__class__ is _ndarray:
+                            owned.add(id(b))
                 left = deps[x] - 1
                 deps[x] = left
                 if left == 0:
