@@ -182,10 +182,8 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
 
     With ``accumulate`` the leaves' ``.grad`` grow (``backward``); otherwise the
     gradients of ``inputs`` are returned (``autograd.grad``).  ``inputs`` restricts the
-    work to what reaches them.
+    work to what reaches them (``backward(inputs=...)`` accumulates into them only).
     """
-    if inputs is not None:
-        accumulate = False
     root_nodes = []
     buffers: dict = {}
     for t, g in zip(roots, root_grads):
@@ -213,13 +211,21 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     stack.append(x)
 
     captures = None
-    needed = None
+    needed = None  # the nodes whose incoming gradient is wanted
+    runs = None  # the nodes that run their rule and hooks (PyTorch's ``needed_``)
     if inputs is not None:
-        captures = {}
+        targets: dict = {}
         for k, t in enumerate(inputs):
             node = t.grad_fn if t.grad_fn is not None else t._accumulator()
-            captures.setdefault(node, []).append(k)
-        needed = _needed(parents, captures)
+            targets.setdefault(node, []).append(k)
+        runs = _needed(parents, targets)
+        if accumulate:
+            runs.update(targets)
+        else:
+            captures = targets
+        if len(root_nodes) == 1:
+            runs.add(root_nodes[0])  # a single root is PyTorch's graph root: it always runs
+        needed = runs | targets.keys()
     results: list = [None] * (len(inputs) if inputs is not None else 0)
 
     ready: list = []
@@ -259,20 +265,32 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                         if deps[x] == 0:
                             heapq.heappush(ready, (-x._seq, id(x), x))
                 continue
+            captured = captures is not None and node in captures
+            if captured and node in runs:
+                # PyTorch captures the gradient of a node that must also run before its
+                # tensor hooks; one that need not run, after them (and then stops there).
+                for k in captures[node]:
+                    results[k] = g
             if node._tensor_pre_hooks:
                 g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
             if node._retain is not None:
                 t = node._retain()
                 if t is not None:
                     _accumulate(t, g, create_graph)
+            if captured and node not in runs:
+                for k in captures[node]:
+                    results[k] = g
+                for x in node.inputs:
+                    if isinstance(x, Node):
+                        deps[x] -= 1
+                        if deps[x] == 0:
+                            heapq.heappush(ready, (-x._seq, id(x), x))
+                continue
             if node._pre_hooks:
                 for h in list(node._pre_hooks):
                     r = h((_wrap(g),))
                     if r is not None:
                         g = _unwrap(r[0], create_graph)
-            if captures is not None and node in captures:
-                for k in captures[node]:
-                    results[k] = g
             grads = _input_grads(node, g, create_graph,
                                  None if needed is None else needed.__contains__)
             if node._hooks:
@@ -316,9 +334,19 @@ def _release(node: Node) -> None:
         node._released = True
 
 
+def _release(node: Node) -> None:
+    """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
+    node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
+    Tensor = _TENSOR or _tensor_cls()[0]
+    saved = node._saved
+    if any(isinstance(s, Tensor) for s in saved):
+        node._saved = tuple(FREED if isinstance(s, Tensor) else s for s in saved)
+        node._released = True
+
+
 def _needed(parents: dict, captures: dict) -> set:
-    """Nodes from which some captured node can be reached: only they need to run."""
-    needed = set(captures)
+    """Nodes from which some captured node can be reached through at least one edge."""
+    needed: set = set()
     stack = list(captures)
     while stack:
         for p in parents.get(stack.pop(), ()):

@@ -1,7 +1,8 @@
 """``symgrad.autograd``: PyTorch's autograd API over symgrad's engine."""
 from __future__ import annotations
 
-from typing import Sequence
+import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -26,35 +27,71 @@ def _as_tuple(x) -> tuple:
     return tuple(x)
 
 
-def _make_grads(outputs: Sequence[Tensor], grads: Sequence, create_graph: bool) -> list:
-    """The gradients that start the backward pass (ones for scalar outputs)."""
+def _inputs_tuple(inputs, caller: str) -> tuple:
+    if isinstance(inputs, Tensor):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{caller}()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    return tuple(inputs)
+
+
+def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
+    """The gradients that start the backward pass, checked as PyTorch checks them.
+
+    ``grads.index(grad)`` is PyTorch's own way of naming the culprit (it compares tensors,
+    so it can itself fail); it is kept so that the messages are the same.
+    """
     out = []
-    for i, (t, g) in enumerate(zip(outputs, grads)):
-        if g is None:
-            if t.requires_grad and t._data.size != 1:
+    for grad, t in zip(grads, outputs):
+        if isinstance(grad, Tensor):
+            if grad.shape != t.shape:
+                raise RuntimeError(
+                    "Mismatch in shape: grad_output[" + str(grads.index(grad)) + "] has a "
+                    "shape of " + str(grad.shape) + " and output[" + str(outputs.index(t))
+                    + "] has a shape of " + str(t.shape) + ".")
+            out.append(grad if create_graph else grad._data)
+        elif grad is None:
+            if not t.requires_grad:
+                out.append(None)
+                continue
+            if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = _make(np.ones(t._data.shape, t.dtype.np), t.dtype)
+            if not t.dtype.is_floating_point:
+                raise RuntimeError("grad can be implicitly created only for real scalar "
+                                   f"outputs but got {t.dtype}")
+            g = np.ones(t._data.shape, t.dtype.np)
+            out.append(_make(g, t.dtype) if create_graph else g)
         else:
-            if not isinstance(g, Tensor):
-                from ..tensor import tensor
-                g = tensor(g, dtype=t.dtype)
-            if g.shape != t.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{g.shape} and output[{i}] has a shape of {t.shape}.")
-        out.append(g if create_graph else g._data)
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            + type(grad).__name__)
     return out
 
 
-def _check_roots(outputs: Sequence[Tensor]) -> None:
+def _check_roots(outputs: tuple, roots: list) -> None:
+    """The engine's own checks, in its order."""
+    if len(outputs) != len(roots):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(roots)} gradients")
     for i, t in enumerate(outputs):
         if not t.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
 
 
+def _check_inputs(inputs: tuple) -> None:
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves.
+
+    With ``inputs``, only those tensors accumulate (a non-leaf among them starts to retain
+    its gradient, as in PyTorch).
 
     Examples
     --------
@@ -64,16 +101,28 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     >>> x.grad
     tensor(12.)
     """
-    outputs = _as_tuple(tensors)
-    grads = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
-    grads = grads or (None,) * len(outputs)
-    if retain_graph is None:
-        retain_graph = create_graph
-    roots = _make_grads(outputs, grads, create_graph)
-    _check_roots(outputs)
-    targets = _as_tuple(inputs)
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is None:
+            grad_tensors = grad_variables
+        else:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments "
+                               "both passed to `backward()`. Please only use "
+                               "`grad_tensors`.")
+    targets = () if inputs is None else _inputs_tuple(inputs, "backward")
     if inputs is not None and not targets:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    outputs = _as_tuple(tensors)
+    grads = (None,) * len(outputs) if grad_tensors is None else _as_tuple(grad_tensors)
+    roots = _make_grads(outputs, grads, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    _check_roots(outputs, roots)
+    if targets:
+        _check_inputs(targets)
+        for t in targets:
+            t.retain_grad()  # PyTorch's engine does this; a no-op on leaves
     if create_graph:
         from ..tensor import _warn_once
         _warn_once(
@@ -83,19 +132,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             "this function, make sure to reset the .grad fields of your parameters to None "
             "after use to break the cycle and avoid the leak. (Triggered internally at "
             "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
-    if not targets:
-        run_backward(outputs, roots, retain_graph, create_graph)
-        return
-    from ..engine import _accumulate
-    results = run_backward(outputs, roots, retain_graph, create_graph, inputs=targets)
-    for t, g in zip(targets, results):
-        if g is not None:
-            _accumulate(t, g, create_graph)
+    run_backward(outputs, roots, retain_graph, create_graph, inputs=targets or None)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False,
-         materialize_grads=False) -> tuple:
+         materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
 
     Examples
@@ -105,38 +147,45 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> torch.autograd.grad(x ** 2, x)
     (tensor(6.),)
     """
-    outs = _as_tuple(outputs)
-    ins = _as_tuple(inputs)
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    if materialize_grads and not allow_unused:
+    if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
-    grads = _as_tuple(grad_outputs) or (None,) * len(outs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outs = _as_tuple(outputs)
+    ins = _inputs_tuple(inputs, "grad")
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please "
+                      "use torch.autograd.backward.", FutureWarning, stacklevel=2)
+    grads = (None,) * len(outs) if grad_outputs is None else _as_tuple(grad_outputs)
+    roots = _make_grads(outs, grads, create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    for t in ins:
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    roots = _make_grads(outs, grads, create_graph)
-    _check_roots(outs)
-    results = run_backward(outs, roots, retain_graph, create_graph, inputs=ins)
+    _check_roots(outs, roots)
+    _check_inputs(ins)
+    results = run_backward(outs, roots, retain_graph, create_graph, inputs=ins,
+                           accumulate=False)
     out = []
     for k, (t, g) in enumerate(zip(ins, results)):
         if g is None:
             if materialize_grads:
-                g = np.zeros(t._data.shape, t.dtype.np)
+                out.append(_make(np.zeros(t._data.shape, t.dtype.np), t.dtype,
+                                 requires_grad=create_graph))
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {k} appears to not "
                                    "have been used in the graph. Set allow_unused=True if "
                                    "this is the desired behavior.")
             else:
                 out.append(None)
-                continue
-        if isinstance(g, Tensor):
+        elif isinstance(g, Tensor):
             out.append(g)
         else:
             out.append(_make(np.array(g, dtype=t.dtype.np), t.dtype))
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), out))
     return tuple(out)
 
 
