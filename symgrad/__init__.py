@@ -51,6 +51,7 @@ BoolTensor = _legacy("BoolTensor", bool)
 
 from .expr import Expression, parse  # noqa: E402
 from .symbolic import gradient_program, to_sympy  # noqa: E402
+from .check import Report, check, verify  # noqa: E402
 from .draw import draw, draw_steps, make_dot  # noqa: E402
 
 __version__ = "0.1.0"
@@ -64,4 +65,5 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "set_default_dtype", "promote_types", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode", "autograd", "nn", "ops",
            "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
-           "gradient_program", "draw", "draw_steps", "make_dot"] + list(_functional_all)
+           "gradient_program", "check", "verify", "Report", "draw", "draw_steps",
+           "make_dot"] + list(_functional_all)

@@ -38,6 +38,7 @@ y*cos(x*y) + 1
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -48,7 +49,7 @@ from .backends import SYMPY
 from .graph import AccumulateGrad, Node
 
 __all__ = ["to_sympy", "gradient_program", "GradientProgram", "Line", "sym_forward",
-           "leaf_symbols", "leaf_names", "nice_number", "as_sympy"]
+           "leaf_symbols", "leaf_names", "nice_number", "as_sympy", "almost_everywhere"]
 
 BAR = "\u0304"  # combining macron: x̄, v̄1
 
@@ -121,6 +122,46 @@ def _obj(x) -> np.ndarray:
     out = np.empty((), dtype=object)
     out[()] = sp.sympify(x) if not isinstance(x, (float, np.floating)) else nice_number(x)
     return out
+
+
+_NONSMOOTH = (sp.Max, sp.Min, sp.Abs, sp.Piecewise, sp.sign, sp.Heaviside)
+
+
+def almost_everywhere(expr):
+    """Drop ``Piecewise`` branches taken only on a set of measure zero.
+
+    A branch whose condition is ``Eq(a, b)`` with ``a - b`` a non-zero expression free
+    of kinks (no ``Max``, ``Abs``, ``Piecewise``, ...) holds only on a null set (such as
+    ``Eq(sqrt(x**2 + y**2), 0)`` in the gradient of a norm), so it cannot change a
+    gradient almost everywhere.  Equalities between kinked expressions (``Eq(x,
+    Max(x, y))``, which holds on a half-space) are kept.
+
+    Examples
+    --------
+    >>> x = sp.Symbol("x", real=True)
+    >>> almost_everywhere(sp.Piecewise((0, sp.Eq(x**2, 0)), (1 / x, True)))
+    1/x
+    >>> almost_everywhere(sp.Piecewise((1, sp.Eq(x, sp.Max(x, 0))), (0, True)))
+    Piecewise((1, Eq(x, Max(0, x))), (0, True))
+    """
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Piecewise):
+        return expr
+
+    def null(cond) -> bool:
+        if not isinstance(cond, sp.Eq):
+            return False
+        d = cond.lhs - cond.rhs
+        return bool(d.free_symbols) and not d.has(*_NONSMOOTH) and d != 0
+
+    def visit(pw):
+        kept = [(v, c) for v, c in pw.args if not null(c)]
+        if not kept or len(kept) == len(pw.args):
+            return pw
+        if kept[-1][1] is not sp.true:
+            kept.append((sp.nan, True))
+        return sp.Piecewise(*kept)
+
+    return expr.replace(lambda e: isinstance(e, sp.Piecewise), visit)
 
 
 # --------------------------------------------------------------------------- one op
@@ -230,7 +271,7 @@ def leaf_names(leaves: Iterable, taken: Iterable[str] = ()) -> dict:
     leaves = list(leaves)
     used = set(taken) | {t.name for t in leaves if getattr(t, "name", None)}
     names: dict = {}
-    fresh = (n for n in _DEFAULT_NAMES + tuple(f"x{k}" for k in range(1, 10 ** 6))
+    fresh = (n for n in itertools.chain(_DEFAULT_NAMES, (f"x{k}" for k in itertools.count(1)))
              if n not in used)
     for t in leaves:
         names[id(t)] = t.name if getattr(t, "name", None) else next(fresh)
