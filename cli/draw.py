@@ -1,0 +1,86 @@
+"""``symgrad draw``: forward and backward graphs of an expression, to a file."""
+from __future__ import annotations
+
+import pathlib
+
+import click
+
+from ._common import InputError, load_expression, parse_at
+
+__all__ = ["draw"]
+
+
+@click.command()
+@click.argument("expression")
+@click.option("--at", "at_items", multiple=True, metavar="VAR=VALUE",
+              help="Values (repeatable). With none, values are left out of the drawing.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output file; the suffix picks the format: .svg .png .pdf .dot .tikz")
+@click.option("--kind", type=click.Choice(["forward", "backward", "both"]),
+              default="both", show_default=True)
+@click.option("--steps", "steps_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write one frame per backward step into this directory.")
+@click.option("--theme", type=click.Choice(["light", "dark", "print", "colorblind"]),
+              default="light", show_default=True)
+@click.option("--rankdir", type=click.Choice(["LR", "TB", "RL", "BT"]), default="LR",
+              show_default=True, help="Layout direction.")
+@click.option("--local/--no-local", default=True, show_default=True,
+              help="Show each edge's local derivative.")
+def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: str | None,
+         theme: str, rankdir: str, local: bool) -> None:
+    """Draw the graph of EXPRESSION: forward (values), backward (PyTorch's grad_fn
+    nodes, .grad after backward) or both side by side.
+
+    \b
+    Examples:
+      symgrad draw "5*x**2 + 3*sin(y)" --at x=4 --at y=0 -o graph.svg
+      symgrad draw "sin(dot(x, y))" --at x=[1,2,3] --at y=[5,6,7] -o g.png --kind backward
+      symgrad draw "tanh(w*x + b)" -o g.pdf --theme print --rankdir TB
+      symgrad draw "x**2*y" --at x=3 --at y=2 -o g.svg --steps frames/
+    """
+    import symgrad
+    from symgrad.draw import RenderError
+    expr = load_expression(expression)
+    at = parse_at(at_items, expr.variables)
+    complete = all(v in at for v in expr.variables)
+    try:
+        out = expr.evaluate(**{v: at.get(v, 1.0) for v in expr.variables})
+        leaves = _leaves(out)
+        if complete and out.numel() == 1 and out.requires_grad and kind != "forward":
+            out.backward(retain_graph=True)
+        diagram = symgrad.draw(out, kind=kind, names={**leaves, "f": out}, theme=theme,
+                               rankdir=rankdir, show_values=complete, show_grads=complete,
+                               show_local=local, title=expression)
+        path = diagram.render(output)
+        click.echo(f"wrote {path}")
+        if steps_dir:
+            out2 = expr.evaluate(**{v: at.get(v, 1.0) for v in expr.variables})
+            if out2.numel() != 1:
+                raise InputError("--steps needs a scalar expression")
+            frames = symgrad.draw_steps(out2, pathlib.Path(steps_dir), theme=theme,
+                                        rankdir=rankdir, show_values=complete,
+                                        names={**_leaves(out2), "f": out2})
+            click.echo(f"wrote {len(frames)} frames to {steps_dir}")
+    except RenderError as err:
+        raise InputError(str(err)) from None
+    except (ValueError, TypeError) as err:
+        raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
+
+
+def _leaves(out) -> dict:
+    """The named leaves of a traced expression (for labels)."""
+    from symgrad.graph import AccumulateGrad, Node
+    found: dict = {}
+    stack = [out.grad_fn] if out.grad_fn is not None else []
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, AccumulateGrad):
+            if n.variable.name:
+                found[n.variable.name] = n.variable
+            continue
+        stack.extend(x for x in n.inputs if isinstance(x, Node))
+    return found

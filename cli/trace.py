@@ -1,0 +1,63 @@
+"""``symgrad trace``: run a teaching script written for torch on symgrad, and draw it."""
+from __future__ import annotations
+
+import runpy
+import sys
+
+import click
+
+from ._common import InputError
+
+__all__ = ["trace"]
+
+
+@click.command()
+@click.argument("script", type=click.Path(exists=True, dir_okay=False))
+@click.option("--var", "variables", multiple=True, metavar="NAME",
+              help="Tensor variable of the script to draw (repeatable; default: the last "
+                   "tensor with a grad_fn).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output file; the suffix picks the format: .svg .png .pdf .dot")
+@click.option("--kind", type=click.Choice(["forward", "backward", "both"]),
+              default="backward", show_default=True)
+def trace(script: str, variables: tuple, output: str, kind: str) -> None:
+    """Run SCRIPT (written for torch.autograd) with `torch` mapped to symgrad, then draw
+    the named tensors. The script is Python and runs as such: only trace your own.
+
+    \b
+    Examples:
+      symgrad trace lesson.py --var f -o f.svg
+      symgrad trace lesson.py --var loss --kind both -o loss.png
+    """
+    import symgrad
+    from symgrad.draw import RenderError
+    from symgrad.tensor import Tensor
+    saved = {k: sys.modules.get(k) for k in ("torch", "torch.autograd")}
+    sys.modules["torch"] = symgrad
+    sys.modules["torch.autograd"] = symgrad.autograd
+    try:
+        namespace = runpy.run_path(script, run_name="__main__")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    if variables:
+        missing = [v for v in variables if not isinstance(namespace.get(v), Tensor)]
+        if missing:
+            raise InputError(f"{', '.join(missing)}: not a tensor defined by {script}")
+        targets = {v: namespace[v] for v in variables}
+    else:
+        found = [(k, v) for k, v in namespace.items()
+                 if isinstance(v, Tensor) and v.grad_fn is not None]
+        if not found:
+            raise InputError(f"{script} defines no tensor with a graph; name one with --var")
+        targets = dict(found[-1:])
+    names = {k: v for k, v in namespace.items() if isinstance(v, Tensor)}
+    try:
+        roots = list(targets.values())
+        d = symgrad.draw(roots[0] if len(roots) == 1 else targets, kind=kind, names=names)
+        click.echo(f"wrote {d.render(output)}")
+    except RenderError as err:
+        raise InputError(str(err)) from None
