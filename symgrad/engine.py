@@ -334,26 +334,6 @@ def _release(node: Node) -> None:
         node._released = True
 
 
-def _release(node: Node) -> None:
-    """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
-    node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
-    Tensor = _TENSOR or _tensor_cls()[0]
-    saved = node._saved
-    if any(isinstance(s, Tensor) for s in saved):
-        node._saved = tuple(FREED if isinstance(s, Tensor) else s for s in saved)
-        node._released = True
-
-
-def _release(node: Node) -> None:
-    """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
-    node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
-    Tensor = _TENSOR or _tensor_cls()[0]
-    saved = node._saved
-    if any(isinstance(s, Tensor) for s in saved):
-        node._saved = tuple(FREED if isinstance(s, Tensor) else s for s in saved)
-        node._released = True
-
-
 def _needed(parents: dict, captures: dict) -> set:
     """Nodes from which some captured node can be reached through at least one edge."""
     needed: set = set()
