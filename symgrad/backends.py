@@ -61,6 +61,7 @@ class _Numpy:
     reshape = staticmethod(np.reshape)
     shape = staticmethod(np.shape)
     sum_to = staticmethod(sum_to)
+    mul_scalar = staticmethod(np.multiply)
     first_true = staticmethod(_first_true)
     scatter = staticmethod(_scatter)
 
@@ -142,6 +143,13 @@ class _Tensor:
         axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
                                           if n == 1 and g.shape[i + lead] != 1)
         return g.sum(axes, keepdim=True).reshape(shape) if axes else g.reshape(shape)
+
+    def mul_scalar(self, a, c):
+        # PyTorch records a number times a tensor inside a gradient formula as
+        # mul.Scalar (MulBackward1), not as the wrapped-scalar MulBackward0.
+        if not isinstance(a, self._t().Tensor):
+            return a * c
+        return self._t().apply(O().MUL_SCALAR, (a,), (c,))
 
     def matmul(self, a, b):
         return self._t().matmul(a, b)

@@ -224,6 +224,12 @@ MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype="promote",
          grads=(lambda m, grad, self, other: grad * other,
                 lambda m, grad, self, other: grad * self),
          local=("{other}", "{self}"), doc="self * other")
+# Inside PyTorch's backward formulas ``scalar * tensor`` is mul.Scalar: MulBackward1, one
+# input.  (From Python, ``5 * x`` wraps 5 as a tensor: MulBackward0 with a None edge.)
+MUL_SCALAR = Op("mul", 1, inputs=("self",), attrs=("other",), dtype="promote",
+                forward=np.multiply, saves=("other",),
+                grads=(lambda m, grad, other: m.mul_scalar(grad, other),),
+                local=("{other}",), doc="self * other, other a number inside a gradient rule")
 DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype="div",
          forward=np.true_divide, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad / other,
@@ -237,7 +243,8 @@ NEG = Op("neg", forward=np.negative, grads=(lambda m, grad: -grad,), local=("-1"
 POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
          forward=np.power, saves=("self", "exponent"),
          grads=(lambda m, grad, self, exponent:
-                grad * 0.0 if exponent == 0 else grad * (exponent * self ** (exponent - 1)),),
+                grad * 0.0 if exponent == 0
+                else grad * m.mul_scalar(self ** (exponent - 1), exponent),),
          local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)")
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
                 forward=np.power, saves=("self", "exponent", "result"),
