@@ -1,0 +1,337 @@
+"""The SymPy bridge and symbolic reverse mode on the graph, against sympy.diff."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symgrad
+from symgrad.expr import EvaluationError
+from symgrad.parser import ParseError
+from symgrad.symbolic import (almost_everywhere, gradient_program, leaf_symbols, nice_number,
+                              to_sympy)
+
+V2 = [0.7, -0.4]
+V3 = [0.3, 1.2, -0.8]
+M2 = [[1.5, -0.5], [0.25, 2.0]]
+
+# (expression, values: the shapes of the variables and a point inside the domain)
+TEXTBOOK = [
+    ("x**2", {"x": 1.3}),
+    ("x**3 - 2*x + 1", {"x": 0.7}),
+    ("x**-1", {"x": 1.3}),
+    ("sqrt(x)", {"x": 1.3}),
+    ("1/x", {"x": 1.3}),
+    ("x*y", {"x": 1.3, "y": -0.4}),
+    ("x/y", {"x": 1.3, "y": 0.9}),
+    ("x**2*y**3", {"x": 1.3, "y": 0.9}),
+    ("sin(x)*cos(x)", {"x": 0.4}),
+    ("x*exp(x)", {"x": 0.4}),
+    ("exp(x)/x", {"x": 1.4}),
+    ("log(x)/x", {"x": 1.4}),
+    ("x**2*log(x)", {"x": 1.4}),
+    ("(x + 1)/(x - 1)", {"x": 3.0}),
+    ("sin(x)/(1 + cos(x))", {"x": 0.3}),
+    ("tan(x)", {"x": 0.3}),
+    ("sin(x**2)", {"x": 0.9}),
+    ("cos(3*x + 1)", {"x": 0.9}),
+    ("exp(sin(x))", {"x": 0.9}),
+    ("log(1 + x**2)", {"x": 0.9}),
+    ("sqrt(1 + x**2)", {"x": 0.9}),
+    ("sin(cos(tan(x)))", {"x": 0.2}),
+    ("exp(-x**2/2)", {"x": 0.6}),
+    ("tanh(x)", {"x": 0.6}),
+    ("tanh(2*x + y)", {"x": 0.6, "y": -0.1}),
+    ("sigmoid(x)", {"x": 0.6}),
+    ("log(sigmoid(x))", {"x": 0.6}),
+    ("x*sigmoid(x)", {"x": 0.6}),
+    ("2**x", {"x": 0.6}),
+    ("x**y", {"x": 1.6, "y": 0.7}),
+    ("e**x + pi*x", {"x": 0.6}),
+    ("abs(x)", {"x": -0.6}),
+    ("relu(x)*x", {"x": 0.6}),
+    ("exp(x*y)*sin(y)", {"x": 0.3, "y": 0.8}),
+    ("log(x*y + 1)", {"x": 0.3, "y": 0.8}),
+    ("sin(x)**2 + cos(x)**2", {"x": 0.8}),
+    ("dot(x, y)", {"x": V3, "y": V3[::-1]}),
+    ("sin(dot(x, y))", {"x": V3, "y": [1.0, -0.5, 0.25]}),
+    ("sum(x*x)", {"x": V3}),
+    ("mean(x**2)", {"x": V3}),
+    ("norm(x)", {"x": V3}),
+    ("norm(x)**2", {"x": V3}),
+    ("x.T @ A @ x", {"x": V2, "A": M2}),
+    ("dot(x, A @ y)", {"x": V2, "A": M2, "y": [0.5, 1.5]}),
+    ("sum(A @ B)", {"A": M2, "B": [[0.5, 1.0], [-1.0, 2.0]]}),
+    ("sum(A*A.T)", {"A": M2}),
+    ("log(sum(exp(x)))", {"x": V3}),
+    ("sum(softmax(x)*y)", {"x": V3, "y": [1.0, 2.0, 3.0]}),
+    ("sum(log_softmax(x)*y)", {"x": V3, "y": [0.2, 0.3, 0.5]}),
+    ("sum(sigmoid(w*x))", {"w": 0.5, "x": V3}),
+    ("sum(tanh(A @ x))", {"A": M2, "x": V2}),
+    ("sum(relu(x))", {"x": V3}),
+    ("mean(sqrt(x*x + 1))", {"x": V3}),
+    ("sum((x - y)**2)/2", {"x": V3, "y": [0.0, 1.0, 2.0]}),
+]
+
+
+def _symbols(expr_values):
+    """Symbols of every variable's elements, as to_sympy names them."""
+    return {k: leaf_symbols(k, np.shape(v)) for k, v in expr_values.items()}
+
+
+def _at(values, syms):
+    subs = {}
+    for k, v in values.items():
+        a = np.asarray(v, dtype=float)
+        for ix in np.ndindex(*a.shape):
+            subs[syms[k][ix]] = sp.Rational(repr(float(a[ix])))
+    return subs
+
+
+@pytest.mark.parametrize("text,values", TEXTBOOK, ids=[t for t, _ in TEXTBOOK])
+def test_textbook_derivatives_match_sympy_diff(text, values):
+    e = symgrad.parse(text)
+    f = e.to_sympy(**values)
+    assert isinstance(f, sp.Expr)
+    syms = _symbols(values)
+    prog = e.gradient_program(**values)
+    closed = prog.closed_form(simplify=False)
+    numeric = e.gradient(**values)
+    program_numbers = prog.evaluate()
+    rng = np.random.default_rng(1)
+    # Compare at the given point and at a second point nearby (exactly, 30 digits).
+    points = [values, {k: np.asarray(v) * (1 + 0.1 * rng.uniform(-1, 1, np.shape(v)))
+                       for k, v in values.items()}]
+    for k in values:
+        mine = np.asarray(closed[k].tolist() if isinstance(closed[k], sp.MatrixBase)
+                          else closed[k], dtype=object).reshape(np.shape(values[k]))
+        for ix in np.ndindex(*np.shape(values[k])):
+            want = sp.diff(f, syms[k][ix])
+            for pt in points:
+                subs = _at(pt, syms)
+                a = complex(almost_everywhere(mine[ix]).xreplace(subs).evalf(30))
+                b = complex(want.xreplace(subs).evalf(30))
+                assert abs(a - b) <= 1e-12 * max(1.0, abs(b)), (k, ix, mine[ix], want)
+            # The program's numbers, reverse mode and sympy.diff agree at the point.
+            b = float(want.xreplace(_at(values, syms)).evalf(30))
+            assert np.asarray(program_numbers[k])[ix] == pytest.approx(b, rel=1e-9, abs=1e-12)
+            assert np.asarray(numeric[k])[ix] == pytest.approx(b, rel=1e-9, abs=1e-12)
+
+
+def test_table_is_large_enough():
+    assert len(TEXTBOOK) >= 40
+
+
+def test_simple_closed_forms_simplify_to_textbook_answers():
+    x, y = sp.symbols("x y", real=True)
+    e = symgrad.parse("x**2 * sin(x)")
+    assert sp.simplify(e.diff("x") - (2 * x * sp.sin(x) + x ** 2 * sp.cos(x))) == 0
+    e = symgrad.parse("x * y ** 2")
+    assert e.diff("y") == 2 * x * y
+    assert e.diff("x") == y ** 2
+
+
+def test_to_sympy_names_leaves_and_elements():
+    x = symgrad.tensor([1.0, 2.0], requires_grad=True, name="x")
+    A = symgrad.tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True, name="A")
+    out = to_sympy(x @ A @ x)
+    s = {str(a) for a in out.free_symbols}
+    assert s == {"x_0", "x_1", "A_0_0", "A_0_1", "A_1_0", "A_1_1"}
+    v = to_sympy(A @ x)
+    assert isinstance(v, sp.Matrix) and v.shape == (2, 1)
+    assert str(v[0]) == "A_0_0*x_0 + A_0_1*x_1"
+
+
+def test_to_sympy_default_names_are_stable_and_skip_taken_names():
+    a = symgrad.tensor(2.0, requires_grad=True)
+    b = symgrad.tensor(3.0, requires_grad=True, name="x")
+    c = symgrad.tensor(4.0, requires_grad=True)
+    out = a * b + c
+    assert str(to_sympy(out)) == "x*y + z"
+    assert str(to_sympy(out)) == "x*y + z"  # the same names every time
+
+
+def test_to_sympy_constants_are_exact():
+    x = symgrad.tensor(0.5, requires_grad=True, name="x")
+    c = symgrad.tensor([0.1, 0.2])
+    assert str(to_sympy(symgrad.tanh(1.1 * x + 0.1))) == "tanh(11*x/10 + 1/10)"
+    assert to_sympy((c * x).sum()) == sp.Rational(3, 10) * sp.Symbol("x", real=True)
+    assert to_sympy(symgrad.tensor(2.0)) == 2
+    assert nice_number(1 / 3) == sp.Float(1 / 3)
+
+
+def test_to_sympy_of_a_leaf_and_of_float32_tensors():
+    x = symgrad.tensor([1.0, 2.0], requires_grad=True, name="w")
+    assert list(to_sympy(x)) == list(leaf_symbols("w", (2,)))
+    y = symgrad.tensor(1.5, requires_grad=True, name="y")
+    assert to_sympy(y * 0.1) == sp.Symbol("y", real=True) / 10
+
+
+def _nested_tanh(d, x0=0.3):
+    x = symgrad.tensor(x0, dtype=symgrad.float64, requires_grad=True, name="x")
+    f = x
+    for _ in range(d):
+        f = symgrad.tanh(1.1 * f + 0.1)
+    return x, f
+
+
+def test_deep_program_is_linear_and_matches_reverse_mode():
+    d = 64
+    x, f = _nested_tanh(d)
+    prog = gradient_program(f)
+    # mul, add, tanh per level, forward and adjoint, plus the seed and x̄.
+    assert len(prog.lines) <= 6 * d + 2
+    assert len(prog.lines) >= 6 * d
+    assert prog.size() <= 12 * 6 * d
+    (g,) = symgrad.autograd.grad(f, [x])
+    assert float(prog.evaluate()["x"]) == pytest.approx(g.item(), rel=1e-12)
+    assert prog.value() == pytest.approx(f.item(), rel=1e-12)
+    # At another point, against central differences of the forward function.
+    at = 0.7
+    h = 1e-6
+    fd = (_nested_tanh(d, at + h)[1].item() - _nested_tanh(d, at - h)[1].item()) / (2 * h)
+    assert float(prog.evaluate({"x": at})["x"]) == pytest.approx(fd, rel=1e-6)
+
+
+def test_program_size_grows_linearly():
+    sizes = [len(gradient_program(_nested_tanh(d)[1]).lines) for d in (8, 16, 32)]
+    assert sizes[1] - sizes[0] == (sizes[2] - sizes[1]) // 2
+
+
+def test_shared_subexpressions_stay_shared():
+    # y = x; y = y*y 20 times: the closed form has x**(2**20); the program 20 lines each.
+    x = symgrad.tensor(1.0001, dtype=symgrad.float64, requires_grad=True, name="x")
+    y = x
+    for _ in range(20):
+        y = y * y
+    prog = gradient_program(y)
+    assert len([ln for ln in prog.lines if ln.kind == "forward"]) == 20
+    assert len(prog.lines) == 20 + 20 + 1
+    (g,) = symgrad.autograd.grad(y, [x])
+    assert float(prog.evaluate()["x"]) == pytest.approx(g.item(), rel=1e-9)
+
+
+def test_program_text_one_line_per_node():
+    x = symgrad.tensor(2.0, requires_grad=True, name="x")
+    y = symgrad.tensor(3.0, requires_grad=True, name="y")
+    p = gradient_program(symgrad.sin(x * y) + x)
+    text = str(p).splitlines()
+    assert text[0].startswith("v1 = x*y") and "MulBackward0" in text[0]
+    assert text[3] == "v\u03043 = 1"
+    assert text[-2].startswith("x\u0304 = v\u03041*y + v\u03043")
+    assert p.closed_form()["y"] == sp.Symbol("x", real=True) * sp.cos(
+        sp.Symbol("x", real=True) * sp.Symbol("y", real=True))
+
+
+def test_program_wrt_subset_and_unused_leaf():
+    x = symgrad.tensor(2.0, requires_grad=True, name="x")
+    y = symgrad.tensor(3.0, requires_grad=True, name="y")
+    z = symgrad.tensor(3.0, requires_grad=True, name="z")
+    f = x * y
+    p = gradient_program(f, wrt=[x])
+    assert p.wrt == ["x"] and set(p.evaluate()) == {"x"}
+    assert float(p.evaluate()["x"]) == 3.0
+    with pytest.raises(RuntimeError, match="not have been used"):
+        gradient_program(f, wrt=[z])
+    with pytest.raises(ValueError, match="not a leaf"):
+        gradient_program(f, wrt=["q"])
+
+
+def test_program_rejects_non_scalar_outputs():
+    x = symgrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="scalar outputs"):
+        gradient_program(x * 2)
+
+
+def test_vector_program_evaluates_like_reverse_mode_at_new_values():
+    e = symgrad.parse("sum(softmax(A @ x) * y)")
+    vals = {"A": M2, "x": V2, "y": [1.0, -2.0]}
+    prog = e.gradient_program(**vals)
+    new = {"A": [[0.3, 0.1], [-1.0, 0.5]], "x": [2.0, 1.0], "y": [0.5, 0.5]}
+    got = prog.evaluate(new)
+    want = e.gradient(**new)
+    for k in vals:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-14)
+
+
+def test_norm_gradient_is_clean_almost_everywhere():
+    e = symgrad.parse("norm(x)")
+    g = e.diff("x", x=[1.0, 2.0])
+    x0, x1 = sp.symbols("x_0 x_1", real=True)
+    assert sp.simplify(almost_everywhere(g[0]) - x0 / sp.sqrt(x0 ** 2 + x1 ** 2)) == 0
+
+
+# ------------------------------------------------------------------------ parse/evaluate
+def test_parse_builds_the_same_ir_as_the_tensor_front_end():
+    e = symgrad.parse("sin(x*y) + x")
+    out = e.evaluate(x=2.0, y=3.0)
+    assert type(out.grad_fn).__name__ == "AddBackward0"
+    names = [type(n).__name__ for n, _ in out.grad_fn.next_functions]
+    assert names == ["SinBackward0", "AccumulateGrad"]
+    x = out.grad_fn.next_functions[1][0].variable
+    assert x.name == "x" and x.is_leaf and x.requires_grad
+
+
+def test_parse_gradient_matches_torch():
+    torch = pytest.importorskip("torch")
+    e = symgrad.parse("log(sum(exp(A @ x))) + norm(x)*mean(x)")
+    A, x = np.array(M2), np.array(V2)
+    g = e.gradient(A=A, x=x)
+    tA = torch.tensor(A, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    out = torch.log(torch.exp(tA @ tx).sum()) + tx.norm() * tx.mean()
+    out.backward()
+    np.testing.assert_allclose(g["A"], tA.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g["x"], tx.grad.numpy(), rtol=1e-12)
+
+
+def test_parse_constants_and_power_operator():
+    e = symgrad.parse("pi*x^2 + e")
+    assert e.variables == ["x"]
+    assert e.to_sympy() == sp.pi * sp.Symbol("x", real=True) ** 2 + sp.E
+    assert e.gradient(x=1.0)["x"] == pytest.approx(2 * np.pi)
+
+
+def test_evaluation_errors_point_at_the_column():
+    e = symgrad.parse("x + dot(x, y)")
+    with pytest.raises(EvaluationError) as info:
+        e.evaluate(x=[1.0, 2.0], y=[1.0, 2.0, 3.0])
+    assert info.value.column == 5
+    assert "dot" in str(info.value) and "^" in info.value.pretty()
+    e = symgrad.parse("x @ A")
+    with pytest.raises(EvaluationError) as info:
+        e.evaluate(x=[1.0, 2.0, 3.0], A=M2)
+    assert info.value.column == 3
+    assert isinstance(info.value, ParseError)
+
+
+def test_missing_and_unknown_values_are_clear():
+    e = symgrad.parse("x*y")
+    with pytest.raises(ValueError, match="no value given for y"):
+        e.evaluate(x=1.0)
+    with pytest.raises(ValueError, match="z not in the expression"):
+        e.evaluate(x=1.0, y=2.0, z=3.0)
+
+
+@pytest.mark.parametrize("text", ["__import__('os')", "x.__class__", "sin(x", "x +", "",
+                                  "foo(x)", "1.2.3", "(" * 500 + "x" + ")" * 500])
+def test_parse_rejects_malformed_text(text):
+    with pytest.raises(ParseError) as info:
+        symgrad.parse(text)
+    assert info.value.column >= 1
+    assert "^" in info.value.pretty()
+
+
+def test_verify_agrees_and_would_catch_a_broken_rule(monkeypatch):
+    x = symgrad.tensor([0.5, -1.0, 2.0], requires_grad=True, name="x", dtype=symgrad.float64)
+    A = symgrad.tensor([[1.0, 2.0, 0.0], [0.5, -1.0, 1.0]], requires_grad=True,
+                       dtype=symgrad.float64)
+    f = (symgrad.tanh(A @ x) * symgrad.sigmoid(A @ x)).sum() + x.norm()
+    r = symgrad.verify(f)
+    assert r.verdict == "correct", r.text()
+    from symgrad import ops
+    broken = (lambda m, grad, result: grad * (1 + result * result),)
+    monkeypatch.setattr(ops.TANH, "grads", broken)
+    f = symgrad.tanh(x).sum()
+    r = symgrad.verify(f)
+    assert r.verdict == "wrong" and r.counterexample["variable"] == "x"
