@@ -164,9 +164,10 @@ def torch_outcomes() -> dict:
 
 @pytest.fixture(scope="module")
 def symgrad_outcomes() -> dict:
-    from symgrad import tensor as _tensor_module
+    import importlib
     # A fresh interpreter has warned nothing yet; the torch side runs in one.
-    _tensor_module._WARNED_ONCE.clear()
+    # (``symgrad.tensor`` the attribute is the function; the module is in sys.modules.)
+    importlib.import_module("symgrad.tensor")._WARNED_ONCE.clear()
     return run_all("symgrad")
 
 
