@@ -7,7 +7,7 @@ import click
 
 from symgrad import __version__
 
-from ._common import InputError
+from .check import check
 from .diff import diff
 from .draw import draw
 from .ops import ops
@@ -37,11 +37,7 @@ cli.add_command(diff)
 cli.add_command(draw)
 cli.add_command(ops)
 cli.add_command(trace)
-try:
-    from .check import check
-    cli.add_command(check)
-except ImportError:  # the checker is optional until symgrad.check lands
-    pass
+cli.add_command(check)
 
 
 def main(args=None, prog_name: str = "symgrad") -> None:

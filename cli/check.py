@@ -1,0 +1,166 @@
+"""``symgrad check``: is a hand-derived gradient right?  One, or a whole problem set."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, InputError, echo_json,
+                      load_expression, parse_at, style)
+
+__all__ = ["check"]
+
+_COLOURS = {"correct": "green", "wrong": "red", "undecided": "yellow"}
+
+
+def _parse_grads(items: tuple, variables: list) -> dict:
+    grads = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise InputError(f"--grad {item!r}: expected VAR=EXPR, e.g. --grad x=\"2*x\"")
+        if name not in variables:
+            raise InputError(f"--grad {item!r}: {name!r} is not a variable of the expression "
+                             f"(variables: {', '.join(variables) or 'none'})")
+        grads[name] = load_expression(text, what=f"--grad {name}")
+    return grads
+
+
+def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float):
+    from symgrad.check import check as run_check
+    try:
+        return run_check(expression, grads, at=at or None, samples=samples, timeout=timeout)
+    except (ValueError, TypeError) as err:
+        raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
+
+
+def _exit(verdicts: list) -> int:
+    if "wrong" in verdicts:
+        return FAILED
+    if "undecided" in verdicts:
+        return UNDECIDED
+    return DONE
+
+
+def _load_batch(path: str) -> list:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as err:
+        raise InputError(f"{path}: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise InputError(f"{path}: not valid TOML: {err}") from None
+    problems = data.get("problem")
+    if not isinstance(problems, list) or not problems:
+        raise InputError(f"{path}: expected [[problem]] tables with expr = ... and "
+                         "grad = {x = ...}")
+    out = []
+    for k, p in enumerate(problems, 1):
+        name = str(p.get("name", f"#{k}"))
+        if not isinstance(p.get("expr"), str) or not isinstance(p.get("grad"), dict):
+            raise InputError(f"{path}: problem {name}: needs expr = \"...\" and "
+                             "grad = {VAR = \"...\"}")
+        at = {key: str(v) for key, v in dict(p.get("at", {})).items()}
+        out.append((name, p["expr"], {key: str(v) for key, v in p["grad"].items()}, at))
+    return out
+
+
+def _batch(path: str, samples: int, timeout: float, as_json: bool) -> None:
+    problems = _load_batch(path)
+    results = []
+    show_bar = sys.stderr.isatty() and not as_json
+    with click.progressbar(problems, label="checking", file=sys.stderr,
+                           hidden=not show_bar) as bar:
+        for name, text, grad_texts, at_texts in bar:
+            try:
+                expr = load_expression(text, what=f"problem {name}")
+                grads = _parse_grads(tuple(f"{k}={v}" for k, v in grad_texts.items()),
+                                     expr.variables)
+                at = parse_at(tuple(f"{k}={v}" for k, v in at_texts.items()),
+                              expr.variables)
+                report = _run(text, grads, at, samples, timeout)
+                results.append((name, text, report.verdict, report, None))
+            except InputError as err:
+                results.append((name, text, "error", None, err.format_message()))
+    verdicts = [r[2] for r in results]
+    if as_json:
+        echo_json({"problems": [
+            {"name": n, "expression": t, "verdict": v,
+             **({"report": r.as_dict()} if r else {"error": e})}
+            for n, t, v, r, e in results],
+            "summary": {v: verdicts.count(v) for v in
+                        ("correct", "wrong", "undecided", "error")}})
+    else:
+        width = max(len(r[0]) for r in results)
+        for name, text, verdict, report, error in results:
+            line = f"{name.ljust(width)}  {style(verdict.ljust(9), fg=_COLOURS.get(verdict))}"
+            detail = error or "; ".join(report.diagnosis) if verdict != "correct" else ""
+            click.echo(f"{line}  {text}" + (f"   ({detail})" if detail else ""))
+        counts = ", ".join(f"{verdicts.count(v)} {v}" for v in
+                           ("correct", "wrong", "undecided", "error") if v in verdicts)
+        click.echo(f"\n{len(results)} problems: {counts}")
+    code = FAILED if "error" in verdicts else _exit(verdicts)
+    if code:
+        raise CheckFailed(code)
+
+
+@click.command()
+@click.argument("expression", required=False)
+@click.option("--grad", "grad_items", multiple=True, metavar="VAR=EXPR",
+              help="The gradient you derived for VAR (repeatable).")
+@click.option("--at", "at_items", multiple=True, metavar="VAR=VALUE",
+              help="A point to check at; also fixes vector/matrix shapes (repeatable).")
+@click.option("--samples", type=click.IntRange(0, 10_000), default=10, show_default=True,
+              help="Random points checked besides --at.")
+@click.option("--timeout", type=click.FloatRange(0.1, 600), default=10.0,
+              show_default=True, help="Seconds allowed for symbolic simplification.")
+@click.option("--batch", "batch", type=click.Path(dir_okay=False), default=None,
+              help="Check a whole problem set (TOML, [[problem]] tables).")
+@click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
+def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: int,
+          timeout: float, batch: str | None, as_json: bool) -> None:
+    """Check a hand-derived gradient of EXPRESSION: symbolically (SymPy), then
+    numerically at the given and random points. A wrong gradient gets a counterexample
+    and a diagnosis. Exit status: 0 correct, 1 wrong, 3 undecided, 2 bad input.
+
+    \b
+    Examples:
+      symgrad check "sin(dot(x,y))" --grad x="cos(dot(x,y))*y" --at x=[1,2,3] --at y=[5,6,7]
+      symgrad check "x**2*sin(x)" --grad x="2*x*sin(x)"
+      symgrad check --batch problems.toml --json
+
+    \b
+    A problem set (TOML):
+      [[problem]]
+      name = "1a"
+      expr = "sin(dot(x, y))"
+      grad = { x = "cos(dot(x, y))*y" }
+      at = { x = "[1, 2, 3]", y = "[5, 6, 7]" }
+    """
+    if batch:
+        if expression or grad_items or at_items:
+            raise InputError("--batch checks a problem file: give no EXPRESSION, --grad or "
+                             "--at with it")
+        _batch(batch, samples, timeout, as_json)
+        return
+    if not expression:
+        raise InputError("missing EXPRESSION (or --batch FILE); see symgrad check --help")
+    if not grad_items:
+        raise InputError("give the gradient to check: --grad VAR=EXPR")
+    expr = load_expression(expression)
+    grads = _parse_grads(grad_items, expr.variables)
+    at = parse_at(at_items, expr.variables)
+    report = _run(expression, grads, at, samples, timeout)
+    if as_json:
+        echo_json(report.as_dict())
+    else:
+        text = report.text()
+        head, _, rest = text.partition(":")
+        click.echo(style(head, fg=_COLOURS.get(report.verdict), bold=True) + ":" + rest)
+    if report.exit_code:
+        raise CheckFailed(report.exit_code)
