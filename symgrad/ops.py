@@ -10,7 +10,13 @@ Each :class:`Op` record carries everything the other layers need:
   symbolic layer), so one rule serves every order of differentiation;
 * ``saves`` -- the values the backward pass needs, by name (inputs, attributes,
   ``result``); they are the ``_saved_*`` attributes of the graph node;
-* ``sym`` -- the SymPy mapping for elementwise ops (a SymPy function name);
+* ``sym`` -- the SymPy mapping: the name of a SymPy function applied elementwise (see
+  :func:`sympy_function`), or a callable on object arrays of SymPy expressions for ops
+  whose numpy forward cannot run on them; ``None`` when ``forward`` itself can;
+* ``domain`` -- the open interval (for every floating input) where the op is smooth
+  apart from isolated kinks and ties; derivative checks sample inside it;
+* ``ranks`` -- the tensor ranks each input accepts, when the op is narrower than numpy
+  (``mm`` wants matrices); ``None`` for any rank;
 * ``local`` -- the local derivative a drawing shows, per input;
 * the PyTorch node name, derived from the name and overload number
   (``mul`` + 0 -> ``MulBackward0``).
@@ -23,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Op", "OPS", "op_named", "node_name"]
+__all__ = ["Op", "OPS", "op_named", "node_name", "sympy_function"]
 
 OPS: dict[str, "Op"] = {}
 
@@ -45,12 +51,13 @@ class Op:
 
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
-                 "view", "variadic", "plan", "node_class")
+                 "view", "variadic", "plan", "node_class", "domain", "ranks")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
                  dtype: str = "same", broadcasts: bool = False, key: str | None = None,
-                 doc: str = "", node: str | None = None, view: bool = False) -> None:
+                 doc: str = "", node: str | None = None, view: bool = False,
+                 domain: tuple = (-np.inf, np.inf), ranks: tuple | None = None) -> None:
         self.name = name
         self.overload = overload
         self.inputs = tuple(inputs)
@@ -68,6 +75,8 @@ class Op:
         self.view = view
         self.node_class = None  # the grad_fn class, made by graph.node_class
         self.variadic = self.inputs == ("tensors",)
+        self.domain = tuple(domain)
+        self.ranks = None if ranks is None else tuple(tuple(r) for r in ranks)
         # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
         # ("derived", name) -- resolved by tensor.apply without per-op code.
         self.plan = tuple(
@@ -94,9 +103,11 @@ def _dims(dim, ndim):
     """Normalise ``dim`` (int, tuple or None) to a sorted tuple of non-negative axes."""
     if dim is None:
         return tuple(range(ndim))
+    if ndim == 0:
+        return ()  # a 0-d tensor reduced over dim 0 or -1 is itself, as in PyTorch
     if isinstance(dim, int):
         dim = (dim,)
-    return tuple(sorted(d % ndim if ndim else 0 for d in dim))
+    return tuple(sorted(d % ndim for d in dim))
 
 
 def _sum(a, dim, keepdim):
@@ -185,16 +196,34 @@ def _clamp_mask(m, x, lo, hi):
     return mask
 
 
-def _max_mask(m, x, result):
-    # Ties share the gradient evenly, as PyTorch's evenly_distribute_backward.
+def _evenly(m, grad, x, result):
+    # Ties share the gradient evenly, as PyTorch's evenly_distribute_backward.  The mask
+    # selects ``grad`` rather than multiplying by a float mask of the default dtype.
     mask = m.eq(x, result)
-    return m.where(mask, 1.0, 0.0) / m.sum(m.where(mask, 1.0, 0.0), None, False)
+    return m.where(mask, grad / m.sum(mask, None, False), 0.0)
 
 
 def _dim_mask(m, x, values, dim, keepdim):
     # max/min along a dim: the gradient goes to the first position holding the extreme.
+    if not m.shape(x):
+        return 1.0  # a 0-d tensor is its own extreme along dim 0
     v = _keep(values, m.shape(x), dim, keepdim)
     return m.first_true(m.eq(x, v), dim)
+
+
+def _norm_grad(m, grad, self, ord, dim, result, keepdim):
+    # PyTorch's linalg_vector_norm_backward, zero norms and zero entries included.
+    shape = m.shape(self)
+    g = _keep(grad, shape, dim, keepdim)
+    r = _keep(result, shape, dim, keepdim)
+    if ord in (float("inf"), -float("inf")):
+        mask = m.eq(m.abs(self), r)
+        return m.sign(self) * m.where(mask, g / m.sum(mask, dim, True), 0.0)
+    if ord == 2:
+        return self * m.where(m.eq(r, 0), 0.0, g / r)
+    if ord == 1:
+        return m.sign(self) * g
+    return self * m.abs(self) ** (ord - 2) * m.where(m.eq(r, 0), 0.0, g * r ** (1 - ord))
 
 
 def _cat_piece(m, grad, dim, sizes, i):
@@ -207,6 +236,71 @@ def _squeeze_dims(shape, dim):
         return tuple(i for i, n in enumerate(shape) if n == 1)
     return tuple(d % len(shape) for d in ((dim,) if isinstance(dim, int) else dim)
                  if shape[d % len(shape)] == 1) if shape else ()
+
+
+# --------------------------------------------------------------------------- SymPy
+# ``sym`` mappings run on numpy object arrays of SymPy expressions.  numpy applies its
+# arithmetic, sums and matmul to such arrays itself, but not ``np.exp`` or comparisons:
+# the ops that need those say how in ``sym``.
+def sympy_function(name: str) -> Callable:
+    """The SymPy function an elementwise op's ``sym`` names.
+
+    SymPy's own function of that name, or a definition of the few that SymPy lacks
+    (``reciprocal``, ``sigmoid``, ``relu``, ``clamp``).  Extra arguments are the op's
+    attributes.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> x = sympy.Symbol("x", real=True)
+    >>> sympy_function("sigmoid")(x)
+    1/(1 + exp(-x))
+    >>> sympy_function("clamp")(x, None, 1.0)
+    Min(1.0, x)
+    """
+    import sympy
+
+    def clamp(x, lo=None, hi=None):
+        if lo is not None:
+            x = sympy.Max(x, lo)
+        return x if hi is None else sympy.Min(x, hi)
+
+    extra = {"reciprocal": lambda x: 1 / x, "sigmoid": lambda x: 1 / (1 + sympy.exp(-x)),
+             "relu": lambda x: sympy.Max(x, 0), "clamp": clamp}
+    return extra[name] if name in extra else getattr(sympy, name)
+
+
+def _sym_map(name, *arrays):
+    """The SymPy function ``name`` applied elementwise (broadcasting) to object arrays."""
+    return np.frompyfunc(sympy_function(name), len(arrays), 1)(*arrays)
+
+
+def _sym_reduce(name, a, dim, keepdim):
+    """Reduce an object array with the SymPy function ``name`` (``Max``) over ``dim``."""
+    f = np.frompyfunc(sympy_function(name), 2, 1)
+    axes = _dims(dim, np.ndim(a))
+    out = np.asarray(a, dtype=object)
+    for ax in axes:
+        out = f.reduce(out, axis=ax, keepdims=True)
+    return out if keepdim else out.reshape(tuple(
+        n for i, n in enumerate(np.shape(a)) if i not in axes))
+
+
+def _sym_norm(a, ord, dim, keepdim):
+    axis = None if dim is None else _dims(dim, np.ndim(a))
+    size = _sym_map("Abs", a)
+    if ord == float("inf"):
+        return _sym_reduce("Max", size, axis, keepdim)
+    return np.sum(size ** ord, axis=axis, keepdims=keepdim) ** (1 / _sym_map("S", ord))
+
+
+def _sym_softmax(a, dim):
+    e = _sym_map("exp", a)
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _sym_log_softmax(a, dim):
+    return a - _sym_map("log", np.sum(_sym_map("exp", a), axis=dim, keepdims=True))
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -241,13 +335,13 @@ RECIPROCAL = Op("reciprocal", dtype="float", forward=lambda a: 1.0 / a, saves=("
 NEG = Op("neg", forward=np.negative, grads=(lambda m, grad: -grad,), local=("-1",),
          doc="-self")
 POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
-         forward=np.power, saves=("self", "exponent"),
+         forward=np.power, domain=(0, np.inf), saves=("self", "exponent"),
          grads=(lambda m, grad, self, exponent:
                 grad * 0.0 if exponent == 0
                 else grad * m.mul_scalar(self ** (exponent - 1), exponent),),
          local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)")
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
-                forward=np.power, saves=("self", "exponent", "result"),
+                forward=np.power, domain=(0, np.inf), saves=("self", "exponent", "result"),
                 grads=(lambda m, grad, self, exponent, result:
                        grad * (exponent * self ** (exponent - 1)),
                        lambda m, grad, self, exponent, result:
@@ -264,15 +358,16 @@ ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
          grads=(lambda m, grad, self: grad * m.sign(self),), local=("sign({self})",))
 EXP = Op("exp", dtype="float", forward=np.exp, saves=("result",), sym="exp",
          grads=(lambda m, grad, result: grad * result,), local=("exp({self})",))
-LOG = Op("log", dtype="float", forward=np.log, saves=("self",), sym="log",
+LOG = Op("log", dtype="float", forward=np.log, domain=(0, np.inf), saves=("self",), sym="log",
          grads=(lambda m, grad, self: grad / self,), local=("1/{self}",))
-SQRT = Op("sqrt", dtype="float", forward=np.sqrt, saves=("result",), sym="sqrt",
+SQRT = Op("sqrt", dtype="float", forward=np.sqrt, domain=(0, np.inf), saves=("result",), sym="sqrt",
           grads=(lambda m, grad, result: grad / (2 * result),), local=("1/(2√{self})",))
 SIN = Op("sin", dtype="float", forward=np.sin, saves=("self",), sym="sin",
          grads=(lambda m, grad, self: grad * m.cos(self),), local=("cos({self})",))
 COS = Op("cos", dtype="float", forward=np.cos, saves=("self",), sym="cos",
          grads=(lambda m, grad, self: grad * -m.sin(self),), local=("-sin({self})",))
-TAN = Op("tan", dtype="float", forward=np.tan, saves=("result",), sym="tan",
+TAN = Op("tan", dtype="float", forward=np.tan, domain=(-np.pi / 2, np.pi / 2),
+         saves=("result",), sym="tan",
          grads=(lambda m, grad, result: grad * (1 + result * result),),
          local=("1 + tan²({self})",))
 TANH = Op("tanh", dtype="float", forward=np.tanh, saves=("result",), sym="tanh",
@@ -298,6 +393,7 @@ WHERE = Op("where", inputs=("condition", "self", "other"), broadcasts=True,
            local=(None, "[cond]", "[not cond]"))
 MAXIMUM = Op("maximum", inputs=("self", "other"), broadcasts=True, dtype="promote",
              forward=np.maximum, saves=("self", "other"),
+             sym=lambda a, b: _sym_map("Max", a, b),
              grads=(lambda m, grad, self, other:
                     grad * (m.gt(self, other) + 0.5 * m.eq(self, other)),
                     lambda m, grad, self, other:
@@ -305,6 +401,7 @@ MAXIMUM = Op("maximum", inputs=("self", "other"), broadcasts=True, dtype="promot
              local=("[{self} ≥ {other}]", "[{other} ≥ {self}]"))
 MINIMUM = Op("minimum", inputs=("self", "other"), broadcasts=True, dtype="promote",
              forward=np.minimum, saves=("self", "other"),
+             sym=lambda a, b: _sym_map("Min", a, b),
              grads=(lambda m, grad, self, other:
                     grad * (m.lt(self, other) + 0.5 * m.eq(self, other)),
                     lambda m, grad, self, other:
@@ -332,13 +429,16 @@ MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
                                        _dims(dim, len(self_sym_sizes))])) ** -1),),
               local=("1/n",))
 MAX = Op("max", 1, forward=lambda a: np.max(a), saves=("self", "result"),
-         grads=(lambda m, grad, self, result: grad * _max_mask(m, self, result),),
+         sym=lambda a: _sym_reduce("Max", a, None, False),
+         grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
          local=("[{self} = max]",))
 MIN = Op("min", 1, forward=lambda a: np.min(a), saves=("self", "result"),
-         grads=(lambda m, grad, self, result: grad * _max_mask(m, self, result),),
+         sym=lambda a: _sym_reduce("Min", a, None, False),
+         grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
          local=("[{self} = min]",))
 MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
              forward=lambda a, dim, keepdim: np.max(a, axis=dim, keepdims=keepdim),
+             sym=lambda a, dim, keepdim: _sym_reduce("Max", a, dim, keepdim),
              saves=("self", "result", "dim", "keepdim"),
              grads=(lambda m, grad, self, result, dim, keepdim:
                     m.expand(_keep(grad, m.shape(self), dim, keepdim), m.shape(self))
@@ -346,26 +446,23 @@ MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
              local=("[{self} = max]",))
 MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
              forward=lambda a, dim, keepdim: np.min(a, axis=dim, keepdims=keepdim),
+             sym=lambda a, dim, keepdim: _sym_reduce("Min", a, dim, keepdim),
              saves=("self", "result", "dim", "keepdim"),
              grads=(lambda m, grad, self, result, dim, keepdim:
                     m.expand(_keep(grad, m.shape(self), dim, keepdim), m.shape(self))
                     * _dim_mask(m, self, result, dim, keepdim),),
              local=("[{self} = min]",))
 NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype="float",
-          forward=_norm, saves=("self", "ord", "dim", "result", "keepdim"),
-          grads=(lambda m, grad, self, ord, dim, result, keepdim:
-                 _keep(grad / result, m.shape(self), dim, keepdim) * self
-                 * m.where(m.eq(_keep(result, m.shape(self), dim, keepdim), 0), 0.0, 1.0)
-                 if ord == 2 else
-                 _keep(grad * result ** (1 - ord), m.shape(self), dim, keepdim)
-                 * self * m.abs(self) ** (ord - 2),),
+          forward=_norm, sym=_sym_norm, saves=("self", "ord", "dim", "result", "keepdim"),
+          grads=(_norm_grad,),
           local=("{self}/‖{self}‖",))
-SOFTMAX = Op("_softmax", attrs=("dim",), dtype="float", forward=_softmax,
+SOFTMAX = Op("_softmax", attrs=("dim",), dtype="float", forward=_softmax, sym=_sym_softmax,
              saves=("result", "dim"), node="SoftmaxBackward0",
              grads=(lambda m, grad, result, dim:
                     result * (grad - m.sum(grad * result, dim, True)),),
              local=("diag(s) - s sᵀ",))
 LOG_SOFTMAX = Op("_log_softmax", attrs=("dim",), dtype="float", forward=_log_softmax,
+                 sym=_sym_log_softmax,
                  saves=("result", "dim"), node="LogSoftmaxBackward0",
                  grads=(lambda m, grad, result, dim:
                         grad - m.exp(result) * m.sum(grad, dim, True),),
@@ -373,21 +470,25 @@ LOG_SOFTMAX = Op("_log_softmax", attrs=("dim",), dtype="float", forward=_log_sof
 
 # --------------------------------------------------------------------------- linear algebra
 DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tensor"),
+         ranks=((1,), (1,)),
          dtype="promote_strict",
          grads=(lambda m, grad, self, tensor: grad * tensor,
                 lambda m, grad, self, tensor: grad * self),
          local=("{tensor}", "{self}"))
 MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
+        ranks=((2,), (2,)),
         dtype="promote_strict",
         grads=(lambda m, grad, self, mat2: m.matmul(grad, m.t(mat2)),
                lambda m, grad, self, mat2: m.matmul(m.t(self), grad)),
         local=("{mat2}ᵀ", "{self}ᵀ"))
 MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
+        ranks=((2,), (1,)),
         dtype="promote_strict",
         grads=(lambda m, grad, self, vec: m.outer(grad, vec),
                lambda m, grad, self, vec: m.matmul(m.t(self), grad)),
         local=("{vec}ᵀ", "{self}ᵀ"))
 BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
+         ranks=((3,), (3,)),
          dtype="promote_strict",
          grads=(lambda m, grad, self, mat2: m.matmul(grad, m.transpose(mat2, -1, -2)),
                 lambda m, grad, self, mat2: m.matmul(m.transpose(self, -1, -2), grad)),
@@ -459,6 +560,7 @@ STACK = Op("stack", inputs=("tensors",), attrs=("dim",), dtype="promote",
            local=("select",), doc="variadic: one grad rule applied per input")
 CLONE = Op("clone", forward=np.copy, grads=(lambda m, grad: grad,), local=("1",))
 TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
+             sym=lambda a, d: a,
              saves=("self_dtype",), node="ToCopyBackward0", dtype="attr",
              grads=(lambda m, grad, self_dtype: m.cast(grad, self_dtype),),
              local=("1",))

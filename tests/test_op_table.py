@@ -1,0 +1,326 @@
+"""Every differentiable op of the table, its VJP checked to second order.
+
+One parametrized test, driven by :data:`symgrad.ops.OPS`: for each op with gradient rules
+it compares the VJP (and the VJP of the VJP, built with ``create_graph=True``, which runs
+the rules on the tensor backend)
+
+1. with central finite differences in float64 (HIPS autograd's ``check_grads``), and
+2. with ``sympy.diff`` of the op's SymPy mapping (:func:`symgrad.symbolic.sym_forward`),
+   first derivatives and Hessian-vector products.
+
+Example inputs come from a generic sampler: shapes by rank (``()``, ``(3,)``, ``(2, 3)``),
+attributes from a table keyed by attribute *name*, values inside the op's ``domain``,
+away from kinks (0, +-1: abs, relu, clamp's bounds) and from ties (max, maximum).
+"""
+from __future__ import annotations
+
+import itertools
+import zlib
+
+import numpy as np
+import pytest
+import sympy
+
+import symgrad
+from symgrad import ops
+from symgrad.autograd import grad as autograd_grad
+from symgrad.symbolic import leaf_symbols, sym_forward
+from symgrad.tensor import apply
+
+EPS = 1e-6
+RTOL = 1e-5
+ATOL = 1e-6
+
+# --------------------------------------------------------------------------- sampler
+RANK_SHAPES = {0: (), 1: (3,), 2: (2, 3), 3: (2, 2, 3)}
+NAMED_SHAPES = {"mat2": {2: (3, 2), 3: (2, 3, 2)}, "vec": {1: (3,)}, "tensor": {1: (3,)}}
+
+
+def _attr_candidates(name: str, shape: tuple) -> list:
+    """Values tried for an attribute, chosen by its name and the base input's shape."""
+    last = max(len(shape) - 1, 0)
+    table = {
+        "dim": sorted({0, last}),
+        "keepdim": [False, True],
+        "exponent": [3, -1.5, 0.5, 0],
+        "other": [2.0],
+        "self": [1.7],
+        "min": [-1.0, None],
+        "max": [1.0, None],
+        "ord": [2, 1, 3, float("inf")],
+        "dims": [tuple(reversed(range(len(shape))))],
+        "dim0": [0],
+        "dim1": [last],
+        "size": [tuple(reversed(shape)) + (1,), (2,) + tuple(shape)],
+        "index": [1],
+        "start": [1],
+        "end": [3],
+        "step": [1, 2],
+        "indices": [np.array([1, 0, 1])],
+        "value": [0.5],
+        "dtype": [symgrad.float64],
+    }
+    return table[name]
+
+
+class Case:
+    """One example call of an op: input shapes and attributes."""
+
+    def __init__(self, op: ops.Op, shapes: tuple, attrs: tuple) -> None:
+        self.op = op
+        self.shapes = shapes
+        self.attrs = attrs
+
+    @property
+    def id(self) -> str:
+        shapes = "x".join(str(list(s)).replace(" ", "") for s in self.shapes)
+        attrs = ",".join(_short(a) for a in self.attrs)
+        return f"{self.op.key}-{shapes}" + (f"-{attrs}" if attrs else "")
+
+    def is_bool(self, i: int) -> bool:
+        return not self.op.variadic and self.op.inputs[i] == "condition"
+
+    def differentiable(self, i: int) -> bool:
+        rule = self.op.grads[0] if self.op.variadic else self.op.grads[i]
+        return rule is not None and not self.is_bool(i)
+
+
+def _short(a) -> str:
+    if isinstance(a, np.ndarray):
+        return str(a.tolist()).replace(" ", "")
+    return str(a).replace(" ", "")
+
+
+def _input_shapes(op: ops.Op, rank: int) -> list:
+    """Shape tuples for the op's inputs with the base input of the given rank."""
+    base = RANK_SHAPES[rank]
+    if op.variadic:
+        return [(base, base)]
+    shapes = []
+    for i, name in enumerate(op.inputs):
+        if name in NAMED_SHAPES:
+            ranks = op.ranks[i] if op.ranks else tuple(NAMED_SHAPES[name])
+            shapes.append([NAMED_SHAPES[name][r] for r in ranks
+                           if r in NAMED_SHAPES[name]])
+        else:
+            shapes.append([base])
+    combos = [tuple(s[0] for s in shapes)]
+    if op.broadcasts:
+        # One operand at a time gets a shape that broadcasts against the others.
+        for i, name in enumerate(op.inputs):
+            if name == "self" or (i == 0 and "self" not in op.inputs):
+                continue
+            for other in (base[1:], (2,) + base):
+                if other != base:
+                    combos.append(tuple(other if j == i else s[0]
+                                        for j, s in enumerate(shapes)))
+    return combos
+
+
+def _forward_accepts(op: ops.Op, shapes: tuple, attrs: tuple) -> bool:
+    arrays = [np.full(s, 0.5) for s in shapes]
+    if not op.variadic and "condition" in op.inputs:
+        arrays[op.inputs.index("condition")] = np.ones(
+            shapes[op.inputs.index("condition")], dtype=bool)
+    try:
+        out = np.asarray(op.forward(*arrays, *attrs))
+    except Exception:  # noqa: BLE001 - attributes the forward rejects are not examples
+        return False
+    return out.dtype.kind == "f"
+
+
+def cases_for(op: ops.Op) -> list:
+    """Every example the generic sampler finds for ``op`` (its forward must accept it)."""
+    ranks = op.ranks[0] if op.ranks else (0, 1, 2)
+    out = []
+    for rank in ranks:
+        base = RANK_SHAPES[rank]
+        attr_lists = [_attr_candidates(a, base) for a in op.attrs]
+        for attrs in itertools.product(*attr_lists):
+            if sum(a is None for a in attrs) > 1:
+                continue  # at most one optional attribute left out (clamp needs a bound)
+            for shapes in _input_shapes(op, rank):
+                if _forward_accepts(op, shapes, attrs):
+                    out.append(Case(op, shapes, attrs))
+    return out
+
+
+DIFFERENTIABLE = [op for op in ops.OPS.values() if op.grads is not None]
+CASES = [c for op in DIFFERENTIABLE for c in cases_for(op)]
+
+
+def test_every_differentiable_op_has_examples():
+    covered = {c.op.key for c in CASES}
+    assert [op.key for op in DIFFERENTIABLE if op.key not in covered] == []
+
+
+# --------------------------------------------------------------------------- values
+def _sample(case: Case, rng: np.random.Generator) -> list:
+    """Values for the inputs: distinct points of a grid inside the op's domain.
+
+    The grid keeps away from 0 and +-1 (the kinks of abs, relu and clamp's bounds) and
+    its points are 0.05 apart, so no two elements tie (max, maximum).
+    """
+    lo, hi = case.op.domain
+    lo, hi = max(lo + 0.3, -2.0), min(hi - 0.3, 2.0)
+    grid = np.arange(lo, hi, 0.05)
+    grid = grid[(np.abs(grid) >= 0.3) & (np.abs(np.abs(grid) - 1) >= 0.1)]
+    floats = [i for i in range(len(case.shapes)) if not case.is_bool(i)]
+    need = sum(int(np.prod(case.shapes[i], dtype=int)) for i in floats)
+    assert need <= len(grid), "the domain grid is too small for this example"
+    picks = iter(rng.choice(grid, need, replace=False) + rng.uniform(-0.01, 0.01, need))
+    values = []
+    for i, s in enumerate(case.shapes):
+        n = int(np.prod(s, dtype=int))
+        if case.is_bool(i):
+            values.append((np.arange(n) % 2 == 0).reshape(s))
+        else:
+            values.append(np.array([next(picks) for _ in range(n)]).reshape(s))
+    return values
+
+
+# --------------------------------------------------------------------------- check_grads
+def _leaves(arrays) -> list:
+    return [symgrad.tensor(a, dtype=symgrad.float64, requires_grad=True) for a in arrays]
+
+
+def _data(ts) -> list:
+    return [t.detach().numpy().copy() for t in ts]
+
+
+def vjp(f, inputs, cotangents, create_graph=False):
+    """The gradient of ``<cotangents, f(inputs)>`` w.r.t. each input (zeros if unused)."""
+    outs = f(*inputs)
+    pairs = [(o, c) for o, c in zip(outs, cotangents) if o.requires_grad]
+    if not pairs:
+        return [symgrad.zeros(x.shape, dtype=symgrad.float64) for x in inputs]
+    got = autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
+                        create_graph=create_graph, allow_unused=True)
+    return [symgrad.zeros(x.shape, dtype=symgrad.float64) if g is None else g
+            for g, x in zip(got, inputs)]
+
+
+def _inner(f, arrays, vs) -> float:
+    return sum(float(np.sum(v * o)) for v, o in zip(vs, _data(f(*_leaves(arrays)))))
+
+
+def check_grads(f, inputs, order=2, rng=None, where="") -> None:
+    """Compare ``f``'s VJP with central differences, then recursively its VJP's VJP.
+
+    ``f`` maps symgrad tensors to a tuple of tensors.  At order 2 the checked function is
+    ``(x, v) -> VJP_x(v)``, built with ``create_graph=True``, so both the second
+    derivatives and the VJP's linearity in ``v`` are checked (as HIPS autograd does).
+    """
+    rng = rng or np.random.default_rng(0)
+    inputs = [np.asarray(x, dtype=np.float64) for x in inputs]
+    outs = _data(f(*_leaves(inputs)))
+    vs = [rng.standard_normal(o.shape) for o in outs]
+    got = [g.detach().numpy() for g in vjp(f, _leaves(inputs), _leaves(vs))]
+    for i, x in enumerate(inputs):
+        want = np.zeros(x.shape)
+        for k in np.ndindex(x.shape):
+            up = [a.copy() for a in inputs]
+            down = [a.copy() for a in inputs]
+            up[i][k] += EPS
+            down[i][k] -= EPS
+            want[k] = (_inner(f, up, vs) - _inner(f, down, vs)) / (2 * EPS)
+        np.testing.assert_allclose(got[i], want, rtol=RTOL, atol=ATOL, err_msg=(
+            f"order {order} VJP w.r.t. input {i}{where} disagrees with finite differences"))
+    if order > 1:
+        n = len(inputs)
+
+        def vjp_of_f(*ts):
+            return tuple(vjp(f, list(ts[:n]), list(ts[n:]), create_graph=True))
+
+        check_grads(vjp_of_f, inputs + vs, order - 1, rng, where)
+
+
+# --------------------------------------------------------------------------- SymPy
+def evaluate(exprs, point) -> np.ndarray:
+    """Float64 values of an object array of expressions at ``point`` (symbol -> number)."""
+    subs = {k: sympy.Float(float(v), 30) for k, v in point.items()}
+    exprs = np.asarray(exprs, dtype=object)
+    flat = [float(sympy.sympify(e).xreplace(subs).evalf(20)) for e in exprs.ravel()]
+    return np.array(flat).reshape(exprs.shape)
+
+
+# --------------------------------------------------------------------------- the test
+def _call(case: Case, args: list):
+    if case.op.variadic:
+        return apply(case.op, list(args), case.attrs)
+    return apply(case.op, tuple(args), case.attrs)
+
+
+def _sympy_check(case: Case, values: list, rng: np.random.Generator) -> None:
+    """First derivatives and Hessian-vector products against ``sympy.diff``."""
+    op = case.op
+    diff_ix = [i for i in range(len(values)) if case.differentiable(i)]
+    xs = {i: leaf_symbols(f"x{i}", np.shape(values[i])) for i in diff_ix}
+    args = [xs.get(i, values[i]) for i in range(len(values))]
+    out = sym_forward(op, args, case.attrs)
+    point = {s: v for i in diff_ix for s, v in zip(xs[i].ravel(), values[i].ravel())}
+    v_sym = leaf_symbols("v", out.shape)
+    v = rng.standard_normal(out.shape)
+    point.update(zip(v_sym.ravel(), np.ravel(v)))
+    loss = sum(np.ravel(v_sym * out), sympy.S.Zero)
+    first = {i: np.array([sympy.diff(loss, s) for s in xs[i].ravel()], dtype=object)
+             for i in diff_ix}
+
+    # Numeric: the same VJP, and its VJP with cotangents u (a Hessian-vector product).
+    leaves = _leaves(values)
+    v_t = _leaves([v])[0]
+    f_args = [leaves[i] if i in xs else values[i] for i in range(len(values))]
+    f_args = [symgrad.tensor(a) if isinstance(a, np.ndarray) else a for a in f_args]
+    y = _call(case, f_args)
+    grads = autograd_grad(y, [leaves[i] for i in diff_ix], v_t, create_graph=True,
+                          allow_unused=True)
+    for i, g in zip(diff_ix, grads):
+        got = np.zeros(values[i].shape) if g is None else g.detach().numpy()
+        want = evaluate(first[i], point).reshape(values[i].shape)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10, err_msg=(
+            f"VJP w.r.t. input {i} disagrees with sympy.diff"))
+
+    us = {i: rng.standard_normal(values[i].shape) for i in diff_ix}
+    hvp_expr = sum((e * u for i in diff_ix for e, u in zip(first[i], us[i].ravel())),
+                   sympy.S.Zero)
+    wrt = [leaves[i] for i in diff_ix] + [v_t]
+    sym_wrt = [xs[i] for i in diff_ix] + [v_sym]
+    pairs = [(g, us[i]) for i, g in zip(diff_ix, grads) if g is not None and g.requires_grad]
+    if pairs:
+        second = autograd_grad([g for g, _ in pairs], wrt, [_leaves([u])[0] for _, u in pairs],
+                               allow_unused=True)
+    else:
+        second = [None] * len(wrt)
+    for k, (g, s) in enumerate(zip(second, sym_wrt)):
+        got = np.zeros(s.shape) if g is None else g.detach().numpy()
+        want = evaluate(np.array([sympy.diff(hvp_expr, x) for x in s.ravel()],
+                                 dtype=object), point).reshape(s.shape)
+        name = "the cotangent" if k == len(diff_ix) else f"input {diff_ix[k]}"
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10, err_msg=(
+            f"second-order VJP (create_graph=True) w.r.t. {name} disagrees with sympy.diff"))
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_vjp(case: Case) -> None:
+    """The op's VJP to second order, against finite differences and against SymPy."""
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()))
+    values = _sample(case, rng)
+    diff_ix = [i for i in range(len(values)) if case.differentiable(i)]
+
+    def f(*ts):
+        args = list(values)
+        for i, t in zip(diff_ix, ts):
+            args[i] = t
+        args = [symgrad.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+        return (_call(case, args),)
+
+    failures = []
+    try:
+        check_grads(f, [values[i] for i in diff_ix], order=2, rng=rng)
+    except Exception as e:  # noqa: BLE001 - report both checks' outcomes together
+        failures.append(f"finite differences: {type(e).__name__}: {e}")
+    try:
+        _sympy_check(case, values, rng)
+    except Exception as e:  # noqa: BLE001
+        failures.append(f"sympy: {type(e).__name__}: {e}")
+    assert not failures, "\n\n".join(failures)
