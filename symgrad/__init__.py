@@ -31,7 +31,8 @@ from .functional import *  # noqa: F401,F403
 from .functional import __all__ as _functional_all
 from .tensor import Size, Tensor, as_tensor, from_numpy, tensor
 from . import autograd, nn  # noqa: E402
-from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+from .autograd import (enable_grad, inference_mode, is_grad_enabled,
+                       is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .tensor import _LEGACY_DTYPE
 
@@ -63,7 +64,8 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "seed", "initial_seed", "dtype", "float16", "float32", "float64", "int64", "int32",
            "bool", "half", "float", "double", "long", "int", "get_default_dtype",
            "set_default_dtype", "promote_types", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled", "inference_mode", "autograd", "nn", "ops",
+           "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled", "autograd", "nn", "ops",
            "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
            "gradient_program", "check", "verify", "Report", "draw", "draw_steps",
            "make_dot"] + list(_functional_all)

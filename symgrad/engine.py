@@ -167,12 +167,70 @@ def _accumulate(var, g, create_graph: bool, owned: bool = False) -> None:
         target._vc[0] += 1
 
 
+def _hook_name(h) -> str:
+    return getattr(h, "__name__", type(h).__name__)
+
+
 def _call_hooks(hooks, g, create_graph):
+    """Tensor hooks: ``hook(grad)``; a returned tensor replaces the gradient."""
+    Tensor = _TENSOR or _tensor_cls()[0]
     for h in list(hooks):
-        r = h(_wrap(g))
+        old = _wrap(g)
+        r = h(old)
         if r is not None:
+            _check_replacement(old, r)
+            if old is not None:
+                if r.shape != old.shape:
+                    raise RuntimeError(f"hook '{_hook_name(h)}' has changed the size of "
+                                       "value")
+                if r.dtype is not old.dtype:
+                    from .tensor import _LEGACY_NAMES
+                    raise RuntimeError(
+                        f"hook '{_hook_name(h)}' has changed the type of value (was "
+                        f"torch.{_LEGACY_NAMES[old.dtype.name]} got "
+                        f"torch.{_LEGACY_NAMES[r.dtype.name]})")
             g = _unwrap(r, create_graph)
     return g
+
+
+def _check_replacement(old, new) -> None:
+    Tensor = _TENSOR or _tensor_cls()[0]
+    if new is not None and not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if old is None and new is not None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+
+
+def _hook_result(h, r, expected: int) -> tuple:
+    if not isinstance(r, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
+    if len(r) != expected:
+        raise RuntimeError(f"hook '{_hook_name(h)}' has returned an incorrect number of "
+                           f"values (got {len(r)}, but expected {expected})")
+    return r
+
+
+def _call_pre_hooks(node: Node, g, create_graph):
+    """Node pre-hooks: ``hook(grad_outputs)``; a returned tuple replaces them."""
+    for h in list(node._pre_hooks):
+        r = h((_wrap(g),))
+        if r is not None:
+            new = _hook_result(h, r, 1)[0]
+            _check_replacement(g, new)
+            g = _unwrap(new, create_graph)
+    return g
+
+
+def _call_post_hooks(node: Node, grads, g, create_graph):
+    """Node hooks: ``hook(grad_inputs, grad_outputs)``; a returned tuple replaces inputs."""
+    for h in list(node._hooks):
+        r = h(tuple(_wrap(x) for x in grads), (_wrap(g),))
+        if r is not None:
+            r = _hook_result(h, r, len(grads))
+            for old, new in zip(grads, r):
+                _check_replacement(old, new)
+            grads = [_unwrap(x, create_graph) for x in r]
+    return grads
 
 
 def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
@@ -243,22 +301,34 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
             if g_owned:
                 owned.discard(id(g))  # ids are reused once an array dies
             if isinstance(node, AccumulateGrad):
-                if g is None:
+                # As PyTorch: tensor hooks, (autograd.grad: capture and stop), node
+                # pre-hooks, accumulation, post-accumulate hooks, node hooks.  A node
+                # reached only by undefined (None) gradients still runs its hooks.
+                if needed is not None and node not in needed:
                     continue
                 if node._tensor_pre_hooks:
-                    hooked = _call_hooks(node._tensor_pre_hooks, g, create_graph)
-                    g_owned = g_owned and hooked is g
-                    g = hooked
+                    g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
+                    g_owned = False  # a hook may keep the gradient it was given
                 if captures is not None and node in captures:
                     for k in captures[node]:
                         results[k] = g
-                if accumulate:
+                    continue
+                if node._pre_hooks:
+                    g = _call_pre_hooks(node, g, create_graph)
+                    g_owned = False
+                if g is not None:
                     _accumulate(node.variable, g, create_graph, g_owned)
-                    if node._hooks:
-                        for h in list(node._hooks):
-                            h(node.variable)
+                    post = node.variable._post_accumulate_hooks
+                    if post:
+                        for h in list(post):
+                            r = h(node.variable)
+                            if r is not None:
+                                raise TypeError("expected Variable, but hook returned "
+                                                f"'{type(r).__name__}'")
+                if node._hooks:
+                    _call_post_hooks(node, (), g, create_graph)
                 continue
-            if g is None or (needed is not None and node not in needed):
+            if needed is not None and node not in needed:
                 for x in node.inputs:
                     if isinstance(x, Node):
                         deps[x] -= 1
@@ -275,7 +345,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
             if node._retain is not None:
                 t = node._retain()
-                if t is not None:
+                if t is not None and g is not None:
                     _accumulate(t, g, create_graph)
             if captured and node not in runs:
                 for k in captures[node]:
@@ -287,17 +357,14 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                             heapq.heappush(ready, (-x._seq, id(x), x))
                 continue
             if node._pre_hooks:
-                for h in list(node._pre_hooks):
-                    r = h((_wrap(g),))
-                    if r is not None:
-                        g = _unwrap(r[0], create_graph)
-            grads = _input_grads(node, g, create_graph,
-                                 None if needed is None else needed.__contains__)
+                g = _call_pre_hooks(node, g, create_graph)
+            if g is None:
+                grads = [None] * len(node.inputs)
+            else:
+                grads = _input_grads(node, g, create_graph,
+                                     None if needed is None else needed.__contains__)
             if node._hooks:
-                for h in list(node._hooks):
-                    r = h(tuple(_wrap(x) for x in grads), (_wrap(g),))
-                    if r is not None:
-                        grads = [_unwrap(x, create_graph) for x in r]
+                grads = _call_post_hooks(node, grads, g, create_graph)
             if not retain_graph and node._saved and not node._released:
                 _release(node)
             for x, gi in zip(node.inputs, grads):

@@ -334,6 +334,7 @@ class Tensor(metaclass=_TensorMeta):
     _grad = None
     _accum = None
     _hooks = None
+    _post_accumulate_hooks = None
     _retains_grad = False
     _name = None
     __array_ufunc__ = None  # numpy defers to our operators: np.float64(2) * t is a Tensor
@@ -506,6 +507,28 @@ class Tensor(metaclass=_TensorMeta):
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_hook(hook)
         return self._accumulator()._register_tensor_hook(hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(tensor)`` runs after a gradient was accumulated into this leaf's ``.grad``.
+
+        Examples
+        --------
+        >>> import symgrad as torch
+        >>> x = torch.tensor([1., 2.], requires_grad=True)
+        >>> h = x.register_post_accumulate_grad_hook(lambda t: print("grad", t.grad))
+        >>> (x * 3).sum().backward()
+        grad tensor([3., 3.])
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = []
+        self._post_accumulate_hooks.append(hook)
+        return RemovableHandle(self._post_accumulate_hooks, hook)
 
     def retain_grad(self) -> None:
         if not self.requires_grad:

@@ -497,3 +497,555 @@ def test_version_error_names_the_versions():
     error, _ = _outcome(symgrad, _saved_result_modified_twice)
     assert error is not None and "is at version 2; expected version 0" in error[1]
     assert "output 0 of Sigmoid" in error[1]
+
+
+# =========================================================================== 2. semantics
+def _val(g):
+    """A gradient as a plain Python value for logs (None stays None)."""
+    return None if g is None else g.detach().tolist()
+
+
+def test_gradients_accumulate_across_backward_calls():
+    def scenario(lib):
+        x = lib.tensor([1.0, -2.0], requires_grad=True)
+        seen = []
+        for k in range(3):
+            (x * x * (k + 1)).sum().backward()
+            seen.append(x.grad.clone())
+        grad_obj = x.grad
+        (x.sin()).sum().backward()
+        return seen, x.grad, grad_obj is x.grad
+    check_same(scenario)
+
+
+def test_grad_is_updated_in_place_and_zero_resets():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x * 3).sum().backward()
+        g = x.grad
+        (x * 4).sum().backward()
+        before = g.clone()
+        x.grad.zero_()
+        (x * 5).sum().backward()
+        return before, g, x.grad, x.grad._version > 0
+    check_same(scenario)
+
+
+def test_retain_graph_allows_second_backward():
+    def scenario(lib):
+        x = lib.tensor([0.5, 1.5], requires_grad=True)
+        y = (x.exp() * x).sum()
+        y.backward(retain_graph=True)
+        first = x.grad.clone()
+        y.backward(retain_graph=True)
+        y.backward()
+        return first, x.grad
+    check_same(scenario)
+
+
+def test_retain_grad_on_non_leaves():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        y.retain_grad()
+        y.retain_grad()  # twice is harmless
+        z = y.sin()
+        z.retain_grad()
+        w = z.sum()
+        w.retain_grad()
+        w.backward(retain_graph=True)
+        first = (y.grad.clone(), z.grad.clone(), w.grad.clone())
+        w.backward()
+        return first, y.grad, z.grad, w.grad, y.retains_grad, x.retains_grad, y.is_leaf
+    check_same(scenario)
+
+
+def _hook_log_scenario(lib, retain_first):
+    log = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    if retain_first:
+        y.retain_grad()
+    y.register_hook(lambda g: log.append(("tensor hook 1", _val(g))))
+    y.register_hook(lambda g: g * 10)
+    y.register_hook(lambda g: log.append(("tensor hook 3", _val(g))))
+    if not retain_first:
+        y.retain_grad()
+    y.grad_fn.register_prehook(lambda go: log.append(("prehook", _val(go[0]))))
+    y.grad_fn.register_hook(
+        lambda gi, go: log.append(("node hook", [_val(v) for v in gi], _val(go[0]))))
+    acc = y.grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda go: log.append(("acc prehook", _val(go[0]))))
+    acc.register_hook(lambda gi, go: log.append(
+        ("acc hook", [_val(v) for v in gi], _val(go[0]), _val(x.grad))))
+    x.register_hook(lambda g: log.append(("leaf hook", _val(g), _val(x.grad))))
+    z = (y * y).sum()
+    z.register_hook(lambda g: log.append(("root hook", _val(g))))
+    z.backward()
+    log.append(("y.grad", _val(y.grad)))
+    log.append(("x.grad", _val(x.grad)))
+    return log
+
+
+@pytest.mark.parametrize("retain_first", [True, False])
+def test_hook_order_matches_torch(retain_first):
+    want = _hook_log_scenario(torch, retain_first)
+    got = _hook_log_scenario(symgrad, retain_first)
+    assert got == want
+
+
+def test_hook_return_values_replace_gradients():
+    def scenario(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        y = x * w
+        y.grad_fn.register_prehook(lambda go: (go[0] + 1,))
+        y.grad_fn.register_hook(lambda gi, go: (gi[0] * 2, None))
+        x.register_hook(lambda g: g - 0.5)
+        w.register_hook(lambda g: log.append(_val(g)))
+        y.sum().backward()
+        return x.grad, w.grad, log
+    check_same(scenario)
+
+
+def test_leaf_hook_runs_before_accumulation_and_post_accumulate_hook_after():
+    def scenario(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.register_hook(lambda g: log.append(("hook", _val(g), _val(x.grad))))
+        x.register_post_accumulate_grad_hook(lambda t: log.append(("post", _val(t.grad))))
+        (x * 3).sum().backward()
+        (x * 4).sum().backward()
+        return log
+    check_same(scenario)
+
+
+def test_hook_storing_the_gradient_is_not_changed_by_later_accumulation():
+    def scenario(lib):
+        kept = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.register_hook(lambda g: kept.append(g))
+        a = x * 3
+        (a + a).sum().backward()
+        (x * 5).sum().backward()
+        return kept, x.grad
+    check_same(scenario)
+
+
+def test_removed_hooks_do_not_run():
+    def scenario(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        handles = [
+            y.register_hook(lambda g: log.append("tensor")),
+            y.grad_fn.register_prehook(lambda go: log.append("prehook")),
+            y.grad_fn.register_hook(lambda gi, go: log.append("hook")),
+            x.register_hook(lambda g: g * 100),
+        ]
+        keep = y.register_hook(lambda g: log.append("kept"))
+        for h in handles:
+            h.remove()
+        handles[0].remove()  # removing twice is fine
+        y.sum().backward()
+        del keep
+        return log, x.grad
+    check_same(scenario)
+
+
+def test_hooks_on_captured_tensors_in_autograd_grad():
+    def scenario(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        y = x * 3
+        y.register_hook(lambda g: g * 10)
+        z = y * y
+        out = [lib.autograd.grad(z, [y], retain_graph=True),
+               lib.autograd.grad(z, [y, x], retain_graph=True)]
+        y.grad_fn.register_prehook(lambda g: (g[0] * 100,))
+        out.append(lib.autograd.grad(z, [y], retain_graph=True))
+        out.append(lib.autograd.grad(z, [y, x], retain_graph=True))
+        x.register_hook(lambda g: g + 1)
+        out.append(lib.autograd.grad(z, [y, x], retain_graph=True))
+        out.append(lib.autograd.grad(z, [x]))
+        return out, x.grad
+    check_same(scenario)
+
+
+def test_backward_inputs_leaves_and_non_leaves():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([0.5, -1.0], requires_grad=True)
+        y = x * w
+        z = (y.exp() * w).sum()
+        z.backward(inputs=[w], retain_graph=True)
+        r1 = (x.grad, w.grad.clone())
+        z.backward(inputs=[y, x], retain_graph=True)
+        r2 = (x.grad.clone(), w.grad.clone(), y.grad.clone(), y.retains_grad)
+        z.backward(inputs=x)
+        return r1, r2, x.grad, w.grad, y.grad
+    check_same(scenario)
+
+
+def test_autograd_grad_leaves_and_non_leaves():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x ** 3
+        z = (y * x).sum()
+        gy, gx = lib.autograd.grad(z, [y, x], retain_graph=True)
+        (gx2,) = lib.autograd.grad(z, x, grad_outputs=lib.tensor(2.0))
+        return gy, gx, gx2, x.grad, y.grad_fn is not None
+    check_same(scenario)
+
+
+def test_autograd_grad_dict_inputs():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        return lib.autograd.grad((y * y).sum(), {"a": x, "b": y})
+    check_same(scenario)
+
+
+def test_autograd_backward_several_roots():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = x * x
+        b = x.sin().sum()
+        lib.autograd.backward([a, b], [lib.tensor([1.0, 10.0]), None], retain_graph=True)
+        first = x.grad.clone()
+        lib.autograd.backward((a.sum(), b), retain_graph=False)
+        return first, x.grad
+    check_same(scenario)
+
+
+def test_autograd_backward_root_is_a_leaf():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.backward(lib.tensor([3.0, 4.0]))
+        lib.autograd.backward(x, lib.tensor([1.0, 1.0]))
+        return x.grad
+    check_same(scenario)
+
+
+def test_autograd_grad_several_outputs_with_grad_outputs():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = x.exp()
+        b = (x * x).sum()
+        return lib.autograd.grad([a, b], x, [lib.tensor([1.0, 0.0, 2.0]), lib.tensor(3.0)])
+    check_same(scenario)
+
+
+def test_create_graph_to_fourth_order():
+    def scenario(lib):
+        x = lib.tensor(1.5, dtype=lib.float64, requires_grad=True)
+        y = x ** 4
+        out = []
+        g = y
+        for _ in range(4):
+            (g,) = lib.autograd.grad(g, x, create_graph=True)
+            out.append((g.item(), g.requires_grad, type(g.grad_fn).__name__))
+        return out
+    check_same(scenario)
+    got = both(scenario)[1]
+    assert [v for v, _, _ in got] == [4 * 1.5 ** 3, 12 * 1.5 ** 2, 24 * 1.5, 24.0]
+
+
+def test_create_graph_third_order_vector_and_names():
+    def scenario(lib):
+        x = lib.tensor([0.3, -0.7, 1.1], dtype=lib.float64, requires_grad=True)
+        y = (x.sin() * x.exp() + x ** 3).sum()
+        (g1,) = lib.autograd.grad(y, x, create_graph=True)
+        (g2,) = lib.autograd.grad(g1.sum(), x, create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), x)
+        return g1, g2, g3
+    check_same(scenario)
+
+
+def test_backward_create_graph_grad_has_grad_fn():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x ** 3).sum().backward(create_graph=True)
+        g = x.grad
+        info = (g.requires_grad, g.is_leaf, type(g.grad_fn).__name__)
+        gx = g.clone()
+        x.grad = None
+        gx.sum().backward()
+        return info, x.grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same(scenario)
+
+
+def test_backward_create_graph_second_call_adds_out_of_place():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x ** 2).sum().backward(create_graph=True)
+        first = x.grad
+        (x ** 2).sum().backward(create_graph=True)
+        return first, x.grad, first is x.grad, type(x.grad.grad_fn).__name__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same(scenario)
+
+
+def test_nodes_are_callable_by_hand():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        y = x * w
+        gi = y.grad_fn(lib.tensor([1.0, 10.0]))
+        s = (x * 2).sum()
+        gs = s.grad_fn(lib.tensor(1.0))
+        acc = y.grad_fn.next_functions[0][0]
+        r = acc(lib.tensor([5.0, 6.0]))
+        r2 = acc(lib.tensor([1.0, 1.0]))
+        return (gi, gs, r, r2, x.grad, type(acc).__name__, acc.variable is x,
+                y.grad_fn.name(), acc.name())
+    check_same(scenario)
+
+
+def test_node_called_by_hand_records_a_graph_in_grad_mode():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.sin()
+        g = y.grad_fn(lib.ones(2))
+        with lib.no_grad():
+            g2 = y.grad_fn(lib.ones(2))
+        return g, g.requires_grad, g2.requires_grad, type(g.grad_fn).__name__
+    check_same(scenario)
+
+
+def test_next_functions_and_saved_values():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        c = lib.tensor([3.0, 4.0])
+        y = (x * c + x).pow(2)
+        fn = y.grad_fn
+        add = fn.next_functions[0][0]
+        mul = add.next_functions[0][0]
+        return (fn.name(), add.name(), mul.name(),
+                [(type(n).__name__ if n is not None else None, i)
+                 for n, i in mul.next_functions],
+                fn._saved_exponent, fn._saved_self, mul._saved_other)
+    check_same(scenario)
+
+
+# -------------------------------------------------------------------------- versions
+def test_version_counter():
+    def scenario(lib):
+        x = lib.ones(3)
+        v = [x._version]
+        x.add_(1)
+        x.mul_(2)
+        x[0] = 5.0
+        v.append(x._version)
+        d = x.detach()
+        d.add_(1)
+        v.append((x._version, d._version))
+        data = x.data
+        data.add_(1)
+        v.append((x._version, data._version))
+        x += 1
+        y = x + 1
+        v.append((x._version, y._version))
+        view = x[1:]
+        view.mul_(3)
+        v.append((x._version, view._version))
+        x.zero_()
+        x.fill_(2.0)
+        x.copy_(lib.ones(3))
+        v.append(x._version)
+        return v, x
+    check_same(scenario)
+
+
+def test_detach_shares_data_and_version_error_through_detach():
+    def scenario(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = a.sigmoid()
+        d = b.detach()
+        d.mul_(2)
+        b.sum().backward()
+    same_outcome(scenario)
+
+
+def test_data_does_not_bump_version_so_backward_uses_new_values():
+    def scenario(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = a.exp()
+        b.data.mul_(2)
+        b.sum().backward()
+        return a.grad, b
+    check_same(scenario)
+
+
+def test_detach_and_detach_():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        d = y.detach()
+        info = [d.requires_grad, d.is_leaf, d.grad_fn is None]
+        y.detach_()
+        info += [y.requires_grad, y.is_leaf, y.grad_fn is None]
+        y.requires_grad_()
+        info.append(y.requires_grad)
+        x2 = lib.tensor([1.0], requires_grad=True)
+        x2.detach_()
+        info.append(x2.requires_grad)
+        return info, d
+    check_same(scenario)
+
+
+# -------------------------------------------------------------------------- grad modes
+def test_grad_modes():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        r = []
+        with lib.no_grad():
+            y = x * 2
+            r.append((y.requires_grad, lib.is_grad_enabled()))
+            with lib.enable_grad():
+                r.append(((x * 2).requires_grad, lib.is_grad_enabled()))
+            r.append(lib.is_grad_enabled())
+        r.append(lib.is_grad_enabled())
+        with lib.set_grad_enabled(False):
+            r.append(((x * 2).requires_grad, lib.is_grad_enabled()))
+        r.append(lib.is_grad_enabled())
+        lib.set_grad_enabled(False)
+        r.append(((x * 2).requires_grad, lib.is_grad_enabled()))
+        lib.set_grad_enabled(True)
+        r.append(lib.is_grad_enabled())
+
+        @lib.no_grad()
+        def f(t):
+            return t * 2
+
+        @lib.enable_grad()
+        def g(t):
+            return t * 2
+
+        @lib.set_grad_enabled(False)
+        def h(t):
+            return t * 2
+
+        @lib.inference_mode()
+        def k(t):
+            return t * 2
+
+        r.append((f(x).requires_grad, lib.is_grad_enabled()))
+        with lib.no_grad():
+            r.append(g(x).requires_grad)
+        r.append((h(x).requires_grad, lib.is_grad_enabled()))
+        r.append((k(x).requires_grad, lib.is_grad_enabled()))
+        with lib.inference_mode():
+            r.append(((x * 2).requires_grad, lib.is_grad_enabled(),
+                      lib.is_inference_mode_enabled()))
+        with lib.inference_mode(False):
+            r.append(((x * 2).requires_grad, lib.is_inference_mode_enabled()))
+        r.append(lib.is_inference_mode_enabled())
+        with lib.autograd.no_grad():
+            r.append(lib.autograd.grad_mode.no_grad is lib.no_grad)
+        return r
+    check_same(scenario)
+
+
+def test_no_grad_restores_mode_after_exception():
+    def scenario(lib):
+        try:
+            with lib.no_grad():
+                raise KeyError("boom")
+        except KeyError:
+            pass
+        return lib.is_grad_enabled()
+    check_same(scenario)
+    assert symgrad.is_grad_enabled()
+
+
+def test_no_grad_leaf_in_place_is_allowed():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.no_grad():
+            x.add_(1)
+            x[0] = 5.0
+            x.mul_(2)
+        return x, x.requires_grad, x.is_leaf, x._version
+    check_same(scenario)
+
+
+def test_in_place_on_non_leaf_is_recorded():
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.add_(1)
+        name1 = type(y.grad_fn).__name__
+        y.mul_(x)
+        name2 = type(y.grad_fn).__name__
+        y.sum().backward()
+        return name1, name2, x.grad, y
+    check_same(scenario)
+
+
+def test_accumulate_grad_node_hooks_and_post_accumulate_hooks_order():
+    def scenario(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        acc = y.grad_fn.next_functions[0][0]
+        acc.register_hook(lambda gi, go: log.append(("acc hook", gi, _val(go[0]))))
+        acc.register_prehook(lambda go: log.append(("acc prehook", _val(go[0]))))
+        x.register_post_accumulate_grad_hook(lambda t: log.append(("post", _val(t.grad))))
+        x.register_hook(lambda g: log.append(("tensor hook", _val(g))))
+        acc.register_prehook(lambda go: (go[0] * 2,))
+        y.sum().backward()
+        return log, x.grad
+    check_same(scenario)
+
+
+def test_undefined_gradients_still_reach_hooks_as_none():
+    # A node hook that returns None for an input makes that gradient undefined;
+    # PyTorch still runs the nodes below, handing None to their hooks.
+    def scenario(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        a = w * 2
+        a.register_hook(lambda g: log.append(("a hook", _val(g))))
+        a.grad_fn.register_prehook(lambda g: log.append(("a pre", _val(g[0]))))
+        a.grad_fn.register_hook(
+            lambda gi, go: log.append(("a post", [_val(v) for v in gi], _val(go[0]))))
+        w.register_hook(lambda g: log.append(("w hook", _val(g))))
+        y = x * a
+        y.grad_fn.register_hook(lambda gi, go: (gi[0] * 2, None))
+        y.sum().backward()
+        return log, x.grad, w.grad
+    check_same(scenario)
+
+
+def _hook_error(register):
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        register(lib, x, y)
+        y.sum().backward()
+    return scenario
+
+
+@pytest.mark.parametrize("register", [
+    lambda lib, x, y: y.grad_fn.register_prehook(lambda go: (go[0], go[0])),
+    lambda lib, x, y: y.grad_fn.register_prehook(lambda go: go[0]),
+    lambda lib, x, y: y.grad_fn.register_hook(lambda gi, go: gi[0]),
+    lambda lib, x, y: y.grad_fn.register_hook(lambda gi, go: [gi[0] * 2]),
+    lambda lib, x, y: y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0])),
+    lambda lib, x, y: y.grad_fn.next_functions[0][0].register_hook(lambda gi, go: go),
+    lambda lib, x, y: y.register_hook(lambda g: g.sum()),
+    lambda lib, x, y: y.register_hook(lambda g: 3.0),
+    lambda lib, x, y: y.register_hook(lambda g: g.double()),
+    lambda lib, x, y: x.register_hook(lambda g: g[:1]),
+    lambda lib, x, y: y.register_post_accumulate_grad_hook(lambda t: None),
+    lambda lib, x, y: lib.ones(2).register_post_accumulate_grad_hook(lambda t: None),
+], ids=["prehook_count", "prehook_not_tuple", "hook_not_tuple", "hook_list", "hook_count",
+        "acc_hook_count", "tensor_hook_size", "tensor_hook_float", "tensor_hook_dtype",
+        "leaf_hook_size", "post_acc_non_leaf", "post_acc_no_grad"])
+def test_hook_misuse_errors_match_torch(register):
+    same_outcome(_hook_error(register))
