@@ -496,9 +496,9 @@ def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: 
     >>> x = torch.tensor(3.0, requires_grad=True)
     >>> frames = torch.draw_steps(x * x)
     >>> len(frames), x.grad
-    (4, tensor(6.))
+    (3, tensor(6.))
     >>> frames.captions[1]
-    'Step 1 of 3: MulBackward0 runs: receives 1, sends 3 to input self, 3 to input other'
+    'Step 1 of 2: MulBackward0 runs: receives 1, sends 3 to input self, 3 to input other'
     """
     roots, given = _roots(t)
     root = roots[0]
