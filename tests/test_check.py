@@ -1,0 +1,181 @@
+"""symgrad.check: a corpus of hand-derived gradients, right ones and typical mistakes."""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+import symgrad
+from symgrad.check import Report, run_with_timeout
+
+V3 = [0.5, -1.2, 2.0]
+M2 = [[1.0, 2.0], [-0.5, 3.0]]
+N2 = [[0.3, -1.0], [2.0, 0.7]]
+
+# Correct gradients, written in a different form than symgrad's own.
+CORRECT = [
+    ("x**2*sin(x)", {"x": "x*(2*sin(x) + x*cos(x))"}, None),
+    ("exp(2*x)", {"x": "2*exp(x)**2"}, None),
+    ("log(x**2)", {"x": "2/x"}, None),
+    ("sqrt(x)", {"x": "1/(2*sqrt(x))"}, {"x": 2.0}),
+    ("sin(x)**2", {"x": "sin(2*x)"}, None),
+    ("cos(x)**2", {"x": "-sin(2*x)"}, None),
+    ("tan(x)", {"x": "1/cos(x)**2"}, None),
+    ("tanh(x)", {"x": "4/(exp(x) + exp(-x))**2"}, None),
+    ("sigmoid(x)", {"x": "exp(-x)/(1 + exp(-x))**2"}, None),
+    ("x/(1 + x)", {"x": "1/(1 + x)**2"}, None),
+    ("x*exp(x)", {"x": "(1 + x)*exp(x)"}, None),
+    ("x**x", {"x": "x**x*(log(x) + 1)"}, {"x": 1.5}),
+    ("log(sigmoid(x))", {"x": "1 - sigmoid(x)"}, None),
+    ("x*y**2", {"x": "y*y", "y": "2*y*x"}, None),
+    ("sin(x*y)", {"x": "y*cos(y*x)", "y": "cos(x*y)*x"}, None),
+    ("exp(x)*exp(y)", {"x": "exp(x + y)"}, None),
+    ("x**3", {"x": "x**2 + 2*x**2"}, None),
+    ("dot(x, y)", {"x": "y", "y": "x"}, {"x": V3, "y": [1.0, 2.0, 3.0]}),
+    ("sin(dot(x, y))", {"x": "y*cos(dot(y, x))"}, {"x": V3, "y": [1.0, 2.0, 3.0]}),
+    ("sum(x*x)", {"x": "x + x"}, {"x": V3}),
+    ("x.T @ A @ x", {"x": "A @ x + A.T @ x"}, {"x": [1.0, 2.0], "A": M2}),
+    ("norm(x)", {"x": "x/sqrt(dot(x, x))"}, {"x": V3}),
+    ("norm(x)**2", {"x": "2*x"}, {"x": V3}),
+    ("log(sum(exp(x)))", {"x": "exp(x)/sum(exp(x))"}, {"x": V3}),
+    ("mean(x**2)", {"x": "2*x/3"}, {"x": V3}),
+    ("sum(A*A)", {"A": "2*A"}, {"A": M2}),
+    ("sum(A*B.T)", {"A": "B.T", "B": "A.T"}, {"A": M2, "B": N2}),
+    ("sum(log_softmax(x)*y)", {"x": "y - softmax(x)*sum(y)"},
+     {"x": V3, "y": [0.2, 0.3, 0.5]}),
+    ("log(1 + x**2)", {"x": "2*x/(1 + x**2)"}, None),
+]
+
+# Typical mistakes, each with the words its diagnosis should contain (or None).
+WRONG = [
+    ("sin(x**2)", {"x": "cos(x**2)"}, None, "missing factor 2*x"),
+    ("exp(2*x)", {"x": "exp(2*x)"}, None, "missing factor 2"),
+    ("x**3", {"x": "3*x"}, None, "missing factor x"),
+    ("cos(x)", {"x": "sin(x)"}, None, "wrong sign"),
+    ("1/x", {"x": "1/x**2"}, None, "wrong sign"),
+    ("log(x)", {"x": "-1/x"}, {"x": 2.0}, "wrong sign"),
+    ("x*y**2", {"x": "2*x*y"}, None, "derivative with respect to y"),
+    ("sin(x*y)", {"x": "x*cos(x*y)"}, None, "derivative with respect to y"),
+    ("dot(x, y)", {"x": "x"}, {"x": V3, "y": [1.0, 2.0, 3.0]}, "with respect to y"),
+    ("sum(A*B.T)", {"A": "B"}, {"A": M2, "B": N2}, "transposed"),
+    ("sum(A.T*B)", {"A": "B"}, {"A": M2, "B": N2}, "transposed"),
+    ("sum(x*x)", {"x": "x"}, {"x": V3}, "missing factor 2"),
+    ("norm(x)**2", {"x": "x"}, {"x": V3}, "missing factor 2"),
+    ("sqrt(x)", {"x": "1/sqrt(x)"}, {"x": 2.0}, "extra factor 2"),
+    ("mean(x**2)", {"x": "2*x"}, {"x": V3}, "extra factor 3"),
+    ("tanh(x)", {"x": "1 + tanh(x)**2"}, None, "wrong sign of the term"),
+    ("x*exp(x)", {"x": "x*exp(x)"}, None, "missing term exp(x)"),
+    ("x**2*sin(x)", {"x": "2*x*sin(x)"}, None, "missing term x**2*cos(x)"),
+    ("log(1 + x**2)", {"x": "1/(1 + x**2)"}, None, "missing factor 2*x"),
+    ("sigmoid(x)", {"x": "sigmoid(x)"}, None, "missing"),
+    ("x/y", {"y": "x/y**2"}, None, "wrong sign"),
+    ("exp(-x**2/2)", {"x": "x*exp(-x**2/2)"}, None, "wrong sign"),
+    ("log(sum(exp(x)))", {"x": "exp(x)"}, {"x": V3}, None),
+    ("x.T @ A @ x", {"x": "A @ x"}, {"x": [1.0, 2.0], "A": M2}, None),
+    ("norm(x)", {"x": "x"}, {"x": V3}, "missing factor"),
+    ("sin(x)*cos(x)", {"x": "cos(x)**2 + sin(x)**2"}, None, "wrong sign of the term"),
+    ("exp(x)/x", {"x": "exp(x)/x**2"}, {"x": 2.0}, None),
+]
+
+
+def test_corpus_is_large_and_balanced():
+    assert len(CORRECT) + len(WRONG) >= 50
+    assert len(CORRECT) >= 25 and len(WRONG) >= 25
+
+
+@pytest.mark.parametrize("expr,grads,at", CORRECT, ids=[c[0] for c in CORRECT])
+def test_correct_gradients_are_recognised(expr, grads, at):
+    r = symgrad.check(expr, grads, at=at, samples=4)
+    assert r.verdict == "correct", r.text()
+    assert r.counterexample is None and not r.diagnosis
+    assert r.exit_code == 0 and r.ok
+
+
+@pytest.mark.parametrize("expr,grads,at,words", WRONG, ids=[c[0] for c in WRONG])
+def test_mistakes_are_caught_and_explained(expr, grads, at, words):
+    r = symgrad.check(expr, grads, at=at, samples=4)
+    assert r.verdict == "wrong", r.text()
+    assert r.exit_code == 1 and not r.ok
+    c = r.counterexample
+    assert c is not None and c["variable"] in grads
+    # The counterexample is real: reverse mode at that point gives c["true"].
+    true = symgrad.parse(expr).gradient(**c["point"])[c["variable"]]
+    np.testing.assert_allclose(c["true"], true, rtol=1e-12)
+    assert not np.allclose(c["claimed"], c["true"], rtol=1e-6)
+    if words is not None:
+        assert any(words in d for d in r.diagnosis), r.diagnosis
+
+
+def test_agreeing_at_the_given_point_is_not_enough():
+    # 2 is d(x**2)/dx at x = 1 only.
+    r = symgrad.check("x**2", {"x": "2"}, at={"x": 1.0})
+    assert r.verdict == "wrong"
+    assert r.counterexample["point"]["x"] != 1.0
+
+
+def _slow_job(pairs):
+    time.sleep(30)
+
+
+def test_timeout_gives_undecided_never_correct(monkeypatch):
+    import symgrad.check as _  # noqa: F401 - the module, not the function
+    import sys
+    monkeypatch.setattr(sys.modules["symgrad.check"], "_symbolic_job", _slow_job)
+    r = symgrad.check("x**2*sin(x)", {"x": "x*(2*sin(x) + x*cos(x))"}, timeout=0.5)
+    assert r.verdict == "undecided"
+    assert r.exit_code == 3
+    assert any("did not finish" in n for n in r.notes)
+
+
+def test_numbers_only_is_undecided():
+    r = symgrad.check("x**2", {"x": "2*x"}, symbolic=False)
+    assert r.verdict == "undecided"
+
+
+def test_wrong_shape():
+    r = symgrad.check("dot(x, A @ y)", {"y": "A @ y"},
+                      at={"x": [1.0, 2.0], "A": [[1.0, 0.0, 2.0], [0.5, 1.0, -1.0]],
+                          "y": [1.0, 2.0, 3.0]})
+    assert r.verdict == "wrong"
+    assert any("wrong shape" in d for d in r.diagnosis)
+
+
+def test_constant_claims_and_scalar_broadcast():
+    assert symgrad.check("3*x + 1", {"x": 3}).verdict == "correct"
+    r = symgrad.check("sum(x)", {"x": "1"}, at={"x": V3})
+    assert r.verdict == "correct"
+    assert any("broadcast" in n for n in r.notes)
+
+
+def test_report_text_and_json():
+    r = symgrad.check("sin(x**2)", {"x": "cos(x**2)"}, at={"x": 1.5})
+    assert isinstance(r, Report)
+    text = r.text()
+    assert text.startswith("WRONG: gradient of sin(x**2)")
+    assert "counterexample: at x=1.5" in text and "missing factor 2*x" in text
+    data = json.loads(r.to_json())
+    assert data["verdict"] == "wrong"
+    assert data["counterexample"]["point"] == {"x": 1.5}
+    assert data["counterexample"]["true"] == pytest.approx(2 * 1.5 * np.cos(1.5 ** 2))
+    assert data["finite_differences"]["x"]["agrees_with_reverse_mode"] is True
+
+
+def test_bad_input_is_a_value_error():
+    with pytest.raises(ValueError, match="not a variable"):
+        symgrad.check("x**2", {"y": "2*x"})
+    with pytest.raises(ValueError, match="does not have"):
+        symgrad.check("x**2", {"x": "2*z"})
+    with pytest.raises(ValueError, match="several variables"):
+        symgrad.check("x*y", "y")
+    with pytest.raises(symgrad.parser.ParseError):
+        symgrad.check("x**2", {"x": "2*x +"})
+
+
+def test_symbolic_worker_cannot_hang_the_caller():
+    start = time.monotonic()
+    status, value = run_with_timeout(time.sleep, (30,), 0.5)
+    assert status == "timeout" and value is None
+    assert time.monotonic() - start < 10
+    assert run_with_timeout(pow, (2, 10), 10) == ("ok", 1024)
