@@ -392,13 +392,13 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
         auto: dict = {}
     else:
         auto = _caller_names(2)
-    explicit = dict(given)
-    if isinstance(names, Mapping):
-        explicit.update(names)
+    explicit = dict(names) if isinstance(names, Mapping) else {}
+    explicit.update({n: t for n, t in given.items()
+                     if not any(t is u for u in explicit.values())})
     model = _render.GraphModel(roots, _merge_names(roots, explicit, auto))
     edge_grads = _record_edge_grads(model) if show_edge_grads else None
     if order_names is None and len(roots) > 1 and given:
-        order_names = [f"order {k}: {n}" for k, n in enumerate(given)]
+        order_names = [n if "order" in n else f"order {k}: {n}" for k, n in enumerate(given)]
     common = dict(theme=theme, rankdir=rankdir, show_values=show_values,
                   show_grads=show_grads, legend=legend, title=title,
                   order_names=list(order_names) if order_names else None,

@@ -200,7 +200,8 @@ def _shape_text(shape) -> str:
     shape = tuple(int(n) for n in shape)
     if not shape:
         return "scalar"
-    return "shape (" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+    inner = ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "")
+    return f"shape ({inner})"
 
 
 def _dtype_text(t) -> str:
@@ -544,6 +545,9 @@ class _Dot:
         self.title = title
         self.fontsize = fontsize
         self.edge_kinds: list[str] = []
+        self.grad_text = ""
+        self.notes: dict[str, str] = {}
+        self.highlight_used = False
 
     def use(self, kind: str) -> None:
         if kind not in self.kinds_used:
@@ -566,6 +570,7 @@ class _Dot:
         fontcolor = t.fg
         if highlight:
             border, penwidth = t.highlight, 3.5
+            self.highlight_used = True
         if faded:
             fontcolor = t.muted
             border = t.muted
@@ -577,6 +582,7 @@ class _Dot:
                 cells.append(f'<TR><TD><FONT POINT-SIZE="{self.fontsize - 2}">'
                              f"{_multiline(text)}</FONT></TD></TR>")
             elif kind_of_row == "grad":
+                self.grad_text = self.grad_text or "leaf: accumulated .grad"
                 cells.append(f'<TR><TD><FONT COLOR="{t.grad}">{_multiline(text)}'
                              "</FONT></TD></TR>")
             else:
@@ -632,10 +638,21 @@ class _Dot:
                      "const": "- - -"}[kind]
             rows.append(f'<TR><TD><FONT COLOR="{color}"><B>{glyph}</B></FONT></TD>'
                         f'<TD ALIGN="LEFT">{_esc(text)}</TD></TR>')
+        if self.grad_text:
+            rows.append(f'<TR><TD><FONT COLOR="{t.grad}"><B>grad</B></FONT></TD>'
+                        f'<TD ALIGN="LEFT">{_esc(self.grad_text)}</TD></TR>')
+        for key, text in self.notes.items():
+            rows.append(f'<TR><TD><FONT COLOR="{t.grad}">{_esc(key)}</FONT></TD>'
+                        f'<TD ALIGN="LEFT">{_esc(text)}</TD></TR>')
+        if self.highlight_used:
+            rows.append(f'<TR><TD COLOR="{t.highlight}" BORDER="3" WIDTH="26" HEIGHT="14">'
+                        f'</TD><TD ALIGN="LEFT">node running now (grey: not run yet)</TD></TR>')
         if order_names and len(self.orders_used) > 1:
             for k in sorted(self.orders_used):
                 color = t.orders[min(k, len(t.orders) - 1)]
-                rows.append(f'<TR><TD BGCOLOR="{t.bg}" COLOR="{color}" BORDER="3" WIDTH="26" '
+                width = 1 if k == 0 else 3
+                rows.append(f'<TR><TD BGCOLOR="{t.bg}" COLOR="{color}" BORDER="{width}" '
+                            f'WIDTH="26" '
                             f'HEIGHT="14"></TD><TD ALIGN="LEFT">'
                             f"{_esc(order_names[k] if k < len(order_names) else f'order {k}')}"
                             "</TD></TR>")
@@ -811,9 +828,12 @@ def _emit_backward(model: GraphModel, dot: _Dot, *, show_values: bool, show_grad
                 if ld is not None:
                     who = model.operand_text(e.target, e.const)
                     parts.append(f"∂/∂{who} = {ld}" if len(who) <= 10 else f"local: {ld}")
+                    dot.notes["∂/∂v"] = "local derivative of the node's output w.r.t. input v"
             hidden = False
             if edge_grads is not None and (item.key, e.slot) in edge_grads:
                 parts.append("grad " + format_value(edge_grads[(item.key, e.slot)]))
+                dot.notes["grad"] = "on an edge: the gradient sent along it"
+
                 # Step frames: the text is there (so the layout stays put) but invisible
                 # until the gradient has been sent.
                 hidden = sent is not None and (item.key, e.slot) not in sent
@@ -1048,9 +1068,10 @@ def both_graph(roots, *, names: Mapping[str, Any] | None = None, theme: str = "l
                           prefix="b", indent="    ", higher=higher)
     dot.lines.append("  }")
     for item in model.items:
+        # Same rank: each grad_fn sits straight across from the tensor it belongs to.
         target = f"b{item.key}"
-        dot.edge(keys[item.key], target, kind="link", indent="  ",
-                 extra='constraint=false, arrowhead=none')
+        dot.lines.append(f"  {{rank=same; {keys[item.key]}; {target}}}")
+        dot.edge(target, keys[item.key], kind="link", indent="  ", extra="arrowhead=none")
     if legend:
         dot.legend(outs[-1] if outs else None, _order_names(model, order_names))
     return dot.source("forward_backward")
