@@ -194,6 +194,10 @@ class AccumulateGrad(Node):
     def next_functions(self) -> tuple:
         return ()
 
+    def name(self) -> str:
+        # PyTorch's C++ node reports its qualified name (the class is still AccumulateGrad).
+        return "torch::autograd::AccumulateGrad"
+
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(f"'AccumulateGrad' object has no attribute '{name}'")
 
@@ -205,8 +209,13 @@ def node_class(op: Op) -> type:
     """The ``grad_fn`` class of ``op``, named as PyTorch names it."""
     cls = _CLASSES.get(op.key)
     if cls is None:
-        cls = type(op.node_name, (Node,), {"__slots__": (), "op": op,
-                                           "__module__": "symgrad.graph"})
+        namespace = {"__slots__": (), "op": op, "__module__": "symgrad.graph"}
+        qualified = op.node_name
+        if "::" in qualified:
+            # PyTorch's hand-written nodes (torch::autograd::CopyBackwards) report their
+            # qualified name from name(); the Python class is still CopyBackwards.
+            namespace["name"] = lambda self: qualified
+        cls = type(qualified.rsplit("::", 1)[-1], (Node,), namespace)
         _CLASSES[op.key] = cls
         op.node_class = cls
     return cls

@@ -231,6 +231,24 @@ def _cat_piece(m, grad, dim, sizes, i):
     return m.slice(grad, dim, start, start + sizes[i], 1)
 
 
+def _expand(a, size):
+    """``broadcast_to`` with PyTorch's strides: only the expanded dims get stride 0 (numpy
+    zeroes every size-1 dim), which matters to matmul's choice of folding."""
+    a = np.asarray(a)
+    size = tuple(size)
+    lead = len(size) - a.ndim
+    strides = [0] * len(size)
+    below = a.itemsize  # stride of a new leading dim: the size times stride of the next
+    for i in range(len(size) - 1, -1, -1):
+        d = i - lead
+        n, st = (a.shape[d], a.strides[d]) if d >= 0 else (1, below)
+        if n != size[i] and n != 1:
+            raise ValueError(f"cannot broadcast shape {a.shape} to {size}")
+        strides[i] = 0 if n != size[i] else st
+        below = size[i] * strides[i]
+    return np.lib.stride_tricks.as_strided(a, size, tuple(strides), writeable=False)
+
+
 def _squeeze_dims(shape, dim):
     if dim is None:
         return tuple(i for i, n in enumerate(shape) if n == 1)
@@ -506,6 +524,12 @@ TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"), forward=np.swa
 VIEW = Op("view", view=True, attrs=("size",), forward=np.reshape, saves=("self_sym_sizes",),
           grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
           local=("reshape",))
+RESHAPE_ALIAS = Op("_reshape_alias", view=True, attrs=("size",), forward=np.reshape,
+                   saves=("self_sym_sizes",),
+                   grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
+                   local=("reshape",), doc="reshape of a non-contiguous tensor, as a view")
+ALIAS = Op("alias", view=True, forward=lambda a: a.view() if isinstance(a, np.ndarray) else a,
+           grads=(lambda m, grad: grad,), local=("1",), doc="the same values: x[...]")
 UNSAFE_VIEW = Op("_unsafe_view", attrs=("size",), forward=np.reshape,
                  saves=("self_sym_sizes",), node="UnsafeViewBackward0",
                  grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
@@ -518,14 +542,19 @@ SQUEEZE_DIM = Op("squeeze", 1, view=True, attrs=("dim",), saves=("self_sym_sizes
                  grads=(lambda m, grad, self_sym_sizes, dim:
                         m.reshape(grad, self_sym_sizes),),
                  local=("squeeze",))
-SQUEEZE_DIMS = Op("squeeze", 4, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
+SQUEEZE_DIMS = Op("squeeze", 2, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
                   forward=lambda a, dim: np.squeeze(a, _squeeze_dims(np.shape(a), dim)),
                   grads=(lambda m, grad, self_sym_sizes, dim:
                          m.reshape(grad, self_sym_sizes),),
                   local=("squeeze",))
+# In-place ``squeeze_(dim)``: PyTorch's matmul squeezes its 1-D @ 2-D product this way.
+SQUEEZE_ = Op("squeeze_", 4, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
+              forward=lambda a, dim: np.squeeze(a, _squeeze_dims(np.shape(a), dim)),
+              grads=(lambda m, grad, self_sym_sizes, dim: m.reshape(grad, self_sym_sizes),),
+              local=("squeeze",))
 UNSQUEEZE = Op("unsqueeze", view=True, attrs=("dim",), forward=np.expand_dims, saves=("dim",),
                grads=(lambda m, grad, dim: m.squeeze(grad, dim),), local=("unsqueeze",))
-EXPAND = Op("expand", view=True, attrs=("size",), forward=np.broadcast_to, saves=("self_sym_sizes",),
+EXPAND = Op("expand", view=True, attrs=("size",), forward=_expand, saves=("self_sym_sizes",),
             grads=(lambda m, grad, self_sym_sizes: m.sum_to(grad, self_sym_sizes),),
             local=("sum over broadcast",))
 SELECT = Op("select", view=True, attrs=("dim", "index"), forward=_select,
@@ -550,15 +579,20 @@ SCATTER = Op("index_put", attrs=("size", "indices"), node="IndexPutBackward0",
              grads=(lambda m, grad, indices: m.index(grad, indices),),
              local=("gather",), doc="zeros(size) with self added at indices")
 CAT = Op("cat", inputs=("tensors",), attrs=("dim",), dtype="promote",
-         forward=lambda *a: np.concatenate(a[:-1], axis=a[-1]),
+         # PyTorch allocates a contiguous result; numpy would follow the inputs' layout.
+         forward=lambda *a: np.ascontiguousarray(np.concatenate(a[:-1], axis=a[-1])),
          saves=("dim", "sizes"),
          grads=(lambda m, grad, dim, sizes, i: _cat_piece(m, grad, dim, sizes, i),),
          local=("slice",), doc="variadic: one grad rule applied per input")
 STACK = Op("stack", inputs=("tensors",), attrs=("dim",), dtype="promote",
-           forward=lambda *a: np.stack(a[:-1], axis=a[-1]), saves=("dim",),
+           forward=lambda *a: np.ascontiguousarray(np.stack(a[:-1], axis=a[-1])),
+           saves=("dim",),
            grads=(lambda m, grad, dim, i: m.select(grad, dim, i),),
            local=("select",), doc="variadic: one grad rule applied per input")
 CLONE = Op("clone", forward=np.copy, grads=(lambda m, grad: grad,), local=("1",))
+# clone(memory_format=torch.contiguous_format): what contiguous() and reshape copy with.
+CLONE_CONTIGUOUS = Op("clone", key="clone_contiguous", forward=lambda a: np.array(a, order="C"),
+                      grads=(lambda m, grad: grad,), local=("1",))
 TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
              sym=lambda a, d: a,
              saves=("self_dtype",), node="ToCopyBackward0", dtype="attr",
@@ -570,7 +604,8 @@ ZERO = Op("zero", forward=np.zeros_like, grads=(lambda m, grad: grad * 0.0,),
           local=("0",))
 FILL = Op("fill", 2, attrs=("value",), forward=lambda a, v: np.full_like(a, v),
           grads=(lambda m, grad: grad * 0.0,), local=("0",))
-COPY = Op("copy", inputs=("self", "src"), broadcasts=True, node="CopyBackwards",
+COPY = Op("copy", inputs=("self", "src"), broadcasts=True,
+          node="torch::autograd::CopyBackwards",
           forward=lambda a, b: np.broadcast_to(b, np.shape(a)).astype(np.result_type(a)),
           grads=(lambda m, grad: grad * 0.0, lambda m, grad: grad), local=("0", "1"))
 

@@ -747,6 +747,10 @@ def _saved_rows(model: GraphModel, item: Item, dot: _Dot, key: str, *, back: boo
         if hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, np.ndarray):
             skey = f"{key}_saved_{n}"
             alias = model.tensor_name(v)
+            fn = getattr(v, "grad_fn", None)
+            if alias is None and fn is not None and id(fn) in model.by_fn:
+                alias = model.label_of(model.by_fn[id(fn)])
+                alias = None if alias == "…" else alias
             title = f"saved {n}" + (f" (= {alias})" if alias else "")
             dot.node(skey, "saved",
                      [(title, "title"), (f"{_shape_text(v.shape)}  {_dtype_text(v)}", "small"),
@@ -779,6 +783,8 @@ def _emit_backward(model: GraphModel, dot: _Dot, *, show_values: bool, show_grad
     leaf_grads = state.get("leaf_grads") if state else None
     received = state.get("received", {}) if state else {}
     sent = state.get("sent") if state else None
+    if state is not None:
+        dot.highlight_used = True  # every frame has the same legend: the layout stays put
     for item in model.items:
         key = prefix + item.key
         order = item.order if higher else None

@@ -472,6 +472,11 @@ class Tensor(metaclass=_TensorMeta):
     def T(self) -> "Tensor":
         if self.ndim == 2:
             return apply(O.PERMUTE, (self,), ((1, 0),))
+        if self.ndim == 0:
+            _warn_once(
+                "Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                "these cases. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+                "native/TensorShape.cpp:4321.)")
         if self.ndim != 2 and self.ndim > 0:
             _warn_once(
                 "The use of `x.T` on tensors of dimension other than 2 to reverse their "
@@ -632,7 +637,9 @@ class Tensor(metaclass=_TensorMeta):
         return self._dtype.is_floating_point
 
     def contiguous(self) -> "Tensor":
-        return self
+        if _contiguous(self._data):
+            return self
+        return apply(O.CLONE_CONTIGUOUS, (self,))
 
     def clone(self) -> "Tensor":
         return apply(O.CLONE, (self,))
@@ -955,6 +962,8 @@ class Tensor(metaclass=_TensorMeta):
         return apply(O.TRANSPOSE, (self,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
 
     def permute(self, *dims):
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
         dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
         return apply(O.PERMUTE, (self,), (tuple(_wrap_dim(d, self.ndim) for d in dims),))
 
@@ -969,9 +978,13 @@ class Tensor(metaclass=_TensorMeta):
 
     def reshape(self, *shape):
         shape = _infer_shape(_shape_args(shape), self.numel())
-        if _viewable(self._data, shape):
+        # As PyTorch: a view of a contiguous tensor, an aliasing reshape where the strides
+        # allow one, else a contiguous copy.
+        if _contiguous(self._data):
             return apply(O.VIEW, (self,), (shape,))
-        return apply(O.UNSAFE_VIEW, (self.clone(),), (shape,))
+        if _viewable(self._data, shape):
+            return apply(O.RESHAPE_ALIAS, (self,), (shape,))
+        return apply(O.UNSAFE_VIEW, (apply(O.CLONE_CONTIGUOUS, (self,)),), (shape,))
 
     def view_as(self, other):
         return self.view(other.shape)
@@ -1003,9 +1016,15 @@ class Tensor(metaclass=_TensorMeta):
         lead = len(sizes) - self.ndim
         if lead < 0:
             raise RuntimeError(
-                f"expand(torch.FloatTensor{{{list(self.shape)}}}, size={list(sizes)}): the "
-                "number of sizes provided ({len(sizes)}) must be greater or equal to the "
-                f"number of dimensions in the tensor ({self.ndim})")
+                f"expand(torch.{_LEGACY_NAMES[self._dtype.name]}{{{list(self.shape)}}}, "
+                f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) must be "
+                f"greater or equal to the number of dimensions in the tensor ({self.ndim})")
+        for i, s in enumerate(sizes[:lead]):
+            if s == -1:
+                if self.ndim == 0:
+                    raise RuntimeError("numel: integer multiplication overflow")
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
         target = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
         for i, n in enumerate(self.shape):
             if n != 1 and n != target[i + lead]:
@@ -1166,6 +1185,17 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     return shape
 
 
+def _contiguous(a) -> bool:
+    """PyTorch's ``is_contiguous`` (numpy's flag also ignores the strides of size-1 dims)."""
+    return a.size <= 1 or np.asarray(a).flags.c_contiguous
+
+
+def _strides(t: "Tensor") -> tuple:
+    """The tensor's strides in elements, as PyTorch reports them."""
+    a = np.asarray(t._data)
+    return tuple(s // a.itemsize for s in a.strides)
+
+
 def _viewable(a: np.ndarray, shape: tuple) -> bool:
     """Can ``a`` be reshaped to ``shape`` without copying (PyTorch's view rule)?"""
     if a.flags.c_contiguous or a.size <= 1:
@@ -1189,6 +1219,16 @@ def _index_array(ix):
     return np.asarray(ix)
 
 
+def _index_width(i) -> int:
+    """How many dims of the indexed tensor one index item consumes."""
+    if i is None or i is Ellipsis:
+        return 0
+    if _is_advanced(i):
+        a = _index_array(i)
+        return a.ndim if a.dtype == np.bool_ else 1
+    return 1
+
+
 def _getitem(t: Tensor, index) -> Tensor:
     if not isinstance(index, tuple):
         if isinstance(index, slice):
@@ -1196,17 +1236,16 @@ def _getitem(t: Tensor, index) -> Tensor:
             start, stop, step = index.indices(t.shape[0] if t.ndim else 0)
             return apply(O.SLICE, (t,), (0, start, stop, step))
         index = (index,)
-    if builtins.any(_is_advanced(i) for i in index):
-        np_index = tuple(_index_array(i) if _is_advanced(i) else i for i in index)
-        return apply(O.INDEX, (t,), (np_index if len(np_index) > 1 else np_index[0],))
-    n_real = builtins.sum(1 for i in index if i is not None and i is not Ellipsis)
+    n_real = builtins.sum(_index_width(i) for i in index)
     if n_real > t.ndim:
         raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
+    # As PyTorch: integers, slices and None first (views), then one index op with the
+    # tensor indices at the dims they now refer to.
     out, dim = t, 0
+    advanced = []
     for i in index:
         if i is Ellipsis:
-            dim += out.ndim - dim - builtins.sum(
-                1 for j in index[index.index(i) + 1:] if j is not None)
+            dim += t.ndim - n_real
         elif i is None:
             out = apply(O.UNSQUEEZE, (out,), (dim,))
             dim += 1
@@ -1218,6 +1257,9 @@ def _getitem(t: Tensor, index) -> Tensor:
             if not (start == 0 and stop == size and step == 1):
                 out = apply(O.SLICE, (out,), (dim, start, stop, step))
             dim += 1
+        elif _is_advanced(i):
+            advanced.append((dim, _index_array(i)))
+            dim += _index_width(i)
         else:
             i = int(i)
             size = out.shape[dim]
@@ -1225,9 +1267,14 @@ def _getitem(t: Tensor, index) -> Tensor:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with "
                                  f"size {size}")
             out = apply(O.SELECT, (out,), (dim, i % size))
+    if advanced:
+        items: list = []
+        for d, a in advanced:
+            items += [slice(None)] * (d - builtins.sum(_index_width(x) for x in items))
+            items.append(a)
+        return apply(O.INDEX, (out,), (tuple(items) if len(items) > 1 else items[0],))
     if out is t:
-        out = apply(O.SLICE, (t,), (0, 0, t.shape[0], 1)) if t.ndim else apply(
-            O.VIEW, (t,), ((),))
+        out = apply(O.ALIAS, (t,))
     return out
 
 
@@ -1357,7 +1404,11 @@ def from_numpy(a: np.ndarray) -> Tensor:
 
 # --------------------------------------------------------------------------- functions
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """PyTorch's matmul: dot, mv, mm, or a batched product, chosen by the ranks."""
+    """PyTorch's matmul, built from the same ops in the same order (``_matmul_impl``).
+
+    dot, mv or mm by the ranks; a batched operand is folded into a matrix for mm/mv
+    when that needs no copy, else both are broadcast and multiplied with bmm.
+    """
     if not isinstance(b, Tensor):
         b = tensor(b)
     da, db = a.ndim, b.ndim
@@ -1368,13 +1419,91 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         return dot(a, b)
     if da == 2 and db == 1:
         return mv(a, b)
+    if da == 1 and db == 2:
+        return apply(O.SQUEEZE_, (mm(a.unsqueeze(0), b),), (0,))
     if da == 2 and db == 2:
         return mm(a, b)
-    if da == 1 and db == 2:
-        return apply(O.SQUEEZE_DIMS, (mm(a.unsqueeze(0), b),), ((0,),))
+    if _should_fold(a, b):
+        transpose = db > da
+        t1 = b.mT if transpose else a
+        t2 = (a.t() if da == 2 else a) if transpose else b
+        out_shape = tuple(t1.shape[:-1])
+        t1 = t1.reshape(int(np.prod(out_shape)), t1.shape[-1])
+        if t2.ndim == 2:
+            out = apply(O.UNSAFE_VIEW, (mm(t1, t2),), (out_shape + (t2.shape[1],),))
+            return out.mT.contiguous() if transpose else out
+        return apply(O.UNSAFE_VIEW, (mv(t1, t2),), (out_shape,))
+    n = a.shape[-2] if da > 1 else 1
+    m1 = a.shape[-1]
+    batch1 = tuple(a.shape[:builtins.max(da - 2, 0)])
+    m2 = b.shape[-2] if db > 1 else b.shape[0]
+    p = b.shape[-1] if db > 1 else 1
+    batch2 = tuple(b.shape[:builtins.max(db - 2, 0)])
+    if da == 3 and db == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and a.requires_grad:
+            return matmul(a.squeeze(0), b)
+        if batch2[0] == 1 and b.requires_grad:
+            return matmul(a, b.squeeze(0))
+    batch = _broadcast_sizes(batch1, batch2)
+    count = int(np.prod(batch))
+    a3 = a.expand(batch + (n, m1)).reshape(count, n, m1)
     if db == 1:
-        return apply(O.BMM, (a, b.unsqueeze(-1)), ()).squeeze(-1)
-    return apply(O.BMM, (a if da > 1 else a.unsqueeze(0), b), ())
+        b3 = b.expand(batch + (m2,)).reshape(count, m2).unsqueeze(2)
+    else:
+        b3 = b.expand(batch + (m2, p)).reshape(count, m2, p)
+    out_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    out = bmm(a3, b3)
+    if db == 1:
+        out = out.squeeze(-1)
+    return apply(O.UNSAFE_VIEW, (out,), (out_shape,))
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """PyTorch's rule for folding a batched operand into a matrix (no copy, or a copy
+    that keeps the backward small)."""
+    a_larger = a.ndim >= b.ndim
+    shape, strides = tuple(a.shape), _strides(a)
+    if not a_larger:  # b.mT
+        shape = tuple(b.shape[:-2]) + (b.shape[-1], b.shape[-2])
+        s = _strides(b)
+        strides = s[:-2] + (s[-1], s[-2])
+    if not (len(shape) >= 3 and (b.ndim if a_larger else a.ndim) <= 2):
+        return False
+    if (b if a_larger else a).requires_grad:
+        return True
+    if a.ndim == 2:
+        return False
+    if 0 in shape:
+        return True
+    return builtins.all(strides[i] == strides[i + 1] * shape[i + 1]
+                        for i in range(len(shape) - 2))
+
+
+def _broadcast_sizes(a: tuple, b: tuple) -> tuple:
+    """Broadcast two size tuples with PyTorch's message on mismatch."""
+    n = builtins.max(len(a), len(b))
+    out = []
+    for i in range(n):
+        x = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
+        y = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """Batched matrix product of two 3-D tensors (``BmmBackward0``)."""
+    if a.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if b.shape[0] != a.shape[0] or b.shape[1] != a.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, "
+                           f"{b.shape[1]}].")
+    return apply(O.BMM, (a, b))
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
