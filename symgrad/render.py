@@ -62,7 +62,7 @@ _KIND_TEXT = {
     "op": "backward node (grad_fn)",
     "accumulate": "AccumulateGrad (stores .grad)",
     "saved": "tensor saved for backward",
-    "collapsed": "collapsed chain of nodes",
+    "collapsed": "many nodes drawn as one (large graph)",
 }
 
 THEMES: dict[str, Theme] = {
@@ -223,7 +223,7 @@ class Item:
     """One backward node of the drawing (a ``grad_fn`` or an ``AccumulateGrad``)."""
 
     __slots__ = ("key", "fn", "title", "kind", "edges", "order", "name", "value",
-                 "variable", "op", "attrs", "count", "tensor")
+                 "variable", "op", "attrs", "count", "tensor", "summary")
 
     def __init__(self, key: str, fn: Any) -> None:
         self.key = key
@@ -239,6 +239,7 @@ class Item:
         self.op = op if op is not None and hasattr(op, "inputs") else None
         self.attrs = tuple(getattr(fn, "attrs", ()) or ())
         self.count = 1          # > 1 for a collapsed chain
+        self.summary: str | None = None  # what a collapsed node stands for
         self.tensor = None      # the user's tensor whose grad_fn this is, if known
 
 
@@ -804,9 +805,9 @@ def _emit_backward(model: GraphModel, dot: _Dot, *, show_values: bool, show_grad
                      order=order, indent=indent)
             dot.edge(vkey, key, kind="grad", back=True, indent=indent)
             continue
-        rows = [(item.title if item.count == 1 else f"{item.title} × {item.count}", "title")]
-        if item.count > 1:
-            dot.use("collapsed")
+        rows = [(item.title, "title")]
+        if item.summary is not None:
+            rows.append((item.summary, "small"))
         if show_attrs and item.op is not None:
             rows += [(f"{n} = {_fmt_attr(v)}", "small")
                      for n, v in zip(item.op.attrs, item.attrs)]
@@ -814,7 +815,8 @@ def _emit_backward(model: GraphModel, dot: _Dot, *, show_values: bool, show_grad
             rows.append(("receives " + format_value(received[item.key]), "grad"))
         if show_saved:
             rows += _saved_rows(model, item, dot, key, back=True, indent=indent)
-        dot.node(key, "collapsed" if item.count > 1 else "op", rows, tooltip=item.title,
+        dot.node(key, "collapsed" if item.summary is not None else "op", rows,
+                 tooltip=item.title,
                  order=order, highlight=item.key == running, faded=faded, indent=indent)
         for e in model.backward_edges(item):
             if e.target is None:
@@ -1157,52 +1159,82 @@ def _dq(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- large graphs
-def _collapse(model: GraphModel, max_nodes: int | None) -> None:
-    """Collapse chains of same-named single-input nodes when the graph is too large.
+def _collapse(model: GraphModel, max_nodes: int | None, keep: int = 2) -> None:
+    """Make a graph of more than ``max_nodes`` nodes legible.
 
-    A chain ``a <- b <- c`` (each with one differentiable input and one consumer, same
-    ``grad_fn`` class) becomes one node labelled ``MulBackward0 × 3``.
+    First every long chain (nodes with one input that requires grad and one consumer) keeps
+    ``keep`` nodes at each end and its middle becomes one node that says how many nodes of
+    which kind it stands for (``1,995 nodes: MulBackward0 ×1,995``).  If the graph is still
+    too large, the nodes farthest from the outputs are cut, behind a note saying so.
     """
     if max_nodes is None or len(model.items) <= max_nodes:
         return
+    model.compute_values()  # values above a collapsed chain stay drawable
     consumers: dict[int, int] = {}
+    parent: dict[int, Item] = {}
     for item in model.items:
         for e in item.edges:
             if e.target is not None:
                 consumers[id(e.target)] = consumers.get(id(e.target), 0) + 1
-    absorbed: set[int] = set()
+                parent[id(e.target)] = item
+    roots = {id(it) for it in model.root_items if it is not None}
+
+    def linear(it: Item) -> bool:
+        return (it.kind == "op" and id(it) not in roots and consumers.get(id(it), 0) == 1
+                and sum(e.target is not None for e in it.edges) == 1)
+
+    removed: set[int] = set()
+    replacement: dict[int, Item] = {}
     for item in model.items:
-        if id(item) in absorbed or item.kind != "op":
+        if not linear(item) or (id(item) in parent and linear(parent[id(item)])):
             continue
+        chain = [item]
         while True:
-            live = [e for e in item.edges if e.target is not None]
-            if len(live) != 1:
+            child = next(e.target for e in chain[-1].edges if e.target is not None)
+            if not linear(child):
                 break
-            child = live[0].target
-            if (child.kind != "op" or child.title != item.title
-                    or consumers.get(id(child), 0) != 1 or id(child) in absorbed
-                    or child in model.root_items):
-                break
-            absorbed.add(id(child))
-            item.count += child.count
-            item.edges = [e for e in item.edges if e.target is None] + child.edges
-    if absorbed:
-        model.items = [it for it in model.items if id(it) not in absorbed]
+            chain.append(child)
+        middle = chain[keep:len(chain) - keep]
+        if len(middle) < 3:
+            continue
+        counts: dict[str, int] = {}
+        for it in middle:
+            counts[it.title] = counts.get(it.title, 0) + it.count
+        note = Item(f"c{len(replacement)}", _Note(len(middle)))
+        note.kind = "op"
+        note.title = f"{sum(counts.values()):,} nodes collapsed"
+        note.summary = ", ".join(f"{t} ×{n:,}" for t, n in counts.items())
+        note.count = sum(counts.values())
+        note.order = middle[0].order
+        note.edges = middle[-1].edges
+        note.value = middle[-1].value
+        for e in chain[keep - 1].edges:
+            if e.target is middle[0]:
+                e.target = note
+        removed.update(id(it) for it in middle)
+        replacement[id(middle[0])] = note
+    if removed:
+        items = []
+        for it in model.items:
+            if id(it) in replacement:
+                items.append(replacement[id(it)])
+            if id(it) not in removed:
+                items.append(it)
+        model.items = items
     if len(model.items) > max_nodes:
         # Still too large: keep the nodes closest to the outputs and say what was cut.
-        keep = model.items[:max_nodes]
-        kept = {id(it) for it in keep}
+        kept_items = model.items[:max_nodes]
+        kept = {id(it) for it in kept_items}
         cut = len(model.items) - max_nodes
-        note = Item(f"n{len(model.items) + 1}", _Note(cut))
-        note.kind = "collapsed"
-        note.title = f"… {cut} more nodes not drawn (draw(..., max_nodes=None) draws all)"
-        for it in keep:
+        note = Item("cut", _Note(cut))
+        note.kind = "op"
+        note.title = f"… {cut:,} more nodes not drawn"
+        note.summary = "draw(..., max_nodes=None) draws them all"
+        for it in kept_items:
             for e in it.edges:
                 if e.target is not None and id(e.target) not in kept:
                     e.target = note
-        note.kind = "op"
-        note.count = 1
-        model.items = keep + [note]
+        model.items = kept_items + [note]
 
 
 class _Note:

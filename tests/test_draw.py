@@ -301,14 +301,22 @@ def test_large_graph_is_collapsed_and_capped():
     for _ in range(2000):
         y = y * 1.0001
     d = symgrad.draw(y, show_values=False)
-    assert d.node_count <= 300
-    assert "MulBackward0 × 2000" in d.source
+    assert d.node_count == 2 + 1 + 2 + 1 + 1  # both ends of the chain, the note, the leaf
+    assert "1,995 nodes collapsed" in d.source and "MulBackward0 ×1,995" in d.source
+    z = x
+    for i in range(2000):  # a repeating pattern of different nodes collapses too
+        z = (z * 1.0001).sin() if i % 2 else z + 0.5
+    d = symgrad.draw(z)
+    assert d.node_count < 12
+    assert "2,995 nodes collapsed" in d.source
+    assert re.search(r"SinBackward0 ×999, MulBackward0 ×998, AddBackward0 ×998", d.source)
     branches = [symgrad.tensor(float(i), requires_grad=True) for i in range(700)]
     total = branches[0]
     for b in branches[1:]:
         total = total + b.exp()
     d = symgrad.draw(total, show_values=False, max_nodes=200)
-    assert "more nodes not drawn" in d.source and d.node_count <= 201
+    assert "more nodes not drawn" in d.source and d.node_count == 201
+    assert "max_nodes=None" in d.source
 
 
 # --------------------------------------------------------------------------- steps
