@@ -254,6 +254,9 @@ class _Sympy(_Numpy):
 
     def _where1(self, cond, a, b):
         sp = self._sp
+        # Rules write 0.0 for "no gradient": keep it an exact zero.
+        a, b = (sp.Integer(int(v)) if isinstance(v, float) and v.is_integer() else v
+                for v in (a, b))
         c = self._condition(cond)
         if c is sp.true:
             return sp.sympify(a)
@@ -267,9 +270,6 @@ class _Sympy(_Numpy):
     def first_true(self, mask, dim):
         raise NotImplementedError("symbolic gradients of max/min along a dimension are not "
                                   "supported; use max()/min() over all elements")
-        # Rules write 0.0 for "no gradient": keep it an exact zero.
-        a, b = (sp.Integer(int(v)) if isinstance(v, float) and v.is_integer() else v
-                for v in (a, b))
 
     @staticmethod
     def _scatter(g, shape, index):
