@@ -51,7 +51,8 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "dims": [tuple(reversed(range(len(shape))))],
         "dim0": [0],
         "dim1": [last],
-        "size": [tuple(reversed(shape)) + (1,), (2,) + tuple(shape)],
+        # Valid for expand and view alike, and (2,) + shape only for expand.
+        "size": [(1,) + tuple(shape), (2,) + tuple(shape)],
         "index": [1],
         "start": [1],
         "end": [3],
@@ -59,8 +60,22 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "indices": [np.array([1, 0, 1])],
         "value": [0.5],
         "dtype": [symgrad.float64],
+        "threshold": [0.0],
     }
-    return table[name]
+    return table.get(name, [])  # an unknown name leaves the op without examples
+
+
+def _extra_attr_candidates(name: str, shape: tuple) -> list:
+    """Values only some ops with this attribute name take: all dims, several dims.
+
+    ``max(dim)`` and ``cat(dim)`` take one dim where ``sum`` and ``linalg_vector_norm``
+    take ``None`` or a tuple; the record does not say which, so these values are kept
+    only where the forward *and* the backward run (the single-dim examples stay, so a
+    VJP that fails on every dim cannot hide here).
+    """
+    if name == "dim":
+        return [None] + ([(0, len(shape) - 1)] if len(shape) > 1 else [])
+    return []
 
 
 class Case:
@@ -70,6 +85,8 @@ class Case:
         self.op = op
         self.shapes = shapes
         self.attrs = attrs
+        self.size = sum(int(np.prod(s, dtype=int)) for s in shapes)
+        self.sympy_second_order = False  # set on each op's smallest example, see CASES
 
     @property
     def id(self) -> str:
@@ -117,6 +134,12 @@ def _input_shapes(op: ops.Op, rank: int) -> list:
     return combos
 
 
+def _call(case: Case, args: list):
+    if case.op.variadic:
+        return apply(case.op, list(args), case.attrs)
+    return apply(case.op, tuple(args), case.attrs)
+
+
 def _forward_accepts(op: ops.Op, shapes: tuple, attrs: tuple) -> bool:
     arrays = [np.full(s, 0.5) for s in shapes]
     if not op.variadic and "condition" in op.inputs:
@@ -129,29 +152,57 @@ def _forward_accepts(op: ops.Op, shapes: tuple, attrs: tuple) -> bool:
     return out.dtype.kind == "f"
 
 
+def _backward_runs(op: ops.Op, shapes: tuple, attrs: tuple) -> bool:
+    case = Case(op, shapes, attrs)
+    values = [np.full(s, 0.5) if not case.is_bool(i) else np.ones(s, dtype=bool)
+              for i, s in enumerate(shapes)]
+    args = [symgrad.tensor(v, dtype=symgrad.float64, requires_grad=case.differentiable(i))
+            if not case.is_bool(i) else symgrad.tensor(v) for i, v in enumerate(values)]
+    try:
+        y = _call(case, args)
+        y.backward(symgrad.ones(y.shape, dtype=symgrad.float64))
+    except Exception:  # noqa: BLE001 - see _extra_attr_candidates
+        return False
+    return True
+
+
 def cases_for(op: ops.Op) -> list:
     """Every example the generic sampler finds for ``op`` (its forward must accept it)."""
     ranks = op.ranks[0] if op.ranks else (0, 1, 2)
     out = []
     for rank in ranks:
         base = RANK_SHAPES[rank]
-        attr_lists = [_attr_candidates(a, base) for a in op.attrs]
-        for attrs in itertools.product(*attr_lists):
+        attr_lists = [[(v, False) for v in _attr_candidates(a, base)]
+                      + [(v, True) for v in _extra_attr_candidates(a, base)]
+                      for a in op.attrs]
+        for chosen in itertools.product(*attr_lists):
+            attrs = tuple(v for v, _ in chosen)
+            extra = any(e for _, e in chosen)
             if sum(a is None for a in attrs) > 1:
                 continue  # at most one optional attribute left out (clamp needs a bound)
             for shapes in _input_shapes(op, rank):
-                if _forward_accepts(op, shapes, attrs):
+                if _forward_accepts(op, shapes, attrs) and (
+                        not extra or _backward_runs(op, shapes, attrs)):
                     out.append(Case(op, shapes, attrs))
     return out
 
 
 DIFFERENTIABLE = [op for op in ops.OPS.values() if op.grads is not None]
-CASES = [c for op in DIFFERENTIABLE for c in cases_for(op)]
+CASES = []
+for _op in DIFFERENTIABLE:
+    _cases = cases_for(_op)
+    if _cases:
+        # SymPy's second derivatives are slow (Max, Abs): they check each op's smallest
+        # example; finite differences check second order on every example.
+        min(_cases, key=lambda c: c.size).sympy_second_order = True
+    CASES.extend(_cases)
 
 
 def test_every_differentiable_op_has_examples():
+    """A new op needs sampler entries for its attribute names (or ``ranks``)."""
     covered = {c.op.key for c in CASES}
-    assert [op.key for op in DIFFERENTIABLE if op.key not in covered] == []
+    assert [(op.key, op.inputs, op.attrs) for op in DIFFERENTIABLE
+            if op.key not in covered] == []
 
 
 # --------------------------------------------------------------------------- values
@@ -204,7 +255,7 @@ def _inner(f, arrays, vs) -> float:
     return sum(float(np.sum(v * o)) for v, o in zip(vs, _data(f(*_leaves(arrays)))))
 
 
-def check_grads(f, inputs, order=2, rng=None, where="") -> None:
+def check_grads(f, inputs, order=2, rng=None, _level=1, _n=None) -> None:
     """Compare ``f``'s VJP with central differences, then recursively its VJP's VJP.
 
     ``f`` maps symgrad tensors to a tuple of tensors.  At order 2 the checked function is
@@ -224,15 +275,18 @@ def check_grads(f, inputs, order=2, rng=None, where="") -> None:
             up[i][k] += EPS
             down[i][k] -= EPS
             want[k] = (_inner(f, up, vs) - _inner(f, down, vs)) / (2 * EPS)
+        what = "VJP" if _level == 1 else "VJP of the VJP (create_graph=True)" if (
+            _level == 2) else f"VJP at level {_level}"
+        arg = f"input {i}" if _n is None or i < _n else f"cotangent {i - _n}"
         np.testing.assert_allclose(got[i], want, rtol=RTOL, atol=ATOL, err_msg=(
-            f"order {order} VJP w.r.t. input {i}{where} disagrees with finite differences"))
+            f"{what} w.r.t. {arg} disagrees with finite differences"))
     if order > 1:
         n = len(inputs)
 
         def vjp_of_f(*ts):
             return tuple(vjp(f, list(ts[:n]), list(ts[n:]), create_graph=True))
 
-        check_grads(vjp_of_f, inputs + vs, order - 1, rng, where)
+        check_grads(vjp_of_f, inputs + vs, order - 1, rng, _level + 1, _n or n)
 
 
 # --------------------------------------------------------------------------- SymPy
@@ -245,12 +299,6 @@ def evaluate(exprs, point) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- the test
-def _call(case: Case, args: list):
-    if case.op.variadic:
-        return apply(case.op, list(args), case.attrs)
-    return apply(case.op, tuple(args), case.attrs)
-
-
 def _sympy_check(case: Case, values: list, rng: np.random.Generator) -> None:
     """First derivatives and Hessian-vector products against ``sympy.diff``."""
     op = case.op
@@ -259,10 +307,9 @@ def _sympy_check(case: Case, values: list, rng: np.random.Generator) -> None:
     args = [xs.get(i, values[i]) for i in range(len(values))]
     out = sym_forward(op, args, case.attrs)
     point = {s: v for i in diff_ix for s, v in zip(xs[i].ravel(), values[i].ravel())}
-    v_sym = leaf_symbols("v", out.shape)
     v = rng.standard_normal(out.shape)
-    point.update(zip(v_sym.ravel(), np.ravel(v)))
-    loss = sum(np.ravel(v_sym * out), sympy.S.Zero)
+    loss = sum((sympy.Float(float(c), 30) * e for c, e in zip(np.ravel(v), np.ravel(out))),
+               sympy.S.Zero)
     first = {i: np.array([sympy.diff(loss, s) for s in xs[i].ravel()], dtype=object)
              for i in diff_ix}
 
@@ -280,21 +327,31 @@ def _sympy_check(case: Case, values: list, rng: np.random.Generator) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10, err_msg=(
             f"VJP w.r.t. input {i} disagrees with sympy.diff"))
 
+    if not case.sympy_second_order:
+        return
+    # Second order: d/dx_j sum_i <u_i, dL/dx_i> = (H u)_j and d/dv_k of it = (J u)_k are
+    # the derivatives of dL/dx_j and of the output along the line x + t*u at t = 0, so
+    # SymPy differentiates in one symbol expressions whose other symbols are numbers.
     us = {i: rng.standard_normal(values[i].shape) for i in diff_ix}
-    hvp_expr = sum((e * u for i in diff_ix for e, u in zip(first[i], us[i].ravel())),
-                   sympy.S.Zero)
+    t = sympy.Symbol("t", real=True)
+    line = {s: sympy.Float(float(point[s]), 30) + t * sympy.Float(float(u), 30)
+            for i in diff_ix for s, u in zip(xs[i].ravel(), us[i].ravel())}
+
+    def along_line(exprs):
+        flat = [sympy.diff(sympy.sympify(e).xreplace(line), t) for e in np.ravel(exprs)]
+        return evaluate(np.array(flat, dtype=object), {t: 0.0}).reshape(np.shape(exprs))
+
+    wants = [along_line(first[i]).reshape(values[i].shape) for i in diff_ix]
+    wants.append(along_line(out))
     wrt = [leaves[i] for i in diff_ix] + [v_t]
-    sym_wrt = [xs[i] for i in diff_ix] + [v_sym]
     pairs = [(g, us[i]) for i, g in zip(diff_ix, grads) if g is not None and g.requires_grad]
     if pairs:
         second = autograd_grad([g for g, _ in pairs], wrt, [_leaves([u])[0] for _, u in pairs],
                                allow_unused=True)
     else:
         second = [None] * len(wrt)
-    for k, (g, s) in enumerate(zip(second, sym_wrt)):
-        got = np.zeros(s.shape) if g is None else g.detach().numpy()
-        want = evaluate(np.array([sympy.diff(hvp_expr, x) for x in s.ravel()],
-                                 dtype=object), point).reshape(s.shape)
+    for k, (g, want) in enumerate(zip(second, wants)):
+        got = np.zeros(want.shape) if g is None else g.detach().numpy()
         name = "the cotangent" if k == len(diff_ix) else f"input {diff_ix[k]}"
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10, err_msg=(
             f"second-order VJP (create_graph=True) w.r.t. {name} disagrees with sympy.diff"))
