@@ -58,7 +58,7 @@ _KIND_TEXT = {
     "leaf": "leaf tensor (requires_grad)",
     "tensor": "intermediate tensor",
     "const": "constant (no grad)",
-    "fwd_op": "operation",
+    "fwd_op": "operation (oval)",
     "op": "backward node (grad_fn)",
     "accumulate": "AccumulateGrad (stores .grad)",
     "saved": "tensor saved for backward",
@@ -101,8 +101,8 @@ THEMES: dict[str, Theme] = {
                "tensor": ("white", "black", "filled,rounded"),
                "const": ("white", "#595959", "filled,dashed"),
                "fwd_op": ("#f0f0f0", "black", "filled"),
-               "op": ("white", "black", "filled,rounded"),
-               "accumulate": ("#f0f0f0", "black", "filled,bold"),
+               "op": ("white", "black", "filled,rounded,bold"),
+               "accumulate": ("#d9d9d9", "black", "filled"),
                "saved": ("white", "black", "filled,rounded,dotted"),
                "collapsed": ("white", "black", "filled,rounded,dashed")},
         orders=("black", "#404040", "#707070", "#a0a0a0")),
@@ -446,6 +446,8 @@ class GraphModel:
             text = f"{parts[0]}{format_value(item.attrs[0]).translate(_SUPERSCRIPT)}"
         elif op.name == "rsub" and item.attrs:
             text = f"{format_value(item.attrs[0])} − {parts[0]}"
+        elif op.name == "mul" and op.attrs == ("other",) and item.attrs:
+            text = f"{format_value(item.attrs[0])}·{parts[0]}"
         elif op.name in _EXPR and len(parts) == _EXPR[op.name].count("{"):
             text = _EXPR[op.name].format(*parts)
         else:
@@ -481,6 +483,9 @@ class GraphModel:
             return v if enclosed or _atomic(v) else f"({v})"
 
         text = re.sub(r"\{(\w+)\}", sub, text)
+        meta = getattr(item.fn, "_meta", None)
+        if text == "1/n" and op.name == "mean" and not item.attrs and meta:
+            text = f"1/{int(np.prod(meta[0][0]))}"  # n: the number of averaged elements
 
         def fold(m: re.Match) -> str:
             v = float(m.group(1)) - 1
@@ -513,6 +518,8 @@ class GraphModel:
 def _atomic(text: str) -> bool:
     """True for ``x``, ``x²``, ``2.5``, ``sin(y)``: text that needs no parentheses."""
     if re.fullmatch(r"[\w.⁰¹²³⁴⁵⁶⁷⁸⁹⁻·]*[\w.⁰¹²³⁴⁵⁶⁷⁸⁹⁻]", text) and "·" not in text:
+        return True
+    if re.fullmatch(r"\[[^\[\]]*\]", text):
         return True
     m = re.fullmatch(r"\w+\((.*)\)", text)
     if m:
@@ -938,6 +945,8 @@ def _op_symbol(item: Item) -> str:
         return f"pow {format_value(item.attrs[0])}"
     if op.name == "rsub" and item.attrs:
         return f"{format_value(item.attrs[0])} −"
+    if op.name == "mul" and op.attrs == ("other",) and item.attrs:
+        return f"× {format_value(item.attrs[0])}"
     if op.name in ("sum", "mean", "max", "min") and op.attrs and item.attrs:
         return f"{sym} dim={item.attrs[0]}"
     return sym
@@ -1063,13 +1072,13 @@ def both_graph(roots, *, names: Mapping[str, Any] | None = None, theme: str = "l
     higher = len(model.roots) > 1
     dot.lines.append("  subgraph cluster_forward {")
     dot.lines.append(f'    label=<<B>Forward pass</B>>; color="{t.muted}"; '
-                     f'fontcolor="{t.fg}"; style="rounded,dashed"')
+                     f'fontcolor="{t.fg}"; style="rounded"; penwidth=0.8')
     keys = _emit_forward(model, dot, show_values=show_values, show_grads=False, indent="    ",
                          higher=higher)
     dot.lines.append("  }")
     dot.lines.append("  subgraph cluster_backward {")
     dot.lines.append(f'    label=<<B>Backward pass (grad_fn graph)</B>>; color="{t.muted}"; '
-                     f'fontcolor="{t.fg}"; style="rounded,dashed"')
+                     f'fontcolor="{t.fg}"; style="rounded"; penwidth=0.8')
     outs = _emit_backward(model, dot, show_values=False, show_grads=show_grads,
                           edge_grads=edge_grads, show_local=show_local, show_saved=show_saved,
                           show_attrs=show_attrs, show_constants=False, state=None,
@@ -1079,7 +1088,9 @@ def both_graph(roots, *, names: Mapping[str, Any] | None = None, theme: str = "l
         # Same rank: each grad_fn sits straight across from the tensor it belongs to.
         target = f"b{item.key}"
         dot.lines.append(f"  {{rank=same; {keys[item.key]}; {target}}}")
-        dot.edge(target, keys[item.key], kind="link", indent="  ", extra="arrowhead=none")
+        if item.kind != "accumulate":  # a leaf's grad_fn is None: no link to draw
+            dot.edge(target, keys[item.key], kind="link", indent="  ",
+                     extra="arrowhead=none")
     if legend:
         dot.legend(outs[-1] if outs else None, _order_names(model, order_names))
     return dot.source("forward_backward")
