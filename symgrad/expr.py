@@ -130,26 +130,32 @@ class Expression:
         def as_tensor(v):
             return v if isinstance(v, Tensor) else tensor(float(v), dtype=float64)
 
-        # Post-order without recursion (the parser bounds depth, but stay iterative).
-        results: dict = {}
+        # Post-order without recursion (the parser bounds depth, but stay iterative);
+        # values go on a stack, so a sub-tree used twice is simply evaluated twice.
+        results: list = []
         stack = [(self.tree, False)]
         while stack:
             node, done = stack.pop()
+            children = _children(node)
             if not done:
                 stack.append((node, True))
-                for child in _children(node):
+                for child in reversed(children):
                     stack.append((child, False))
                 continue
-            args = [results.pop(id(c)) for c in _children(node)]
+            if children:
+                args = results[-len(children):]
+                del results[-len(children):]
+            else:
+                args = []
             try:
-                results[id(node)] = _apply(node, args, leaves, as_tensor, dot, matmul, F)
+                results.append(_apply(node, args, leaves, as_tensor, dot, matmul, F))
             except EvaluationError:
                 raise
             except (RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError,
                     OverflowError, NotImplementedError) as e:
                 what = _describe(node)
                 raise EvaluationError(f"{what}: {e}", self.text, node.pos) from None
-        out = results[id(self.tree)]
+        out = results[-1]
         if not isinstance(out, Tensor):
             out = tensor(float(out), dtype=float64)
         return out
@@ -200,6 +206,20 @@ class Expression:
         :func:`symgrad.symbolic.gradient_program`)."""
         from .symbolic import gradient_program
         return gradient_program(self.trace(**values), wrt)
+
+    def vector_gradient(self, var: str, **values: Any) -> str:
+        """The gradient with respect to ``var`` in vector form, as expression text.
+
+        Raises :class:`symgrad.vecdiff.NoVectorForm` where the grammar cannot write
+        it (see :func:`symgrad.vecdiff.vector_gradient`); scalars default to 0.5.
+
+        Examples
+        --------
+        >>> parse("sin(dot(x, y))").vector_gradient("x", x=[0, 0], y=[0, 0])
+        'cos(dot(x, y)) * y'
+        """
+        from .vecdiff import vector_gradient
+        return vector_gradient(self, var, **self._shape_values(values))
 
     def diff(self, var: str, simplify: bool = True, **values: Any):
         """The symbolic derivative with respect to ``var`` (reverse mode on the IR).
