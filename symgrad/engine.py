@@ -50,13 +50,17 @@ def _unwrap(g, create_graph):
     return g._data if isinstance(g, Tensor) else g
 
 
-def _version_error(node: Node, i: int, tensor) -> RuntimeError:
+def _version_error(node: Node, i: int, tensor, is_output: bool = False) -> RuntimeError:
     from .tensor import _LEGACY_NAMES
     shape = list(tensor.shape)
     what = f"[torch.{_LEGACY_NAMES[tensor.dtype.name]} {shape}]"
-    fn = node if node.op.plan[i][0] == "result" else tensor.grad_fn
+    plan = node.op.plan
+    # A saved output is named by the node that made it, even if it changed since.
+    is_output = is_output or (i < len(plan) and plan[i][0] == "result")
+    fn = node if is_output else tensor.grad_fn
     if fn is not None:
-        what += f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', fn.name())},"
+        what += (f", which is output {tensor._output_nr} of "
+                 f"{re.sub(r'Backward[0-9]*$', '', fn.name())},")
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: {what} is at version {tensor._vc[0]}; expected version "
@@ -95,6 +99,9 @@ def _unpack(node: Node, create_graph: bool) -> list:
 
 def _input_grads(node: Node, g, create_graph: bool, needed) -> list:
     """Apply the op's gradient rules: one gradient (or None) per input that needs one."""
+    custom = node._custom_backward
+    if custom is not None:
+        return custom(g, create_graph, needed)
     op = node.op
     m = TENSOR if create_graph else NUMPY
     values = _unpack(node, create_graph) if node._saved or node._released else ()
@@ -132,7 +139,10 @@ def call_node(node: Node, grads: tuple):
     if isinstance(node, AccumulateGrad):
         _accumulate(node.variable, _unwrap(grads[0], create), create)
         return ()
-    g = _unwrap(grads[0], create) if grads else None
+    if node._n_outputs != 1:
+        g = [_unwrap(x, create) for x in grads]
+    else:
+        g = _unwrap(grads[0], create) if grads else None
     out = _input_grads(node, g, create, None)
     out = tuple(_wrap(x) for x in out)
     return out[0] if len(out) == 1 else out
@@ -212,19 +222,23 @@ def _hook_result(h, r, expected: int) -> tuple:
 
 def _call_pre_hooks(node: Node, g, create_graph):
     """Node pre-hooks: ``hook(grad_outputs)``; a returned tuple replaces them."""
+    multi = node._n_outputs != 1
+    gs = list(g) if multi else [g]
     for h in list(node._pre_hooks):
-        r = h((_wrap(g),))
+        r = h(tuple(_wrap(x) for x in gs))
         if r is not None:
-            new = _hook_result(h, r, 1)[0]
-            _check_replacement(g, new)
-            g = _unwrap(new, create_graph)
-    return g
+            r = _hook_result(h, r, len(gs))
+            for old, new in zip(gs, r):
+                _check_replacement(old, new)
+            gs = [_unwrap(x, create_graph) for x in r]
+    return gs if multi else gs[0]
 
 
 def _call_post_hooks(node: Node, grads, g, create_graph):
     """Node hooks: ``hook(grad_inputs, grad_outputs)``; a returned tuple replaces inputs."""
     for h in list(node._hooks):
-        r = h(tuple(_wrap(x) for x in grads), (_wrap(g),))
+        outs = g if node._n_outputs != 1 else (g,)
+        r = h(tuple(_wrap(x) for x in grads), tuple(_wrap(x) for x in outs))
         if r is not None:
             r = _hook_result(h, r, len(grads))
             for old, new in zip(grads, r):
@@ -247,7 +261,10 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     for t, g in zip(roots, root_grads):
         node = t.grad_fn if t.grad_fn is not None else t._accumulator()
         root_nodes.append(node)
-        buffers[node] = g if node not in buffers else buffers[node] + g
+        if node._n_outputs != 1:
+            _add_to_output(buffers, node, t._output_nr, g)
+        else:
+            buffers[node] = g if node not in buffers else buffers[node] + g
 
     # Dependency counts over everything reachable from the roots.
     deps: dict = {}
@@ -269,6 +286,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     stack.append(x)
 
     captures = None
+    target_nrs: dict = {}  # input k -> output number, for outputs k > 0 of custom Functions
     needed = None  # the nodes whose incoming gradient is wanted
     runs = None  # the nodes that run their rule and hooks (PyTorch's ``needed_``)
     if inputs is not None:
@@ -276,6 +294,8 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
         for k, t in enumerate(inputs):
             node = t.grad_fn if t.grad_fn is not None else t._accumulator()
             targets.setdefault(node, []).append(k)
+            if t._output_nr:
+                target_nrs[k] = t._output_nr
         runs = _needed(parents, targets)
         if accumulate:
             runs.update(targets)
@@ -336,20 +356,24 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                             heapq.heappush(ready, (-x._seq, id(x), x))
                 continue
             captured = captures is not None and node in captures
+            multi = node._n_outputs != 1
+            if multi and g is None:
+                g = [None] * node._n_outputs
             if captured and node in runs:
                 # PyTorch captures the gradient of a node that must also run before its
                 # tensor hooks; one that need not run, after them (and then stops there).
-                for k in captures[node]:
-                    results[k] = g
-            if node._tensor_pre_hooks:
-                g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
-            if node._retain is not None:
-                t = node._retain()
-                if t is not None and g is not None:
-                    _accumulate(t, g, create_graph)
+                _capture(results, captures[node], g, multi, target_nrs)
+            if multi:
+                g = node._output_tensor_hooks(g, create_graph)
+            else:
+                if node._tensor_pre_hooks:
+                    g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
+                if node._retain is not None:
+                    t = node._retain()
+                    if t is not None and g is not None:
+                        _accumulate(t, g, create_graph)
             if captured and node not in runs:
-                for k in captures[node]:
-                    results[k] = g
+                _capture(results, captures[node], g, multi, target_nrs)
                 for x in node.inputs:
                     if isinstance(x, Node):
                         deps[x] -= 1
@@ -367,6 +391,9 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 grads = _call_post_hooks(node, grads, g, create_graph)
             if not retain_graph and node._saved and not node._released:
                 _release(node)
+            if node._input_nrs is not None:
+                _propagate_by_output(node, grads, buffers, deps, ready)
+                continue
             for x, gi in zip(node.inputs, grads):
                 if not isinstance(x, Node):
                     continue
@@ -389,6 +416,36 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     if inputs is None:
         return None
     return results
+
+
+def _capture(results: list, ks: list, g, multi: bool, nrs: dict) -> None:
+    for k in ks:
+        results[k] = g[nrs.get(k, 0)] if multi else g
+
+
+def _add_to_output(buffers: dict, node: Node, nr: int, g) -> None:
+    """Add ``g`` to the gradient of output ``nr`` of a multi-output node."""
+    b = buffers.get(node)
+    if b is None:
+        b = buffers[node] = [None] * node._n_outputs
+    b[nr] = g if b[nr] is None else b[nr] + g
+
+
+def _propagate_by_output(node: Node, grads, buffers: dict, deps: dict, ready: list) -> None:
+    """Hand ``grads`` to the inputs of ``node``, some of which are multi-output nodes."""
+    for x, gi, nr in zip(node.inputs, grads, node._input_nrs):
+        if not isinstance(x, Node):
+            continue
+        if gi is not None:
+            if x._n_outputs != 1:
+                _add_to_output(buffers, x, nr, gi)
+            else:
+                b = buffers.get(x)
+                buffers[x] = gi if b is None else b + gi  # never in place: b may be shared
+        left = deps[x] - 1
+        deps[x] = left
+        if left == 0:
+            heapq.heappush(ready, (-x._seq, id(x), x))
 
 
 def _release(node: Node) -> None:

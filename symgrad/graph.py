@@ -77,6 +77,12 @@ class Node:
     _retain = None
     _metadata = None
     _released = False
+    # Multi-output nodes (custom Functions): how many outputs, and for each input the
+    # output number of the producing node it came from (None: all 0).
+    _n_outputs = 1
+    _input_nrs = None
+    # A node class may run its own backward instead of the op table's rules.
+    _custom_backward = None
 
     def __init__(self, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
                  meta: tuple) -> None:
@@ -96,10 +102,12 @@ class Node:
         # An input the table gives no VJP (where's condition) is no edge at all in
         # PyTorch, not even a None entry.
         grads = self.op.grads
+        nrs = self._input_nrs or (0,) * len(self.inputs)
+        edges = tuple((x, nr) if isinstance(x, Node) else (None, 0)
+                      for x, nr in zip(self.inputs, nrs))
         if self.op.variadic or None not in grads:
-            return tuple((x if isinstance(x, Node) else None, 0) for x in self.inputs)
-        return tuple((x if isinstance(x, Node) else None, 0)
-                     for x, rule in zip(self.inputs, grads) if rule is not None)
+            return edges
+        return tuple(e for e, rule in zip(edges, grads) if rule is not None)
 
     @property
     def metadata(self) -> dict:

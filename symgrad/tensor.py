@@ -159,11 +159,16 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         return out
     inputs = []
     meta = []
+    nrs = None
     for a in args:
         if isinstance(a, Tensor):
             fn = a.grad_fn
             if fn is None and a._requires_grad:
                 fn = a._accum or a._accumulator()
+            elif fn is not None and a._multi_output:
+                # An output of a multi-output node (a custom Function): the edge says which.
+                nrs = nrs or [0] * len(args)
+                nrs[len(inputs)] = a._output_nr
             inputs.append(a if fn is None else fn)
             meta.append((a._data.shape, a._dtype))
         else:
@@ -184,6 +189,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         versions.append(s._vc[0] if isinstance(s, Tensor) else None)
     out.grad_fn = op.node_class(tuple(inputs), attrs, tuple(saved), tuple(versions),
                                 tuple(meta))
+    if nrs is not None:
+        out.grad_fn._input_nrs = tuple(nrs)
     return out
 
 
@@ -335,6 +342,8 @@ class Tensor(metaclass=_TensorMeta):
     _accum = None
     _hooks = None
     _post_accumulate_hooks = None
+    _output_nr = 0  # which output of its grad_fn this tensor is (custom Functions)
+    _multi_output = False  # is its grad_fn a node with several outputs?
     _retains_grad = False
     _name = None
     __array_ufunc__ = None  # numpy defers to our operators: np.float64(2) * t is a Tensor
@@ -510,6 +519,8 @@ class Tensor(metaclass=_TensorMeta):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
         if self.grad_fn is not None:
+            if self._multi_output:
+                return self.grad_fn._register_tensor_hook(hook, self._output_nr)
             return self.grad_fn._register_tensor_hook(hook)
         return self._accumulator()._register_tensor_hook(hook)
 
@@ -1057,6 +1068,9 @@ class Tensor(metaclass=_TensorMeta):
         if track:
             source = _make(self._data.copy(), self._dtype)
             source.grad_fn = self.grad_fn
+            if self._multi_output:
+                source._output_nr, source._multi_output = self._output_nr, True
+                self._output_nr, self._multi_output = 0, False
             result = apply(op, (source,) + tuple(others), attrs)
             self._write(result._data, op)
             self.grad_fn = result.grad_fn

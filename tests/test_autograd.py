@@ -501,8 +501,8 @@ def test_version_error_names_the_versions():
 
 # =========================================================================== 2. semantics
 def _val(g):
-    """A gradient as a plain Python value for logs (None stays None)."""
-    return None if g is None else g.detach().tolist()
+    """A gradient as a plain Python value for logs (None stays None), to 6 digits."""
+    return None if g is None else np.round(g.detach().double().numpy(), 6).tolist()
 
 
 def test_gradients_accumulate_across_backward_calls():
@@ -1049,3 +1049,331 @@ def _hook_error(register):
         "leaf_hook_size", "post_acc_non_leaf", "post_acc_no_grad"])
 def test_hook_misuse_errors_match_torch(register):
     same_outcome(_hook_error(register))
+
+
+# -------------------------------------------------------------------------- Function
+def _functions(lib):
+    """Custom autograd Functions defined against ``lib`` (the same code in both)."""
+
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x)
+            ctx.k = k
+            return x ** 3 * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x ** 2 * ctx.k, None
+
+    class Probe(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, c):
+            ctx.log = [("forward", ctx.needs_input_grad)]
+            return a * b * c
+
+        @staticmethod
+        def backward(ctx, g):
+            ctx.log.append(("backward", ctx.needs_input_grad))
+            return g * 2, g * 3, None
+
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * 2, a * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            ctx.seen = (_val(g1), _val(g2))
+            (a,) = ctx.saved_tensors
+            return g1 * 2 + g2 * 3 * a
+
+    class Ident(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    class Sq(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return 2 * a * g
+
+    class ExpF(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            out = a.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    class Split(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            idx = lib.tensor([1, 0])
+            ctx.mark_non_differentiable(idx)
+            return a * 1, idx
+
+        @staticmethod
+        def backward(ctx, g, g_idx):
+            ctx.seen = _val(g_idx)
+            return g
+
+    class NoMaterialize(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.set_materialize_grads(False)
+            return a * 2, a * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            ctx.seen = (g1 is None, g2 is None)
+            return (g1 if g1 is not None else 0) + (g2 if g2 is not None else 0)
+
+    class NoBackward(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+    return {f.__name__: f for f in (Cube, Probe, Two, Ident, Sq, ExpF, Split,
+                                     NoMaterialize, NoBackward)}
+
+
+def test_function_forward_backward_and_node():
+    def scenario(lib):
+        F = _functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = F["Cube"].apply(x, 2.0)
+        fn = y.grad_fn
+        info = (repr(y), type(fn).__name__, fn.name(), fn.next_functions[0][1],
+                type(fn.next_functions[0][0]).__name__, len(fn.next_functions),
+                fn.saved_tensors[0] is x, fn.k, fn.needs_input_grad,
+                repr(fn).startswith("<torch.autograd.function.CubeBackward object at"))
+        y.sum().backward()
+        return info, x.grad
+    check_same(scenario)
+
+
+def test_function_needs_input_grad_and_no_grad():
+    def scenario(lib):
+        F = _functions(lib)
+        a = lib.tensor(1.0, requires_grad=True)
+        b = lib.tensor(2.0)
+        out = F["Probe"].apply(a, b, 3)
+        out.backward()
+        r = [out.grad_fn.log, a.grad, b.grad, out.requires_grad, out.is_leaf]
+        with lib.no_grad():
+            o2 = F["Probe"].apply(a, b, 3)
+        r.append((o2.requires_grad, o2.grad_fn))
+        o3 = F["Probe"].apply(b, b, 3)
+        r.append((o3.requires_grad, o3.grad_fn))
+        return r
+    check_same(scenario)
+
+
+def test_function_saved_tensors_are_freed_after_backward():
+    def scenario(lib):
+        F = _functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = F["Cube"].apply(x, 1.0)
+        y.sum().backward(retain_graph=True)
+        y.grad_fn.saved_tensors  # still there
+        y.sum().backward()
+        y.grad_fn.saved_tensors
+    same_outcome(scenario)
+
+
+def test_function_without_saved_tensors_backpropagates_twice():
+    def scenario(lib):
+        F = _functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = F["Ident"].apply(x).sum()
+        y.backward()
+        y.backward()
+        return x.grad
+    check_same(scenario)
+
+
+def test_function_double_backward_through_differentiable_backward():
+    def scenario(lib):
+        F = _functions(lib)
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = F["Cube"].apply(x, 1.5)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        (g2,) = lib.autograd.grad(g.sum(), x, create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), x)
+        return g, g2, g3, type(g.grad_fn).__name__
+    check_same(scenario)
+
+
+def test_function_multiple_outputs():
+    def scenario(lib):
+        F = _functions(lib)
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        p, q = F["Two"].apply(a)
+        r = [p.grad_fn is q.grad_fn, type(p.grad_fn).__name__]
+        s = p.sin() + q * 10
+        r.append([(type(n).__name__, i) for n, i in s.grad_fn.next_functions])
+        r.append([(type(n).__name__, i) for n, i in
+                  s.grad_fn.next_functions[1][0].next_functions])
+        s.sum().backward()
+        r += [p.grad_fn.seen, a.grad.clone()]
+        a.grad = None
+        p, q = F["Two"].apply(a)
+        q.sum().backward()  # output 0 gets no gradient: zeros are materialized
+        r += [p.grad_fn.seen, a.grad]
+        return r
+    check_same(scenario)
+
+
+def test_function_multiple_outputs_hooks_retain_grad_and_autograd_grad():
+    def scenario(lib):
+        F = _functions(lib)
+        log = []
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        p, q = F["Two"].apply(a)
+        q.register_hook(lambda g: log.append(("q", _val(g))))
+        p.register_hook(lambda g: g * 100)
+        q.retain_grad()
+        p.retain_grad()
+        p.grad_fn.register_prehook(lambda go: log.append(("pre", [_val(g) for g in go])))
+        p.grad_fn.register_hook(lambda gi, go: log.append(
+            ("post", [_val(g) for g in gi], [_val(g) for g in go])))
+        loss = (p * 1 + q * 2).sum()
+        gq, gp, ga = lib.autograd.grad(loss, [q, p, a], retain_graph=True)
+        loss.backward()
+        return log, gq, gp, ga, p.grad, q.grad, a.grad
+    check_same(scenario)
+
+
+def test_function_returning_its_input_gives_a_new_tensor():
+    def scenario(lib):
+        F = _functions(lib)
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        o = F["Ident"].apply(a)
+        r = (o is a, type(o.grad_fn).__name__, a.grad_fn, a.is_leaf)
+        o.sum().backward()
+        return r, a.grad
+    check_same(scenario)
+
+
+def test_function_mark_non_differentiable_and_materialize():
+    def scenario(lib):
+        F = _functions(lib)
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        v, i = F["Split"].apply(a)
+        r = [v.requires_grad, i.requires_grad, i.grad_fn, i.dtype == lib.int64]
+        v.sum().backward()
+        r += [v.grad_fn.seen, a.grad]
+        p, q = F["NoMaterialize"].apply(a)
+        q.sum().backward()
+        r += [p.grad_fn.seen, a.grad]
+        return r
+    check_same(scenario)
+
+
+@pytest.mark.parametrize("which", ["input", "output"])
+def test_function_saved_tensor_modified_in_place(which):
+    def scenario(lib):
+        F = _functions(lib)
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        if which == "input":
+            b = a * 1
+            c = F["Sq"].apply(b)
+            b.add_(1)
+        else:
+            c = F["ExpF"].apply(a)
+            c.mul_(2)
+        c.sum().backward()
+    same_outcome(scenario)
+
+
+class _Ret:
+    """What a test backward returns, chosen per scenario."""
+
+
+@pytest.mark.parametrize("result", [
+    "ok", "wrong_shape", "grad_for_number", "extra_none", "extra_value", "float",
+    "expandable", "other_dtype", "unchecked_shape_for_no_grad_input",
+])
+def test_function_backward_results_checked_as_torch(result):
+    def scenario(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, k, x, y):
+                return x * k + y
+
+            @staticmethod
+            def backward(ctx, g):
+                return {
+                    "ok": lambda: (None, g, g),
+                    "wrong_shape": lambda: (None, g.sum(), g),
+                    "grad_for_number": lambda: (g, g, g),
+                    "extra_none": lambda: (None, g, g, None, None),
+                    "extra_value": lambda: (None, g, g, 1),
+                    "float": lambda: (None, 3.0, None),
+                    "expandable": lambda: (None, g.expand(3, 2), None),
+                    "other_dtype": lambda: (None, g.double(), None),
+                    "unchecked_shape_for_no_grad_input": lambda: (None, g, g.sum()),
+                }[result]()
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([1.0, 2.0], requires_grad=result == "ok")
+        F.apply(2.0, x, y).sum().backward()
+        return x.grad, x.grad.dtype == lib.float32
+    want = _outcome(torch, scenario)
+    got = _outcome(symgrad, scenario)
+    assert got == want
+    if want[0] is None:
+        check_same(scenario)
+
+
+def test_function_without_backward_raises_as_torch():
+    def scenario(lib):
+        F = _functions(lib)
+        F["NoBackward"].apply(lib.tensor(1.0, requires_grad=True)).backward()
+    same_outcome(scenario)
+
+
+def test_function_instantiation_warns_as_torch():
+    def scenario(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a
+        F()
+    want = _outcome(torch, scenario)
+    got = _outcome(symgrad, scenario)
+    assert got == want
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        scenario(symgrad)
+
+
+def test_function_gradcheck_and_node_called_by_hand():
+    F = _functions(symgrad)
+    x = symgrad.tensor([0.3, -1.2], dtype=symgrad.float64, requires_grad=True)
+    assert symgrad.autograd.gradcheck(lambda t: F["Cube"].apply(t, 2.0), (x,))
+    assert symgrad.autograd.gradgradcheck(lambda t: F["Cube"].apply(t, 2.0), (x,))
+    y = F["Cube"].apply(x, 2.0)
+    (g,) = (y.grad_fn(symgrad.ones(2, dtype=symgrad.float64)),)
+    np.testing.assert_allclose(g.detach().numpy(), 6 * x.detach().numpy() ** 2)
+
+
+def test_user_functions_are_not_added_to_the_op_table():
+    _functions(symgrad)
+    assert not [k for k in symgrad.ops.OPS if k.startswith("function:")]

@@ -1,82 +1,185 @@
 """Custom operations: ``symgrad.autograd.Function`` with ``forward``/``backward``.
 
-A subclass's backward becomes a graph node named ``<Name>Backward`` whose rule calls the
-user's ``backward(ctx, *grads)``; it takes part in the engine like any table op.
+As in PyTorch, the ``ctx`` handed to ``forward`` and ``backward`` *is* the graph node: a
+``<Name>Backward`` node (a :class:`BackwardCFunction`) whose backward calls the user's
+``backward(ctx, *grads)`` once per pass.  Saved tensors live in the node's saved values,
+so the engine checks their versions and frees them after backward like any table op's.
+A Function may return several tensors: its node then has several outputs.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-from ..graph import GRAD_MODE, Node
-from ..ops import Op
+import numpy as np
 
-__all__ = ["Function", "FunctionCtx"]
+from ..graph import GRAD_MODE, Node, RemovableHandle
+from ..ops import OPS, Op
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
 
 class FunctionCtx:
-    """The ``ctx`` passed to ``forward`` and ``backward``."""
+    """The methods of the ``ctx`` passed to ``forward`` and ``backward``."""
 
-    def __init__(self) -> None:
-        self.saved_tensors: tuple = ()
-        self.needs_input_grad: tuple = ()
-        self.materialize_grads = True
-        self._non_differentiable: set = set()
+    __slots__ = ()
 
     def save_for_backward(self, *tensors) -> None:
-        self.saved_tensors = tuple(tensors)
+        """Keep ``tensors`` (or ``None``) for ``backward``; read them as ``saved_tensors``."""
+        self._to_save = tuple(tensors)
 
     def save_for_forward(self, *tensors) -> None:
         self.saved_for_forward = tuple(tensors)
 
     def mark_non_differentiable(self, *tensors) -> None:
+        """These outputs do not require grad; their gradient in ``backward`` is zeros."""
         self._non_differentiable.update(id(t) for t in tensors)
 
     def mark_dirty(self, *tensors) -> None:
-        pass
+        """Accepted for compatibility: the tensors were modified in place by ``forward``."""
 
     def set_materialize_grads(self, value: bool) -> None:
-        self.materialize_grads = value
+        """Whether ``backward`` gets zeros (``True``, the default) or ``None`` for outputs
+        that received no gradient."""
+        self.materialize_grads = bool(value)
 
 
-def _rule(m, grad, ctx, cls, i):
-    """Call the user's backward once per incoming gradient; hand out input ``i``'s part."""
-    from ..engine import _unwrap, _wrap
-    if ctx._last_grad is not grad:
-        with _mode(m):
-            result = cls.backward(ctx, _wrap(grad))
-        ctx._last = result if isinstance(result, tuple) else (result,)
-        ctx._last_grad = grad
-    g = ctx._last[i] if i < len(ctx._last) else None
-    return _unwrap(g, m is not _numpy())
+def _engine():
+    from .. import engine
+    return engine
 
 
-def _numpy():
-    from ..backends import NUMPY
-    return NUMPY
+class BackwardCFunction(Node, FunctionCtx):
+    """The graph node of a custom Function; also the ``ctx`` of its forward and backward."""
+
+    __slots__ = ()
+    _function: type
+
+    # -- the ctx ------------------------------------------------------------------
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        if self._released:
+            raise RuntimeError(_engine()._FREED)
+        if "_to_save" in self.__dict__:  # still inside forward
+            return self._to_save
+        from ..tensor import Tensor
+        for i, s in enumerate(self._saved):
+            if isinstance(s, Tensor) and s._vc[0] != self._versions[i]:
+                raise _engine()._version_error(self, i, s, i in self._saved_outputs)
+        return tuple(self._saved)
+
+    @property
+    def _retain(self):
+        r = self.__dict__.get("_retains")
+        return None if r is None or self._n_outputs != 1 else r.get(0)
+
+    @_retain.setter
+    def _retain(self, ref) -> None:
+        # Tensor.retain_grad stores a weak reference to itself: remember its output number.
+        t = ref() if ref is not None else None
+        nr = 0 if t is None else t._output_nr
+        self.__dict__.setdefault("_retains", {})[nr] = ref
+
+    def _register_tensor_hook(self, fn, nr: int = 0) -> RemovableHandle:
+        if self._n_outputs == 1:
+            return Node._register_tensor_hook(self, fn)
+        hooks = self.__dict__.setdefault("_output_hooks", {}).setdefault(nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def _output_tensor_hooks(self, gs: list, create_graph: bool) -> list:
+        """Tensor hooks, then retain_grad, of each output of a multi-output node."""
+        engine = _engine()
+        gs = list(gs)
+        hooks = self.__dict__.get("_output_hooks", {})
+        retains = self.__dict__.get("_retains", {})
+        for nr in range(self._n_outputs):
+            if hooks.get(nr):
+                gs[nr] = engine._call_hooks(hooks[nr], gs[nr], create_graph)
+            ref = retains.get(nr)
+            t = ref() if ref is not None else None
+            if t is not None and gs[nr] is not None:
+                engine._accumulate(t, gs[nr], create_graph)
+        return gs
+
+    # -- the backward -------------------------------------------------------------
+    def _custom_backward(self, g, create_graph: bool, needed) -> list:
+        """Call the user's backward once; check and shape its gradients as PyTorch does."""
+        from ..tensor import Tensor, _make
+        engine = _engine()
+        gs = list(g) if self._n_outputs != 1 else [g]
+        args = []
+        for k, gk in enumerate(gs):
+            if gk is None and self.materialize_grads:
+                shape, dt = self._out_meta[k]
+                gk = np.zeros(shape, dt.np)
+            args.append(engine._wrap(gk))
+        result = self._function.backward(self, *args)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_args = len(self.needs_input_grad)
+        if len(result) > n_args and all(r is None for r in result[n_args:]):
+            result = result[:n_args]
+        name = self.name()
+        if len(result) != n_args:
+            raise RuntimeError(f"function {name} returned an incorrect number of gradients "
+                               f"(expected {n_args}, got {len(result)})")
+        positions = self._arg_positions
+        for pos, r in enumerate(result):
+            if r is not None and not isinstance(r, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
+            if r is not None and pos not in positions:
+                raise RuntimeError(f"function {name} returned a gradient different than None "
+                                   f"at position {pos + 1}, but the corresponding forward "
+                                   "input was not a Variable")
+        out = []
+        for j, (x, pos) in enumerate(zip(self.inputs, positions)):
+            r = result[pos]
+            if r is None or not isinstance(x, Node) or (needed is not None and not needed(x)):
+                out.append(None)
+                continue
+            shape, dt = self._meta[j]
+            if tuple(r.shape) != tuple(shape):
+                if not _expandable(shape, tuple(r.shape)):
+                    raise RuntimeError(
+                        f"Function {name} returned an invalid gradient at index {j} - got "
+                        f"{list(r.shape)} but expected shape compatible with {list(shape)}")
+                r = _make(np.asarray(engine.NUMPY.sum_to(r._data, shape)), r.dtype) \
+                    if not create_graph else engine.TENSOR.sum_to(r, shape)
+            if r.dtype is not dt:
+                r = r.to(dt)
+            out.append(engine._unwrap(r, create_graph))
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __repr__(self) -> str:
+        return f"<torch.autograd.function.{type(self).__name__} object at {id(self):#x}>"
 
 
-class _mode:
-    def __init__(self, m) -> None:
-        self.enabled = m is not _numpy()
-
-    def __enter__(self):
-        self.prev = GRAD_MODE.enabled
-        GRAD_MODE.enabled = self.enabled
-
-    def __exit__(self, *exc):
-        GRAD_MODE.enabled = self.prev
+def _expandable(shape: tuple, to: tuple) -> bool:
+    """Can a tensor of ``shape`` be expanded to ``to`` (so ``to`` sums back to it)?"""
+    if len(shape) > len(to):
         return False
+    for a, b in zip(reversed(shape), reversed(to)):
+        if a != b and a != 1:
+            return False
+    return True
 
 
 class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs) -> None:
         super().__init__(name, bases, attrs)
         if bases and "forward" in attrs:
-            op = Op(f"{name}", inputs=("tensors",), forward=None, saves=("ctx", "cls"),
-                    grads=(lambda m, grad, ctx, c, i: _rule(m, grad, ctx, c, i),),
+            op = Op(f"{name}", inputs=("tensors",), forward=None, grads=(None,),
                     node=f"{name}Backward", key=f"function:{cls.__module__}.{name}")
-            cls._node_class = type(f"{name}Backward", (Node,), {
-                "__slots__": (), "op": op, "__module__": "torch.autograd.function"})
+            OPS.pop(op.key, None)  # a user's Function is no op of the table
+            cls._node_class = type(f"{name}Backward", (BackwardCFunction,), {
+                "__slots__": (), "op": op, "_function": cls,
+                "__module__": "torch.autograd.function"})
+            op.node_class = cls._node_class
 
 
 class Function(metaclass=_FunctionMeta):
@@ -96,6 +199,8 @@ class Function(metaclass=_FunctionMeta):
     ...         return grad * 3 * x ** 2
     >>> x = torch.tensor(2.0, requires_grad=True)
     >>> y = Cube.apply(x)
+    >>> y
+    tensor(8., grad_fn=<CubeBackward>)
     >>> y.backward()
     >>> x.grad
     tensor(12.)
@@ -112,33 +217,91 @@ class Function(metaclass=_FunctionMeta):
                                   "your custom autograd.Function to use it with backward "
                                   "mode AD.")
 
+    vjp = backward
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
+                      "are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        from ..tensor import Tensor
-        ctx = FunctionCtx()
-        ctx._last_grad = None
+        """Run ``forward`` without recording, then record one ``<Name>Backward`` node."""
+        from ..tensor import Tensor, _make
+        node_cls = getattr(cls, "_node_class", None)
+        if node_cls is None:
+            raise RuntimeError("Function.apply is only available on subclasses that define "
+                               "forward")
+        ctx = node_cls.__new__(node_cls)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx.materialize_grads = True
+        ctx._non_differentiable = set()
         prev = GRAD_MODE.enabled
         GRAD_MODE.enabled = False
         try:
             out = cls.forward(ctx, *args, **kwargs)
         finally:
             GRAD_MODE.enabled = prev
+        saved = ctx.__dict__.pop("_to_save", ())
         if not (prev and any(ctx.needs_input_grad)):
             return out
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        inputs = tuple(a.grad_fn or (a._accumulator() if a._requires_grad else a)
-                       for a in tensors)
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        tensors = [args[i] for i in positions]
+        inputs = []
+        nrs = None
+        for j, a in enumerate(tensors):
+            fn = a.grad_fn
+            if fn is None and a._requires_grad:
+                fn = a._accumulator()
+            elif fn is not None and a._multi_output:
+                nrs = nrs or [0] * len(tensors)
+                nrs[j] = a._output_nr
+            inputs.append(a if fn is None else fn)
         meta = tuple((tuple(a.shape), a.dtype) for a in tensors)
-        node = cls._node_class(inputs, (), (ctx, cls), (None, None), meta)
-        for o in (out if isinstance(out, tuple) else (out,)):
-            if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable:
-                if o.grad_fn is None and not o._requires_grad:
-                    o.grad_fn = node
-                else:
-                    from ..tensor import _make
-                    alias = _make(o._data, o.dtype)
-                    alias.grad_fn = node
-                    if not isinstance(out, tuple):
-                        return alias
-        return out
+        is_tuple = isinstance(out, tuple)
+        outs = list(out) if is_tuple else [out]
+        tensor_outs = [k for k, o in enumerate(outs) if isinstance(o, Tensor)]
+        n = len(tensor_outs)
+        for nr, k in enumerate(tensor_outs):
+            o = outs[k]
+            if id(o) in ctx._non_differentiable:
+                continue
+            if o.grad_fn is not None or o._requires_grad or any(o is a for a in tensors):
+                # An input (or a tensor with a history) returned as is: PyTorch hands out
+                # a new tensor sharing its data, with this node as grad_fn.
+                alias = _make(o._data, o.dtype)
+                alias._vc = o._vc
+                o = outs[k] = alias
+            o.grad_fn = ctx
+            if n > 1:
+                o._output_nr = nr
+                o._multi_output = True
+        # The node saves what save_for_backward got, with versions for the in-place check.
+        versions = tuple(s._vc[0] if isinstance(s, Tensor) else None for s in saved)
+        Node.__init__(ctx, tuple(inputs), (), tuple(saved), versions, meta)
+        ctx._arg_positions = positions
+        ctx._saved_outputs = {i for i, s in enumerate(saved)
+                              if any(s is outs[k] for k in tensor_outs)}
+        ctx._out_meta = tuple((tuple(outs[k].shape), outs[k].dtype) for k in tensor_outs)
+        if n > 1:
+            ctx._n_outputs = n
+        if nrs is not None:
+            ctx._input_nrs = tuple(nrs)
+        return tuple(outs) if is_tuple else outs[0]
+
+
+def once_differentiable(fn):
+    """Mark a ``backward`` as not differentiable itself: it runs without recording."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        prev = GRAD_MODE.enabled
+        GRAD_MODE.enabled = False
+        try:
+            return fn(ctx, *args)
+        finally:
+            GRAD_MODE.enabled = prev
+    return wrapper
+
