@@ -35,7 +35,7 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-from .expr import Expression, parse
+from .expr import EvaluationError, Expression, parse
 from .symbolic import almost_everywhere, as_sympy, gradient_program, nice_number, to_sympy
 
 __all__ = ["check", "verify", "Report", "CORRECT", "WRONG", "UNDECIDED"]
@@ -441,7 +441,14 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
         try:
             for k, c in claims.items():
                 row[k] = np.asarray(c.value(point), dtype=np.float64)
-        except Exception as e:  # noqa: BLE001
+        except EvaluationError as e:
+            # The claim's own operations do not fit the variables' shapes: a wrong
+            # gradient (of the wrong shape), not bad input.
+            per_var[k]["numeric"] = "cannot evaluate"
+            return Report(WRONG, f.text, per_var, 0, None,
+                          [f"{k}: wrong shape: the claimed gradient cannot be evaluated "
+                           f"({e})"], notes)
+        except Exception:  # noqa: BLE001
             if given:
                 raise
             continue

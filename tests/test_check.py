@@ -142,6 +142,12 @@ def test_wrong_shape():
     assert any("wrong shape" in d for d in r.diagnosis)
 
 
+def test_claim_that_cannot_be_evaluated_is_wrong_shape():
+    r = symgrad.check("x.T @ A @ x", {"x": "x @ x @ A"}, at={"x": [1.0, 2.0], "A": M2})
+    assert r.verdict == "wrong"
+    assert "wrong shape" in r.diagnosis[0] and "column 7" in r.diagnosis[0]
+
+
 def test_constant_claims_and_scalar_broadcast():
     assert symgrad.check("3*x + 1", {"x": 3}).verdict == "correct"
     r = symgrad.check("sum(x)", {"x": "1"}, at={"x": V3})
