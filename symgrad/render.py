@@ -604,15 +604,15 @@ class _Dot:
 
     def edge(self, tail: str, head: str, *, kind: str, label: str | None = None,
              back: bool = False, indent: str = "  ", extra: str = "",
-             label_color: str | None = None) -> None:
+             label_color: str | None = None, color: str | None = None) -> None:
         t = self.theme
         if kind not in self.edge_kinds:
             self.edge_kinds.append(kind)
         attrs = []
         if back:
             attrs.append("dir=back")
-        color = {"grad": t.grad, "data": t.edge, "saved": t.kinds["saved"][1],
-                 "link": t.muted, "const": t.muted}[kind]
+        color = color or {"grad": t.grad, "data": t.edge, "saved": t.kinds["saved"][1],
+                          "link": t.muted, "const": t.muted}[kind]
         attrs.append(f'color="{color}"')
         if kind in ("saved", "link", "const"):
             attrs.append('style="dashed"')
@@ -654,7 +654,7 @@ class _Dot:
                         f'<TD ALIGN="LEFT">{_esc(text)}</TD></TR>')
         if self.highlight_used:
             rows.append(f'<TR><TD COLOR="{t.highlight}" BORDER="3" WIDTH="26" HEIGHT="14">'
-                        f'</TD><TD ALIGN="LEFT">node running now (grey: not run yet)</TD></TR>')
+                        f'</TD><TD ALIGN="LEFT">node running now (grey: not run or not sent yet)</TD></TR>')
         if order_names and len(self.orders_used) > 1:
             for k in sorted(self.orders_used):
                 color = t.orders[min(k, len(t.orders) - 1)]
@@ -854,7 +854,8 @@ def _emit_backward(model: GraphModel, dot: _Dot, *, show_values: bool, show_grad
                 hidden = sent is not None and (item.key, e.slot) not in sent
             dot.edge(prefix + e.target.key, key, kind="grad", back=True,
                      label="\n".join(parts) or None, indent=indent,
-                     label_color=dot.theme.bg if hidden else None)
+                     label_color=dot.theme.bg if hidden else None,
+                     color=dot.theme.muted if hidden else None)
     outs = []
     for k, (t, item) in enumerate(zip(model.roots, model.root_items)):
         okey = f"{prefix}out{k}"
