@@ -246,10 +246,11 @@ class Item:
 class Edge:
     """One operand of an op: ``slot`` is its position in the op's inputs."""
 
-    __slots__ = ("slot", "input_name", "target", "const", "differentiable")
+    __slots__ = ("slot", "input_name", "target", "const", "differentiable", "output_nr")
 
     def __init__(self, slot: int, input_name: str | None, target: Item | None, const: Any,
                  differentiable: bool) -> None:
+        self.output_nr = 0  # which output of ``target`` (multi-output nodes)
         self.slot = slot
         self.input_name = input_name
         self.target = target
@@ -345,8 +346,9 @@ class GraphModel:
             grads = op.grads or ()
             for i, x in enumerate(inputs):
                 if op.variadic:
+                    # next_functions lists every input of a variadic node.
                     input_name = f"tensors[{i}]"
-                    rule = grads[0] if grads else True
+                    rule = True
                 else:
                     input_name = op.inputs[i] if i < len(op.inputs) else f"input{i}"
                     rule = grads[i] if i < len(grads) else True
@@ -354,10 +356,18 @@ class GraphModel:
                     out.append(Edge(i, input_name, x, None, rule is not None))
                 else:
                     out.append(Edge(i, input_name, None, x, rule is not None))
+            # Which output of a multi-output node each edge takes: from next_functions.
+            live = [e for e in out if e.differentiable]
+            pairs = tuple(getattr(fn, "next_functions", ()) or ())
+            if len(pairs) == len(live):
+                for e, pair in zip(live, pairs):
+                    e.output_nr = int(pair[1]) if len(pair) > 1 else 0
             return out
         for i, pair in enumerate(getattr(fn, "next_functions", ()) or ()):
             child = pair[0] if pair else None
-            out.append(Edge(i, None, child, None, True))
+            edge = Edge(i, None, child, None, True)
+            edge.output_nr = int(pair[1]) if len(pair) > 1 else 0
+            out.append(edge)
         return out
 
     def backward_edges(self, item: Item) -> list:
@@ -821,7 +831,9 @@ def _emit_backward(model: GraphModel, dot: _Dot, *, show_values: bool, show_grad
         if item.key in received:
             rows.append(("receives " + format_value(received[item.key]), "grad"))
         if show_saved:
-            rows += _saved_rows(model, item, dot, key, back=True, indent=indent)
+            shown = {r[0] for r in rows}
+            rows += [r for r in _saved_rows(model, item, dot, key, back=True, indent=indent)
+                     if r[0] not in shown]
         dot.node(key, "collapsed" if item.summary is not None else "op", rows,
                  tooltip=item.title,
                  order=order, highlight=item.key == running, faded=faded, indent=indent)
@@ -844,6 +856,8 @@ def _emit_backward(model: GraphModel, dot: _Dot, *, show_values: bool, show_grad
                     who = model.operand_text(e.target, e.const)
                     parts.append(f"∂/∂{who} = {ld}" if len(who) <= 10 else f"local: {ld}")
                     dot.notes["∂/∂v"] = "local derivative of the node's output w.r.t. input v"
+            if e.output_nr:
+                parts.append(f"output {e.output_nr}")
             hidden = False
             if edge_grads is not None and (item.key, e.slot) in edge_grads:
                 parts.append("grad " + format_value(edge_grads[(item.key, e.slot)]))
