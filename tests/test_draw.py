@@ -472,3 +472,33 @@ def test_without_dot_svg_renders_and_png_says_what_to_install(tmp_path, monkeypa
     assert "apt-get install graphviz" in message and "brew install graphviz" in message
     assert not (tmp_path / "g.png").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "g.svg"]
+
+
+def _cube(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 3 * x ** 2 * g
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    return (Cube.apply(x) * x).sum(), x
+
+
+def test_custom_function_nodes_are_drawn_as_torch_builds_them():
+    f, x = _cube(symgrad)
+    tf, _ = _cube(torch)
+    src = symgrad.draw(f, names={"x": x}).source
+    assert backward_structure(src) == torch_structure([tf])
+    assert ">CubeBackward<" in src
+
+
+def test_multi_output_edges_say_which_output():
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    p, q = a.split(2)
+    src = symgrad.draw((p * q.exp()).sum()).source
+    assert src.count(">output 1<") == 1
