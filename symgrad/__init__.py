@@ -34,12 +34,12 @@ from . import autograd, nn  # noqa: E402
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
-from .tensor import _LEGACY_DTYPE
+from .tensor import _LEGACY_DTYPE, _LegacyMeta
 
 
 def _legacy(name: str, d) -> type:
-    cls = type(name, (Tensor,), {"__slots__": (), "__module__": "symgrad",
-                                 "_torch_name": "torch." + name})
+    cls = _LegacyMeta(name, (Tensor,), {"__slots__": (), "__module__": "symgrad",
+                                        "_torch_name": "torch." + name})
     _LEGACY_DTYPE[cls] = d
     return cls
 

@@ -288,7 +288,7 @@ def _add_suffixes(text, suffixes, indent, linewidth):
     return "".join(parts)
 
 
-def tensor_repr(data, dtype, *, requires_grad=False, grad_fn=None,
+def tensor_repr(data, dtype, *, requires_grad=None, grad_fn=None,
                 default_dtype="float32", parameter=False):
     """Return the text PyTorch prints for a CPU tensor with these values.
 
@@ -299,8 +299,9 @@ def tensor_repr(data, dtype, *, requires_grad=False, grad_fn=None,
         ``dtype`` first (e.g. rounded to float32).
     dtype : {"float16", "float32", "float64", "int64", "int32", "bool"}
         Tensor dtype (torch name without the ``torch.`` prefix).
-    requires_grad : bool, default False
-        Append ``requires_grad=True`` (only when ``grad_fn`` is None).
+    requires_grad : bool, optional
+        Append ``requires_grad=True`` (only when ``grad_fn`` is None).  Unset, it follows
+        ``parameter`` (a ``Parameter(..., requires_grad=False)`` passes False).
     grad_fn : str, optional
         Name of the gradient function, e.g. ``"MulBackward0"``; appended as
         ``grad_fn=<MulBackward0>``.
@@ -354,7 +355,7 @@ def tensor_repr(data, dtype, *, requires_grad=False, grad_fn=None,
         body = _tensor_str(arr, indent, summarize, formatter, opts)
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn}>")
-    elif requires_grad or parameter:
+    elif requires_grad or (parameter and requires_grad is None):
         suffixes.append("requires_grad=True")
     text = "tensor(" + body
     if suffixes:

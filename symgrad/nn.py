@@ -32,7 +32,10 @@ class Parameter(Tensor):
         p._vc = data._vc
         p._requires_grad = False
         if requires_grad:
-            p.requires_grad_(True)
+            if not p._dtype.is_floating_point:
+                raise RuntimeError("Only Tensors of floating point and complex dtype can "
+                                   "require gradients")
+            p._requires_grad = True
         return p
 
     def __init__(self, *args, **kwargs) -> None:

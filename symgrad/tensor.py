@@ -317,6 +317,33 @@ class _TensorMeta(type):
         return f"<class '{name}'>" if name else super().__repr__()
 
 
+class _LegacyMeta(_TensorMeta):
+    """``FloatTensor`` and friends: ``isinstance(t, torch.FloatTensor)`` asks the dtype."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype is _LEGACY_DTYPE.get(cls)
+
+
+def _tensor_options(d) -> str:
+    return (f"TensorOptions(dtype={_c_name(d).replace('long int', 'long')}, device=cpu, "
+            "layout=Strided, requires_grad=false (default), pinned_memory=false (default), "
+            "memory_format=(nullopt))")
+
+
+def _legacy_signature_error(args, kwargs) -> str:
+    got = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}"
+                                              for k, v in kwargs.items()]
+    return ("new() received an invalid combination of arguments - got "
+            f"({', '.join(got)}), but expected one of:\n"
+            " * (*, torch.device device = None)\n"
+            "      didn't match because some of the keywords were incorrect: "
+            f"{', '.join(kwargs)}\n"
+            " * (torch.Storage storage)\n"
+            " * (Tensor other)\n"
+            " * (tuple of ints size, *, torch.device device = None)\n"
+            " * (object data, *, torch.device device = None)\n")
+
+
 class Tensor(metaclass=_TensorMeta):
     """A multi-dimensional array that records the operations applied to it.
 
@@ -351,27 +378,39 @@ class Tensor(metaclass=_TensorMeta):
     _torch_name = "torch.Tensor"
 
     def __new__(cls, *args, **kwargs):
-        dt = _LEGACY_DTYPE.get(cls, None) or _dt.get_default_dtype()
-        device = kwargs.pop("device", None)
-        del device
+        # PyTorch's legacy constructor: Tensor(data), Tensor(*sizes), Tensor(other).  The
+        # typed ones (FloatTensor, ...) return plain tensors of their dtype.
+        legacy = _LEGACY_DTYPE.get(cls)
+        dt = legacy or _dt.get_default_dtype()
+        kwargs.pop("device", None)
         if kwargs:
-            raise TypeError(f"new() received an invalid combination of arguments - got "
-                            f"({', '.join(kwargs)})")
-        if len(args) == 1 and not isinstance(args[0], int):
+            raise TypeError(_legacy_signature_error(args, kwargs))
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            other = args[0]
+            if legacy is not None and other.dtype is not legacy:
+                raise TypeError(f"expected {_tensor_options(legacy)} (got "
+                                f"{_tensor_options(other.dtype)})")
+            t = apply(O.ALIAS, (other,))
+        elif len(args) == 1 and not isinstance(args[0], int):
             data = args[0]
-            if isinstance(data, Tensor):
-                data = data._data
+            if isinstance(data, (str, bytes)):
+                raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+            if not isinstance(data, (list, tuple, np.ndarray)):
+                raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
             t = _from_data(data, dt)
-        elif all(isinstance(a, int) for a in args):
-            t = _make(np.zeros(args, dt.np), dt)
         else:
-            raise TypeError("new(): invalid data type")
-        if cls is not Tensor:
-            sub = _new(cls)
-            for s in Tensor.__slots__[:-2]:
-                setattr(sub, s, getattr(t, s))
-            return sub
-        return t
+            for i, a in enumerate(args):
+                if not isinstance(a, int):
+                    raise TypeError(f"new(): argument 'size' failed to unpack the object at "
+                                    f"pos {i + 1} with error \"type must be tuple of ints,but "
+                                    f"got {type(a).__name__}\"")
+            t = _make(np.zeros(args if args else (0,), dt.np), dt)
+        if cls is Tensor or legacy is not None:
+            return t
+        sub = _new(cls)  # a user's subclass of Tensor
+        for s in ("_data", "_dtype", "grad_fn", "_requires_grad", "_vc"):
+            setattr(sub, s, getattr(t, s))
+        return sub
 
     # -- attributes ------------------------------------------------------------------
     @property

@@ -1377,3 +1377,107 @@ def test_function_gradcheck_and_node_called_by_hand():
 def test_user_functions_are_not_added_to_the_op_table():
     _functions(symgrad)
     assert not [k for k in symgrad.ops.OPS if k.startswith("function:")]
+
+
+# -------------------------------------------------------------------------- Parameter
+def test_parameter_basics():
+    def scenario(lib):
+        p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+        r = [repr(p), str(p), p.is_leaf, p.requires_grad, p.grad_fn,
+             isinstance(p, lib.Tensor), repr(type(p))]
+        r.append([type(v).__name__ for v in (p * 2, p + 1, p.sum(), p[0], -p, p.detach(),
+                                              p.data, p.clone(), p.exp())])
+        r.append(repr(p * 2))
+        (p * p).sum().backward()
+        r.append(p.grad)
+        with lib.no_grad():
+            p.add_(1)
+        r.append(repr(p))
+        r.append(repr(lib.nn.Parameter(lib.tensor([1.0, 2.0]), requires_grad=False)))
+        r.append(repr(lib.nn.Parameter(lib.tensor([1, 2]), requires_grad=False)))
+        r.append(repr(lib.nn.Parameter()))
+        q = lib.tensor([1.0, 2.0])
+        pq = lib.nn.Parameter(q)
+        q.add_(5)
+        r.append((repr(pq), pq._version))
+        return r
+    check_same(scenario)
+
+
+@pytest.mark.parametrize("scenario", [
+    lambda lib: lib.nn.Parameter(lib.tensor([1, 2])),
+    lambda lib: lib.nn.Parameter(lib.tensor([1.0, 2.0])).add_(1),
+], ids=["int", "inplace"])
+def test_parameter_errors(scenario):
+    same_outcome(scenario)
+
+
+# -------------------------------------------------------------------------- legacy
+LEGACY = {
+    "tensor_list": lambda lib: lib.Tensor([1, 2]),
+    "tensor_sizes": lambda lib: lib.Tensor(2, 3).shape,
+    "tensor_empty": lambda lib: lib.Tensor(),
+    "tensor_zero_size": lambda lib: lib.Tensor(0),
+    "tensor_nested": lambda lib: lib.Tensor([[1, 2], [3, 4]]).requires_grad_(),
+    "tensor_tuple": lambda lib: lib.Tensor((1, 2)),
+    "float": lambda lib: lib.FloatTensor([1, 2]),
+    "double": lambda lib: lib.DoubleTensor([1, 2]),
+    "half": lambda lib: lib.HalfTensor([1, 2.5]),
+    "long": lambda lib: lib.LongTensor([1.7, 2]),
+    "bool": lambda lib: lib.BoolTensor([1, 0]),
+    "double_sizes": lambda lib: (lib.DoubleTensor(2).shape, lib.DoubleTensor(2).dtype),
+    "type_is_tensor": lambda lib: [type(c([1.0])).__name__ for c in (
+        lib.Tensor, lib.FloatTensor, lib.DoubleTensor, lib.HalfTensor)],
+    "isinstance": lambda lib: [isinstance(lib.tensor([1.0]), lib.FloatTensor),
+                               isinstance(lib.tensor([1.0]), lib.DoubleTensor),
+                               isinstance(lib.tensor([1]), lib.LongTensor),
+                               isinstance(1.0, lib.FloatTensor),
+                               isinstance(lib.tensor([1.0]), lib.Tensor)],
+    "type_names": lambda lib: [lib.tensor([1.0]).type(), lib.DoubleTensor([1]).type(),
+                               repr(lib.FloatTensor), repr(lib.Tensor)],
+    "dtypes": lambda lib: [lib.Tensor([1.0]).dtype, lib.HalfTensor([1.0]).dtype],
+    "alias_of_int_tensor": lambda lib: lib.Tensor(lib.tensor([1, 2])),
+    "alias_shares_memory": lambda lib: _alias_shares(lib),
+    "tutorial": lambda lib: _legacy_tutorial(lib),
+}
+
+
+def _alias_shares(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.Tensor(a)
+    r = [repr(b), b.requires_grad, b._version]
+    with lib.no_grad():
+        b[0] = 5
+    return r + [repr(a), a._version, b._version]
+
+
+def _legacy_tutorial(lib):
+    x = lib.Tensor([4])
+    x.requires_grad_()
+    f = 5 * x ** 2 + 3
+    f.backward()
+    return repr(x.grad), repr(f)
+
+
+@pytest.mark.parametrize("which", sorted(LEGACY))
+def test_legacy_constructors(which):
+    want = LEGACY[which](torch)
+    got = LEGACY[which](symgrad)
+    if isinstance(want, (torch.Tensor, symgrad.Tensor)):
+        assert repr(got) == repr(want)
+    else:
+        assert str(got) == str(want)
+
+
+@pytest.mark.parametrize("scenario", [
+    lambda lib: lib.DoubleTensor(lib.tensor([1.0, 2.0])),
+    lambda lib: lib.Tensor([1, 2], requires_grad=True),
+    lambda lib: lib.FloatTensor([1, 2], requires_grad=True),
+    lambda lib: lib.Tensor([1, 2], foo=1),
+    lambda lib: lib.Tensor(2.5),
+    lambda lib: lib.Tensor("ab"),
+    lambda lib: lib.Tensor(2, 3.0),
+], ids=["dtype_mismatch", "requires_grad_kw", "typed_requires_grad_kw", "unknown_kw",
+        "number", "string", "float_size"])
+def test_legacy_constructor_errors(scenario):
+    same_outcome(scenario)
