@@ -143,7 +143,8 @@ def _fmt(v) -> str:
 
 
 # --------------------------------------------------------------------------- symbolic
-def _is_zero(d) -> bool:
+def _is_zero(d, depth: int = 0) -> bool:
+    """Whether ``d`` is zero almost everywhere (a proof, or False when none is found)."""
     d = almost_everywhere(sp.sympify(d))
     if d == 0:
         return True
@@ -156,7 +157,109 @@ def _is_zero(d) -> bool:
                 return True
         except Exception:  # noqa: BLE001 - a failed rewrite is not an answer
             continue
+    if depth < 2:
+        cases = _kink_cases(d)
+        if cases is not None:
+            return all(_is_zero(c, depth + 1) for c in cases)
     return False
+
+
+_KINKS = (sp.Abs, sp.sign, sp.Heaviside, sp.Max, sp.Min)
+_MAX_KINKS = 5
+
+
+def _kink_argument(k):
+    """The expression whose sign decides which piece a kink is on (None: unsupported)."""
+    if isinstance(k, (sp.Abs, sp.sign, sp.Heaviside)):
+        return k.args[0]
+    if isinstance(k, (sp.Max, sp.Min)) and len(k.args) == 2:
+        return k.args[0] - k.args[1]
+    return None
+
+
+def _on_piece(k, s: int):
+    """Kink ``k`` where its argument has sign ``s`` (+1 or -1)."""
+    if isinstance(k, sp.Abs):
+        return s * k.args[0]
+    if isinstance(k, sp.sign):
+        return sp.Integer(s)
+    if isinstance(k, sp.Heaviside):
+        return sp.Integer(1 if s > 0 else 0)
+    a, b = k.args
+    if isinstance(k, sp.Max):
+        return a if s > 0 else b
+    return b if s > 0 else a
+
+
+def _kink_cases(d):
+    """``d`` on each sign pattern of its kinks' arguments (None when not applicable).
+
+    Every point off the kinks (a null set when the arguments are not constant) has one
+    sign pattern; there each kink is one smooth piece and each comparison of a kink's
+    argument with zero is decided.  So ``d`` is zero almost everywhere when it is zero
+    on every pattern -- patterns that no point has are checked too, which only makes
+    the test stricter.
+    """
+    kinks = sorted(d.atoms(*_KINKS), key=sp.default_sort_key)
+    if not kinks:
+        return None
+    args: list = []  # distinct arguments up to sign; each kink refers to one
+    where = []
+    for k in kinks:
+        u = _kink_argument(k)
+        if u is None or not u.free_symbols:
+            return None
+        for i, a in enumerate(args):
+            if sp.expand(u - a) == 0:
+                where.append((i, 1))
+                break
+            if sp.expand(u + a) == 0:
+                where.append((i, -1))
+                break
+        else:
+            args.append(u)
+            where.append((len(args) - 1, 1))
+    if len(args) > _MAX_KINKS:
+        return None
+    cases = []
+    for pattern in _sign_patterns(len(args)):
+        repl = {k: _on_piece(k, pattern[i] * o) for k, (i, o) in zip(kinks, where)}
+        piece = d.xreplace(repl)
+        decided = {}
+        for r in piece.atoms(sp.core.relational.Relational):
+            sign = _relation_sign(r, args, pattern)
+            if sign is not None:
+                decided[r] = _decide(r, sign)
+        cases.append(piece.xreplace(decided))
+    return cases
+
+
+def _sign_patterns(n: int):
+    for i in range(2 ** n):
+        yield tuple(1 if (i >> j) & 1 else -1 for j in range(n))
+
+
+def _relation_sign(r, args, pattern):
+    """The sign of ``lhs - rhs`` of relation ``r`` if it is ± a kink argument."""
+    diff = r.lhs - r.rhs
+    for u, s in zip(args, pattern):
+        if sp.expand(diff - u) == 0:
+            return s
+        if sp.expand(diff + u) == 0:
+            return -s
+    return None
+
+
+def _decide(r, sign: int):
+    if isinstance(r, (sp.StrictGreaterThan, sp.GreaterThan)):
+        return sp.true if sign > 0 else sp.false
+    if isinstance(r, (sp.StrictLessThan, sp.LessThan)):
+        return sp.true if sign < 0 else sp.false
+    if isinstance(r, sp.Eq):
+        return sp.false
+    if isinstance(r, sp.Ne):
+        return sp.true
+    return r
 
 
 def _small(e, limit: int = 12) -> bool:
@@ -179,8 +282,9 @@ def _explain(claimed, true) -> list:
         if true != 0 and claimed != 0:
             ratio = sp.factor(sp.simplify(true / claimed))
             num, den = sp.fraction(ratio)
-            if ratio.free_symbols and _small(ratio, 8) and not (
-                    isinstance(num, sp.Add) or isinstance(den, sp.Add)):
+            plain = not (isinstance(num, sp.Add) or isinstance(den, sp.Add)
+                         or ratio.has(sp.Piecewise))
+            if ratio.free_symbols and _small(ratio, 8) and plain:
                 return [("factor", ratio)]
         if diff != 0 and _small(diff):
             terms = sp.Add.make_args(sp.expand(claimed))

@@ -46,6 +46,12 @@ CORRECT = [
     ("sum(log_softmax(x)*y)", {"x": "y - softmax(x)*sum(y)"},
      {"x": V3, "y": [0.2, 0.3, 0.5]}),
     ("log(1 + x**2)", {"x": "2*x/(1 + x**2)"}, None),
+    # Kinks: proved piece by piece (the sign of each kink's argument).
+    ("abs(x)", {"x": "x/abs(x)"}, None),
+    ("sum(abs(x))", {"x": "x/abs(x)"}, {"x": V3}),
+    ("x*relu(x)", {"x": "2*relu(x)"}, None),
+    ("sum(relu(x))", {"x": "relu(x)/x"}, {"x": V3}),
+    ("abs(x*y)", {"x": "y*abs(x*y)/(x*y)"}, None),
 ]
 
 # Typical mistakes, each with the words its diagnosis should contain (or None).
@@ -77,6 +83,8 @@ WRONG = [
     ("norm(x)", {"x": "x"}, {"x": V3}, "missing factor"),
     ("sin(x)*cos(x)", {"x": "cos(x)**2 + sin(x)**2"}, None, "wrong sign of the term"),
     ("exp(x)/x", {"x": "exp(x)/x**2"}, {"x": 2.0}, None),
+    ("x*relu(x)", {"x": "relu(x)"}, None, "missing factor 2"),
+    ("abs(x)", {"x": "1"}, None, None),
 ]
 
 
