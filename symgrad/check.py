@@ -28,15 +28,14 @@ Examples
 from __future__ import annotations
 
 import json
-import math
 import multiprocessing
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 import sympy as sp
 
 from .expr import EvaluationError, Expression, parse
-from .symbolic import almost_everywhere, as_sympy, gradient_program, nice_number, to_sympy
+from .symbolic import almost_everywhere, as_sympy, gradient_program, to_sympy
 
 __all__ = ["check", "verify", "Report", "CORRECT", "WRONG", "UNDECIDED"]
 
@@ -532,7 +531,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
         try:
             true = f.gradient(**point)
             value = f.evaluate(**point)
-        except Exception as e:  # noqa: BLE001
+        except Exception:  # noqa: BLE001
             if given:
                 raise
             continue
@@ -794,7 +793,6 @@ def verify(t, rtol: float = 1e-6, atol: float = 1e-9) -> Report:
     'correct'
     """
     from .autograd import grad
-    from .graph import AccumulateGrad
     from .symbolic import _leaves_of, _topological, leaf_names, leaf_symbols
     if t.numel() != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
