@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import operator
+
 import numpy as np
 
 __all__ = ["Op", "OPS", "op_named", "node_name", "sympy_function"]
@@ -164,6 +166,13 @@ def _scatter(g, shape, index):
     """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices add up)."""
     out = np.zeros(shape, dtype=np.result_type(g))
     np.add.at(out, index, g)
+    return out
+
+
+def _put(a, index, v):
+    out = np.array(a, copy=True)
+    # A 0-d object array (a SymPy value) would be stored as one object: unwrap it.
+    out[index] = np.asarray(v)[()] if np.ndim(v) == 0 else v
     return out
 
 
@@ -323,16 +332,16 @@ def _sym_log_softmax(a, dim):
 
 # --------------------------------------------------------------------------- arithmetic
 ADD = Op("add", inputs=("self", "other"), broadcasts=True, dtype="promote",
-         forward=np.add, grads=(lambda m, grad: grad, lambda m, grad: grad),
+         forward=operator.add, grads=(lambda m, grad: grad, lambda m, grad: grad),
          local=("1", "1"), doc="self + other")
 SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype="promote",
-         forward=np.subtract, grads=(lambda m, grad: grad, lambda m, grad: -grad),
+         forward=operator.sub, grads=(lambda m, grad: grad, lambda m, grad: -grad),
          local=("1", "-1"), doc="self - other")
 RSUB = Op("rsub", 1, inputs=("self",), attrs=("other",), dtype="promote",
           forward=lambda a, other: other - a, grads=(lambda m, grad: -grad,),
           local=("-1",), doc="other - self, other a Python number")
 MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype="promote",
-         forward=np.multiply, saves=("self", "other"),
+         forward=operator.mul, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad * other,
                 lambda m, grad, self, other: grad * self),
          local=("{other}", "{self}"), doc="self * other")
@@ -343,19 +352,19 @@ MUL_SCALAR = Op("mul", 1, inputs=("self",), attrs=("other",), dtype="promote",
                 grads=(lambda m, grad, other: m.mul_scalar(grad, other),),
                 local=("{other}",), doc="self * other, other a number inside a gradient rule")
 DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype="div",
-         forward=np.true_divide, saves=("self", "other"),
+         forward=operator.truediv, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad / other,
                 lambda m, grad, self, other: -grad * self / (other * other)),
          local=("1/{other}", "-{self}/{other}²"), doc="self / other")
 RECIPROCAL = Op("reciprocal", dtype="float", forward=lambda a: 1.0 / a, saves=("result",),
                 grads=(lambda m, grad, result: -grad * (result * result),),
                 sym="reciprocal", local=("-1/{self}²",), doc="1 / self")
-NEG = Op("neg", forward=np.negative, grads=(lambda m, grad: -grad,), local=("-1",),
+NEG = Op("neg", forward=operator.neg, grads=(lambda m, grad: -grad,), local=("-1",),
          doc="-self")
 POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
          forward=np.power, domain=(0, np.inf), saves=("self", "exponent"),
          grads=(lambda m, grad, self, exponent:
-                grad * 0.0 if exponent == 0
+                m.zeros_like(grad) if exponent == 0
                 else grad * m.mul_scalar(self ** (exponent - 1), exponent),),
          local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)")
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
@@ -373,7 +382,13 @@ RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype="rpow",
 
 # --------------------------------------------------------------------------- elementwise
 ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
-         grads=(lambda m, grad, self: grad * m.sign(self),), local=("sign({self})",))
+         grads=(lambda m, grad, self: grad * m.sgn(self),), local=("sign({self})",))
+# sign and sgn: zero gradient, but recorded, so that abs's gradient stays connected to its
+# input (a second derivative of zero, not "does not require grad"), as in PyTorch.
+SIGN = Op("sign", forward=np.sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
+          local=("0",))
+SGN = Op("sgn", forward=np.sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
+         local=("0",))
 EXP = Op("exp", dtype="float", forward=np.exp, saves=("result",), sym="exp",
          grads=(lambda m, grad, result: grad * result,), local=("exp({self})",))
 LOG = Op("log", dtype="float", forward=np.log, domain=(0, np.inf), saves=("self",), sym="log",
@@ -396,8 +411,17 @@ SIGMOID = Op("sigmoid", dtype="float", saves=("result",), sym="sigmoid",
              grads=(lambda m, grad, result: grad * (result * (1 - result)),),
              local=("σ({self})(1 - σ({self}))",))
 RELU = Op("relu", forward=lambda a: np.maximum(a, 0), saves=("result",), sym="relu",
-          grads=(lambda m, grad, result: m.where(m.gt(result, 0), grad, 0.0),),
+          grads=(lambda m, grad, result: m.threshold_backward(grad, result, 0),),
           local=("[{self} > 0]",))
+# relu's gradient as its own op (PyTorch's threshold_backward): it stays connected to the
+# relu's result, so second derivatives are zeros rather than "unused".
+THRESHOLD_BACKWARD = Op(
+    "threshold_backward", inputs=("grad_output", "self"), attrs=("threshold",),
+    forward=lambda g, s, t: np.where(s > t, g, 0.0),
+    sym=lambda g, s, t: g * _sym_map("Heaviside", s - t), saves=("self", "threshold"),
+    grads=(lambda m, grad, self, threshold: m.threshold_backward(grad, self, threshold),
+           lambda m, grad, self, threshold: m.zeros_like(grad)),
+    local=("[{self} > threshold]", "0"), doc="grad_output where self > threshold")
 CLAMP = Op("clamp", 1, attrs=("min", "max"), forward=_clamp, saves=("self", "min", "max"),
            sym="clamp",
            grads=(lambda m, grad, self, min, max:
@@ -578,6 +602,14 @@ SCATTER = Op("index_put", attrs=("size", "indices"), node="IndexPutBackward0",
              forward=lambda g, size, ix: _scatter(g, size, ix), saves=("indices",),
              grads=(lambda m, grad, indices: m.index(grad, indices),),
              local=("gather",), doc="zeros(size) with self added at indices")
+COPY_SLICES = Op("copy_slices", inputs=("self", "src"), attrs=("index",), broadcasts=True,
+                 node="CopySlices", forward=lambda a, v, ix: _put(a, ix, v),
+                 saves=("index", "self_sym_sizes"),
+                 grads=(lambda m, grad, index, self_sym_sizes:
+                        grad - m.scatter(m.index(grad, index), self_sym_sizes, index),
+                        lambda m, grad, index, self_sym_sizes: m.index(grad, index)),
+                 local=("[not written]", "gather"),
+                 doc="self with src written at index (``t[index] = src``)")
 CAT = Op("cat", inputs=("tensors",), attrs=("dim",), dtype="promote",
          # PyTorch allocates a contiguous result; numpy would follow the inputs' layout.
          forward=lambda *a: np.ascontiguousarray(np.concatenate(a[:-1], axis=a[-1])),
@@ -600,14 +632,14 @@ TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
              local=("1",))
 
 # ---------------------------------------------------------------- in-place (history rebase)
-ZERO = Op("zero", forward=np.zeros_like, grads=(lambda m, grad: grad * 0.0,),
+ZERO = Op("zero", forward=np.zeros_like, grads=(lambda m, grad: m.zeros_like(grad),),
           local=("0",))
 FILL = Op("fill", 2, attrs=("value",), forward=lambda a, v: np.full_like(a, v),
-          grads=(lambda m, grad: grad * 0.0,), local=("0",))
+          grads=(lambda m, grad: m.zeros_like(grad),), local=("0",))
 COPY = Op("copy", inputs=("self", "src"), broadcasts=True,
           node="torch::autograd::CopyBackwards",
           forward=lambda a, b: np.broadcast_to(b, np.shape(a)).astype(np.result_type(a)),
-          grads=(lambda m, grad: grad * 0.0, lambda m, grad: grad), local=("0", "1"))
+          grads=(lambda m, grad: m.zeros_like(grad), lambda m, grad: grad), local=("0", "1"))
 
 # --------------------------------------------------------------------- no gradient
 for _name, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
@@ -617,7 +649,6 @@ for _name, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
 Op("logical_not", forward=np.logical_not, dtype="bool")
 Op("all", forward=lambda a: np.all(a), dtype="bool")
 Op("any", forward=lambda a: np.any(a), dtype="bool")
-Op("sign", forward=np.sign)
 Op("argmax", attrs=("dim", "keepdim"), dtype="int64",
    forward=lambda a, dim, keepdim: np.argmax(a, axis=dim, keepdims=keepdim))
 Op("argmin", attrs=("dim", "keepdim"), dtype="int64",

@@ -907,7 +907,10 @@ class Tensor(metaclass=_TensorMeta):
         return apply(O.RECIPROCAL, (self,))
 
     def sign(self):
-        return apply(O.OPS["sign"], (self,))
+        return apply(O.SIGN, (self,))
+
+    def sgn(self):
+        return apply(O.SGN, (self,))
 
     def clamp(self, min=None, max=None):
         if min is None and max is None:
@@ -1043,9 +1046,9 @@ class Tensor(metaclass=_TensorMeta):
         return self.reshape(other.shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
+        s, e = _wrap_dim(start_dim, self.ndim), _wrap_dim(end_dim, self.ndim)
         if self.ndim == 0:
             return self.reshape(1)
-        s, e = _wrap_dim(start_dim, self.ndim), _wrap_dim(end_dim, self.ndim)
         if s == e:
             return self
         shape = self.shape[:s] + (-1,) + self.shape[e + 1:]
@@ -1341,30 +1344,10 @@ def _setitem(t: Tensor, index, value) -> None:
                                                    and value.requires_grad)):
         if t.grad_fn is None and t._requires_grad:
             raise _leaf_in_place_error(view=_is_view_index(index, t._data.shape))
-        mask = np.zeros(t._data.shape, dtype=bool)
-        mask[index] = True
-        filled = np.zeros(t._data.shape, dtype=t._dtype.np)
-        filled[index] = value._data if isinstance(value, Tensor) else value
-        src = value if not isinstance(value, Tensor) else _placed(value, t, index)
-        del src
-        t._in_place(O.WHERE_SET, (_make(mask, _dt.bool), _placed_tensor(value, t, index)))
+        t._in_place(O.COPY_SLICES, (value,), (index,))
         return
     t._data[index] = value._data if isinstance(value, Tensor) else value
     t._vc[0] += 1
-
-
-def _placed(value, t, index):
-    return value
-
-
-def _placed_tensor(value, t, index):
-    """``value`` scattered into zeros shaped like ``t`` at ``index`` (differentiably)."""
-    if not isinstance(value, Tensor):
-        data = np.zeros(t._data.shape, dtype=t._dtype.np)
-        data[index] = value
-        return _make(data, t._dtype)
-    expanded = value.expand(np.zeros(t._data.shape)[index].shape) if value.ndim else value
-    return apply(O.SCATTER, (expanded,), (t.shape, index))
 
 
 # --------------------------------------------------------------------------- creation
