@@ -268,8 +268,14 @@ class _Sympy(_Numpy):
         return self._where(cond, a, b)
 
     def first_true(self, mask, dim):
-        raise NotImplementedError("symbolic gradients of max/min along a dimension are not "
-                                  "supported; use max()/min() over all elements")
+        """Indicators of the first true entry along ``dim``: ``m_i * prod_{j<i}(1 - m_j)``."""
+        m = np.moveaxis(np.asarray(mask, dtype=object), dim, 0)
+        out = np.empty(m.shape, dtype=object)
+        none_before = self._sp.S.One
+        for i in range(m.shape[0]):
+            out[i] = m[i] * none_before
+            none_before = none_before * (1 - m[i])
+        return np.moveaxis(out, 0, dim)
 
     @staticmethod
     def _scatter(g, shape, index):

@@ -380,3 +380,17 @@ def test_no_vector_form_is_said_plainly(text, var, values):
         symgrad.parse(text).vector_gradient(var, **values)
     # The per-element symbolic gradient still exists.
     assert symgrad.parse(text).diff(var, simplify=False, **values) is not None
+
+
+def test_max_along_a_dimension_symbolically():
+    A = symgrad.tensor([[1.0, 3.0], [2.0, 0.5]], requires_grad=True, name="A",
+                       dtype=symgrad.float64)
+    w = symgrad.tensor([1.0, 2.0], dtype=symgrad.float64)
+    f = (A.max(dim=0).values * w).sum()
+    assert str(to_sympy(f)) == "Max(A_0_0, A_1_0) + 2*Max(A_0_1, A_1_1)"
+    prog = gradient_program(f)
+    (g,) = symgrad.autograd.grad(f, [A])
+    np.testing.assert_array_equal(prog.evaluate()["A"], g.numpy())
+    # Elsewhere the maxima sit in other places; the program follows them.
+    got = prog.evaluate({"A": [[5.0, -1.0], [2.0, 0.0]]})["A"]
+    np.testing.assert_array_equal(got, [[1.0, 0.0], [0.0, 2.0]])
