@@ -64,6 +64,11 @@ class _Numpy:
     mul_scalar = staticmethod(np.multiply)
     first_true = staticmethod(_first_true)
     scatter = staticmethod(_scatter)
+    sgn = staticmethod(np.sign)
+    zeros_like = staticmethod(np.zeros_like)
+
+    def threshold_backward(self, grad, s, threshold):
+        return self.where(self.gt(s, threshold), grad, 0.0)
 
     @staticmethod
     def sum(g, dim, keepdim):
@@ -154,6 +159,13 @@ class _Tensor:
     def matmul(self, a, b):
         return self._t().matmul(a, b)
 
+    def zeros_like(self, a):
+        # A constant: PyTorch's zeros_like(grad) in a formula is no edge of the graph.
+        return self._t()._make(np.zeros(np.shape(a._data), a.dtype.np), a.dtype)
+
+    def threshold_backward(self, grad, s, threshold):
+        return self._t().apply(O().THRESHOLD_BACKWARD, (grad, s), (threshold,))
+
     def outer(self, a, b):
         return a.unsqueeze(1) * b.unsqueeze(0)
 
@@ -218,7 +230,8 @@ class _Sympy(_Numpy):
         import sympy
         self._sp = sympy
         for name, fn in (("cos", sympy.cos), ("sin", sympy.sin), ("exp", sympy.exp),
-                         ("log", sympy.log), ("sign", sympy.sign), ("abs", sympy.Abs)):
+                         ("log", sympy.log), ("sign", sympy.sign), ("sgn", sympy.sign),
+                         ("abs", sympy.Abs)):
             setattr(self, name, np.frompyfunc(fn, 1, 1))
         for name, rel in (("eq", sympy.Eq), ("gt", sympy.Gt), ("ge", sympy.Ge),
                           ("lt", sympy.Lt), ("le", sympy.Le)):
