@@ -1,83 +1,253 @@
 """``symgrad.autograd.functional``: jacobian, hessian, vjp, jvp, hvp, vhp.
 
-All are built from :func:`symgrad.autograd.grad`; with ``create_graph=True`` the results
-stay differentiable.
+The same algorithms as ``torch.autograd.functional`` (reverse mode): everything is built
+from :func:`symgrad.autograd.grad`; forward-mode products use the double-backward trick.
+Inputs are copied into fresh tensors first, so a function that also closes over them is
+differentiated only through its arguments.  With ``create_graph=True`` the results stay
+differentiable; ``strict=True`` turns silent zeros into PyTorch's errors.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> from symgrad.autograd.functional import hessian, jvp
+>>> hessian(lambda x: (x ** 3).sum(), torch.tensor([1., 2.]))
+tensor([[ 6.,  0.],
+        [ 0., 12.]])
+>>> jvp(lambda x: x ** 2, torch.tensor([1., 2.]), torch.tensor([1., 1.]))
+(tensor([1., 4.]), tensor([2., 4.]))
 """
 from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
+from ..tensor import Tensor
+from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
-from ..graph import GRAD_MODE
-from ..tensor import Tensor, _make
-
-__all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 
-def _tuple(x):
-    return (x, False) if isinstance(x, tuple) else ((x,), True)
+# --------------------------------------------------------------------------- helpers
+def _as_tuple(inp, arg_name: str, fn_name: str):
+    """``(was_tuple, tuple_of_tensors)``, with PyTorch's TypeError for anything else."""
+    is_tuple = isinstance(inp, tuple)
+    items = inp if is_tuple else (inp,)
+    for i, el in enumerate(items):
+        if not isinstance(el, Tensor):
+            where = f"value at index {i}" if is_tuple else f"given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
+                            f"tuple of Tensors but the {where} has type {type(el)}.")
+    return is_tuple, items
 
 
-def _prepare(inputs, create_graph):
-    out = []
-    for x in inputs:
-        if not isinstance(x, Tensor):
-            raise TypeError("The inputs given to the function must be either a Tensor or a "
-                            "tuple of Tensors but the given argument has type "
-                            f"{type(x).__name__}.")
-        x = x if create_graph and x.requires_grad else x.detach()
-        out.append(x.requires_grad_(True) if not x.requires_grad else x)
-    return tuple(out)
+def _tuple_postprocess(res, to_unpack):
+    """Undo :func:`_as_tuple` (``to_unpack`` is one flag, or two for nested results)."""
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
 
 
-def _grad(outputs, inputs, grad_outputs, create_graph):
+def _grad_preprocess(inputs, create_graph: bool, need_graph: bool) -> tuple:
+    # Always new tensor objects, so that the inputs the function closes over are told
+    # apart from its arguments (pytorch/pytorch#32576).
+    res = []
+    for inp in inputs:
+        if create_graph and inp.requires_grad:
+            res.append(inp.view_as(inp))
+        else:
+            res.append(inp.detach().requires_grad_(need_graph))
+    return tuple(res)
+
+
+def _grad_postprocess(inputs, create_graph: bool):
+    if isinstance(inputs[0], Tensor):
+        return inputs if create_graph else tuple(inp.detach() for inp in inputs)
+    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+
+
+def _validate_v(v, other, is_other_tuple: bool) -> None:
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but "
+                               f"got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other)):
+        if el_v.size() != el_other.size():
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.size()} but "
+                               f"got {el_v.size()}.")
+
+
+_STRICT_INDEPENDENT = {
+    "hessian": ("The hessian of the user-provided function with respect to input {i} is "
+                "independent of the input. This is not allowed in strict mode. You should "
+                "ensure that your function is thrice differentiable and that the hessian "
+                "depends on the inputs."),
+    "jacobian": ("While computing the hessian, found that the jacobian of the user-provided "
+                 "function with respect to input {i} is independent of the input. This is "
+                 "not allowed in strict mode. You should ensure that your function is twice "
+                 "differentiable and that the jacobian depends on the inputs (this would be "
+                 "violated by a linear function for example)."),
+    "grad_inputs": ("The gradient with respect to input {i} is independent of the inputs of "
+                    "the user-provided function. This is not allowed in strict mode."),
+    "outputs": ("Output {i} of the user-provided function does not require gradients. The "
+                "outputs must be computed in a differentiable manner from the input when "
+                "running in strict mode."),
+}
+
+
+def _check_requires_grad(inputs, input_type: str, strict: bool) -> None:
+    if not strict:
+        return
+    for i, inp in enumerate(inputs):
+        if inp is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode.")
+        if not inp.requires_grad:
+            raise RuntimeError(_STRICT_INDEPENDENT[input_type].format(i=i))
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False,
+                   retain_graph=None) -> tuple:
+    """``autograd.grad`` that skips outputs needing no gradient (None for all if none do)."""
     from . import grad
-    if not outputs.requires_grad:
-        return tuple(None for _ in inputs)
-    return grad(outputs, inputs, grad_outputs, retain_graph=True,
-                create_graph=create_graph, allow_unused=True)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    new_outputs, new_grad_outputs = [], []
+    for out, grad_out in zip(outputs, grad_outputs):
+        if out is not None and out.requires_grad:
+            new_outputs.append(out)
+            new_grad_outputs.append(grad_out)
+    if not new_outputs:
+        return (None,) * len(inputs)
+    return grad(tuple(new_outputs), inputs, tuple(new_grad_outputs), allow_unused=True,
+                create_graph=create_graph, retain_graph=retain_graph)
 
 
-def _zeros_if_none(g, x, create_graph):
-    if g is None:
-        return _make(np.zeros(x._data.shape, x.dtype.np), x.dtype)
-    return g if create_graph else g.detach()
+_STRICT_NONE = {
+    "back": ("The output of the user-provided function is independent of input {i}. This is "
+             "not allowed in strict mode."),
+    "back_trick": ("The gradient with respect to the input is independent of entry {i} in the "
+                   "grad_outputs when using the double backward trick to compute forward mode "
+                   "gradients. This is not allowed in strict mode."),
+    "double_back": ("The jacobian of the user-provided function is independent of input {i}. "
+                    "This is not allowed in strict mode."),
+    "double_back_trick": ("The hessian of the user-provided function is independent of entry "
+                          "{i} in the grad_jacobian. This is not allowed in strict mode as it "
+                          "prevents from using the double backward trick to replace forward "
+                          "mode AD."),
+}
 
 
-def _enabled():
-    class _on:
-        def __enter__(self):
-            self.prev = GRAD_MODE.enabled
-            GRAD_MODE.enabled = True
+def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
+    from ..creation import zeros_like
+    res = []
+    for i, grads_i in enumerate(grads):
+        if grads_i is None:
+            if strict:
+                raise RuntimeError(_STRICT_NONE[stage].format(i=i))
+            grads_i = zeros_like(refs[i])
+        elif strict and create_graph and not grads_i.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode when "
+                               "create_graph=True.")
+        res.append(grads_i)
+    return tuple(res)
 
-        def __exit__(self, *exc):
-            GRAD_MODE.enabled = self.prev
-            return False
-    return _on()
+
+def _v_or_single(v, against, is_tuple, fn_name, message):
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        return v
+    if len(against) != 1 or against[0].nelement() != 1:
+        raise RuntimeError(message)
+    return None
 
 
+# --------------------------------------------------------------------------- public API
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), vᵀ J)``."""
-    inputs, single = _tuple(inputs)
-    with _enabled():
-        xs = _prepare(inputs, create_graph)
-        out = func(*xs)
-        outs, single_out = _tuple(out)
-        vs = _tuple(v)[0] if v is not None else (None,) * len(outs)
-        grads = [None] * len(xs)
-        for o, vv in zip(outs, vs):
-            for i, g in enumerate(_grad(o, xs, vv, create_graph)):
-                if g is not None:
-                    grads[i] = g if grads[i] is None else grads[i] + g
-    grads = tuple(_zeros_if_none(g, x, create_graph) for g, x in zip(grads, xs))
-    out = tuple(o if create_graph else o.detach() for o in outs)
-    return (out[0] if single_out else out), (grads[0] if single else grads)
+    """``(func(inputs), vᵀ J)``: the vector-Jacobian product, by one backward pass.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> from symgrad.autograd.functional import vjp
+    >>> vjp(lambda x: x.exp().sum(dim=1), torch.zeros(2, 2), torch.ones(2))
+    (tensor([2., 2.]), tensor([[1., 1.],
+            [1., 1.]]))
+    """
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "vjp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        v = _v_or_single(v, outputs, is_outputs_tuple, "vjp",
+                         "The vector v can only be None if the user-provided function returns "
+                         "a single Tensor with a single element.")
+        if v is not None:
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, outputs, is_outputs_tuple)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_inputs_tuple))
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), J v)``, by the double-backward trick (as PyTorch computes it).
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> from symgrad.autograd.functional import jvp
+    >>> jvp(lambda x: x.exp().sum(dim=1), torch.zeros(2, 2), torch.ones(2, 2))
+    (tensor([2., 2.]), tensor([2., 2.]))
+    """
+    from ..creation import zeros_like
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _v_or_single(v, inputs, is_inputs_tuple, "jvp",
+                         "The vector v can only be None if the input to the user-provided "
+                         "function is a single Tensor with a single element.")
+        if v is not None:
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "jvp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        # The backward pass is linear in grad_outputs: their value does not matter, only
+        # that the double backward can see them.
+        grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
+        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
+        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_outputs_tuple))
 
 
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
-    """The Jacobian of ``func`` at ``inputs``: shape ``out.shape + in.shape``.
+    """The Jacobian of ``func`` at ``inputs``: one tensor of shape ``out.shape + in.shape``
+    per (output, input) pair, nested as the outputs and inputs are.
+
+    ``vectorize`` and ``strategy="forward-mode"`` give the same values here (computed
+    row by row in reverse mode).
 
     Examples
     --------
@@ -86,87 +256,196 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     >>> jacobian(lambda x: x ** 2, torch.tensor([1., 2.]))
     tensor([[2., 0.],
             [0., 4.]])
+    >>> jacobian(lambda x, y: x * y, (torch.tensor([1., 2.]), torch.tensor(3.)))
+    (tensor([[3., 0.],
+            [0., 3.]]), tensor([1., 2.]))
     """
+    from ..creation import zeros_like
     from ..functional import stack
-    inputs, single = _tuple(inputs)
-    with _enabled():
-        xs = _prepare(inputs, create_graph)
-        outs, single_out = _tuple(func(*xs))
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more '
+            'performant. Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `strict=False` or `strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError(
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                "only implemented for `vectorize=True`.")
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "jacobian")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        if vectorize and strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+                "not supported together. Please either set `strict=False` or "
+                "`vectorize=False`.")
         result = []
-        for o in outs:
-            flat = o.reshape(-1)
-            rows = [[] for _ in xs]
-            for k in range(flat.shape[0]):
-                gs = _grad(flat[k], xs, None, create_graph)
-                for i, (g, x) in enumerate(zip(gs, xs)):
-                    rows[i].append(_zeros_if_none(g, x, create_graph))
-            per_input = []
-            for i, x in enumerate(xs):
-                if rows[i]:
-                    j = stack(rows[i]).reshape(tuple(o.shape) + tuple(x.shape))
-                else:
-                    j = _make(np.zeros(tuple(o.shape) + tuple(x.shape), x.dtype.np), x.dtype)
-                per_input.append(j if create_graph else j.detach())
-            result.append(per_input[0] if single else tuple(per_input))
-    return result[0] if single_out else tuple(result)
+        for i, out in enumerate(outputs):
+            rows: tuple = tuple([] for _ in inputs)
+            flat = out.reshape(-1)
+            for j in range(out.nelement()):
+                vj = _autograd_grad((flat[j],), inputs, retain_graph=True,
+                                    create_graph=create_graph)
+                for k, (row, vj_el, inp) in enumerate(zip(rows, vj, inputs)):
+                    if vj_el is not None:
+                        if strict and create_graph and not vj_el.requires_grad:
+                            raise RuntimeError(
+                                "The jacobian of the user-provided function is independent "
+                                f"of input {i}. This is not allowed in strict mode when "
+                                "create_graph=True.")
+                        row.append(vj_el)
+                    else:
+                        if strict:
+                            raise RuntimeError(
+                                f"Output {i} of the user-provided function is independent "
+                                f"of input {k}. This is not allowed in strict mode.")
+                        row.append(zeros_like(inp))
+            result.append(tuple(
+                _stack_rows(stack, row, out, inputs[k]) for k, row in enumerate(rows)))
+        result = _grad_postprocess(tuple(result), create_graph)
+        return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _stack_rows(stack, rows, out, inp):
+    shape = tuple(out.shape) + tuple(inp.shape)
+    if not rows:  # an output with no elements
+        from ..creation import zeros
+        return zeros(shape, dtype=inp.dtype)
+    return stack(rows, 0).view(shape)
 
 
 def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
-    """The Hessian of a scalar ``func`` at ``inputs``."""
-    inputs_t, single = _tuple(inputs)
+    """The Hessian of a scalar ``func`` at ``inputs`` (the Jacobian of its gradient).
 
-    def gradient(*xs):
-        from . import grad
-        out = func(*xs)
-        gs = grad(out, xs, create_graph=True, allow_unused=True)
-        gs = tuple(_zeros_if_none(g, x, True) for g, x in zip(gs, xs))
-        return gs[0] if single else gs
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> from symgrad.autograd.functional import hessian
+    >>> hessian(lambda x, y: (x * y).sum(), (torch.tensor([1.]), torch.tensor([2.])))
+    ((tensor([[0.]]), tensor([[1.]])), (tensor([[1.]]), tensor([[0.]])))
+    """
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or '
+                             '"reverse-mode".')
 
-    return jacobian(gradient, inputs, create_graph=create_graph)
+    def ensure_single_output_function(*inp):
+        out = func(*inp)
+        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function",
+                                        "hessian")
+        _check_requires_grad(t_out, "outputs", strict=strict)
+        if is_out_tuple or not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.nelement() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should "
+                               "contain a single element")
+        return out.squeeze()
+
+    def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":
+            inp = tuple(t.requires_grad_(True) for t in inp)
+        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+        return jac
+
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
+                   vectorize=vectorize, strategy=outer_jacobian_strategy)
+    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 
-def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), J v)`` by the double-vjp trick."""
-    inputs_t, single = _tuple(inputs)
-    j = jacobian(func, inputs, create_graph=create_graph)
-    with _enabled():
-        out = func(*_prepare(inputs_t, False))
-    outs, single_out = _tuple(out)
-    vs = _tuple(v)[0] if v is not None else tuple(
-        _make(np.ones(x._data.shape, x.dtype.np), x.dtype) for x in inputs_t)
-    js = (j,) if single_out else j
-    res = []
-    for o, jo in zip(outs, js):
-        jo = (jo,) if single else jo
-        total = None
-        for ji, vi, x in zip(jo, vs, inputs_t):
-            flat = ji.reshape(o.numel(), x.numel()) @ vi.reshape(-1)
-            total = flat if total is None else total + flat
-        res.append(total.reshape(o.shape))
-    out = tuple(o.detach() for o in outs)
-    return (out[0] if single_out else out), (res[0] if single_out else tuple(res))
+def _scalar_output(outputs, is_outputs_tuple, fn_name):
+    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].nelement() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should "
+                           "contain a single element")
 
 
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), vᵀ H)``."""
-    inputs_t, single = _tuple(inputs)
-    with _enabled():
-        xs = _prepare(inputs_t, True)
-        out = func(*xs)
-        from . import grad
-        gs = grad(out, xs, create_graph=True, allow_unused=True)
-        vs = _tuple(v)[0]
-        total = None
-        for g, vi in zip(gs, vs):
-            if g is not None:
-                term = (g * vi).sum()
-                total = term if total is None else total + term
-        res = _grad(total, xs, None, create_graph) if total is not None else (None,) * len(xs)
-    res = tuple(_zeros_if_none(r, x, create_graph) for r, x in zip(res, xs))
-    return out.detach(), (res[0] if single else res)
+    """``(func(inputs), vᵀ H)`` for a scalar ``func``.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> from symgrad.autograd.functional import vhp
+    >>> vhp(lambda x: (x ** 3).sum(), torch.tensor([1., 2.]), torch.tensor([1., 0.]))
+    (tensor(9.), tensor([6., 0.]))
+    """
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _v_or_single(v, inputs, is_inputs_tuple, "vhp",
+                         "The vector v can only be None if the input to the user-provided "
+                         "function is a single Tensor with a single element.")
+        if v is not None:
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "vhp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        _scalar_output(outputs, is_outputs_tuple, "vhp")
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_inputs_tuple))
 
 
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), H v)``; the Hessian is symmetric, so this is ``vhp``."""
-    return vhp(func, inputs, v, create_graph, strict)
+    """``(func(inputs), H v)`` for a scalar ``func``, by the double-backward trick.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> from symgrad.autograd.functional import hvp
+    >>> hvp(lambda x: (x ** 3).sum(), torch.tensor([1., 2.]), torch.tensor([1., 0.]))
+    (tensor(9.), tensor([6., 0.]))
+    """
+    from ..creation import zeros_like
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _v_or_single(v, inputs, is_inputs_tuple, "hvp",
+                         "The vector v can only be None if the input to the user-provided "
+                         "function is a single Tensor with a single element.")
+        if v is not None:
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "hvp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        _scalar_output(outputs, is_outputs_tuple, "hvp")
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
+        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
+        _check_requires_grad(jac, "hessian", strict=strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_inputs_tuple))

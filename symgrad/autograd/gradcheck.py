@@ -1,6 +1,14 @@
-"""``gradcheck`` and ``gradgradcheck``: analytical gradients against central differences."""
+"""``gradcheck`` and ``gradgradcheck``: analytical gradients against central differences.
+
+PyTorch's slow mode, step by step: the numerical Jacobian of every differentiable output
+with respect to every input that requires grad (central differences, computed in the
+tensors' own dtype), the analytical one row by row with :func:`symgrad.autograd.grad`
+(twice, to catch a backward that is not reentrant), and PyTorch's messages when they
+disagree.  ``fast_mode`` is accepted and runs the slow mode.
+"""
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -14,47 +22,121 @@ class GradcheckError(RuntimeError):
     """Raised by :func:`gradcheck` when the gradients disagree (as PyTorch's)."""
 
 
-def _outputs(func, inputs):
-    out = func(*inputs)
-    return out if isinstance(out, tuple) else (out,)
+_FAILED_NONDET = """
+
+NOTE: If your op relies on non-deterministic operations i.e., it is listed here:
+https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html
+this failure might be expected.
+
+If you are adding a new operator, please file an issue and then use one of the
+workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck.
+If the test
+- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
+  with `nondet_tol=<tol>` as a keyword argument.
+- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
+  to have `gradcheck_nondet_tol=<tol>`.
+- is a Module test (e.g., in common_nn.py), then modify the corresponding
+  module_test entry to have `gradcheck_nondet_tol=<tol>`
+"""
 
 
-def _numerical(func, inputs, k, o, eps):
-    """Central differences of output ``o`` with respect to input ``k``: (in, out) matrix."""
-    x = inputs[k]
-    flat = x._data.reshape(-1)
-    out0 = _outputs(func, inputs)[o]
-    jac = np.zeros((flat.size, out0.numel()))
-    for i in range(flat.size):
-        orig = flat[i].copy()
-        flat[i] = orig + eps
-        plus = _outputs(func, inputs)[o]._data.astype(np.float64).reshape(-1)
-        flat[i] = orig - eps
-        minus = _outputs(func, inputs)[o]._data.astype(np.float64).reshape(-1)
-        flat[i] = orig
-        jac[i] = (plus - minus) / (2 * eps)
-    return jac
+def _as_tuple(x) -> tuple:
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
 
 
-def _analytical(func, inputs, k, o):
+def _differentiable_outputs(out) -> tuple:
+    return tuple(o for o in _as_tuple(out) if o.requires_grad)
+
+
+def _check_inputs(inputs: tuple) -> None:
+    any_requires_grad = False
+    for idx, inp in enumerate(inputs):
+        if isinstance(inp, Tensor) and inp.requires_grad:
+            if inp.dtype.name != "float64":
+                warnings.warn(f"Input #{idx} requires gradient and is not a double precision "
+                              "floating point or complex. This check will likely fail if all "
+                              "the inputs are not of double precision floating point or "
+                              "complex. ", UserWarning, stacklevel=3)
+            any_requires_grad = True
+    if not any_requires_grad:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of them have requires_grad=True.")
+
+
+def _diff_inputs(inputs: tuple) -> list:
+    return [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+
+
+def _numerical_jacobians(func, inputs: tuple, numels: list, eps: float) -> list:
+    """``[input][output]`` matrices of shape (input numel, output numel)."""
+    diff = _diff_inputs(inputs)
+    result = []
+    for x in diff:
+        if not isinstance(x._data, np.ndarray):
+            x._data = np.array(x._data)  # a 0-d value held as a numpy scalar
+        flat = x._data.reshape(-1)  # a view: perturbing it perturbs x
+        n_outputs = len(numels)
+        cols: list = [[] for _ in range(n_outputs)]
+        for k in range(flat.size):
+            orig = flat[k].copy()
+            flat[k] = orig - eps
+            outa = _all_outputs(func, inputs)
+            flat[k] = orig + eps
+            outb = _all_outputs(func, inputs)
+            flat[k] = orig
+            for o in range(n_outputs):
+                a, b = outa[o]._data, outb[o]._data
+                cols[o].append(np.asarray((b - a) / (2 * eps)).reshape(-1))
+        per_output = []
+        for o in range(n_outputs):
+            jac = np.zeros((flat.size, numels[o]), dtype=x.dtype.np)
+            for k, col in enumerate(cols[o]):
+                jac[k] = col
+            per_output.append(jac)
+        result.append(per_output)
+    return result
+
+
+def _all_outputs(func, inputs) -> tuple:
+    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
+
+
+def _analytical_jacobians(output: Tensor, inputs: tuple) -> list:
+    """``[input]`` matrices (input numel, output numel), one ``grad`` call per column."""
     from . import grad
-    out = _outputs(func, inputs)[o]
-    x = inputs[k]
-    jac = np.zeros((x.numel(), out.numel()))
-    flat = out.reshape(-1)
-    for j in range(flat.shape[0]):
-        (g,) = grad(flat[j], (x,), retain_graph=True, allow_unused=True)
-        if g is not None:
-            jac[:, j] = g._data.reshape(-1)
-    return jac
+    diff = _diff_inputs(inputs)
+    jacs = [np.zeros((x.numel(), output.numel()), dtype=x.dtype.np) for x in diff]
+    shape, dt = tuple(output.shape), output.dtype
+    for j in range(output.numel()):
+        g_out = np.zeros(output.numel(), dtype=dt.np)
+        g_out[j] = 1
+        grads = grad(output, diff, _make(g_out.reshape(shape), dt), retain_graph=True,
+                     allow_unused=True)
+        for jac, g in zip(jacs, grads):
+            if g is not None:
+                jac[:, j] = g._data.reshape(-1)
+    return jacs
+
+
+def _tensor_text(a: np.ndarray) -> str:
+    from ..dtypes import from_numpy
+    return repr(_make(a, from_numpy(a.dtype)))
 
 
 def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
               rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
               check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
-              check_batched_grad: bool = False, check_backward_ad: bool = True,
-              fast_mode: bool = False, masked=None, **kwargs) -> bool:
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked=None) -> bool:
     """Check the gradients of ``func`` at ``inputs`` against central differences.
+
+    Returns True, or raises :class:`GradcheckError` (returns False with
+    ``raise_exception=False``) naming the output and input whose Jacobians disagree.
 
     Examples
     --------
@@ -63,52 +145,85 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
     >>> torch.autograd.gradcheck(lambda t: (t.sin() * t).sum(), (x,))
     True
     """
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    outs = _outputs(func, inputs)
-    for k, x in enumerate(inputs):
-        if not (isinstance(x, Tensor) and x.requires_grad):
-            continue
-        for o, out in enumerate(outs):
-            if not out.requires_grad:
-                continue
-            num = _numerical(func, inputs, k, o, eps)
-            ana = _analytical(func, inputs, k, o)
-            if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                if raise_exception:
-                    raise GradcheckError(
-                        f"Jacobian mismatch for output {o} with respect to input {k},\n"
-                        f"numerical:{_make(num, _dtype_of(num))}\n"
-                        f"analytical:{_make(ana, _dtype_of(ana))}\n")
-                return False
+    inputs = _as_tuple(inputs)
+    try:
+        return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol) -> bool:
+    _check_inputs(inputs)
+    outputs = _differentiable_outputs(func(*inputs))
+    all_outputs = _all_outputs(func, inputs)
+    if not outputs:
+        numels = [o.numel() for o in all_outputs]
+        for per_input in _numerical_jacobians(func, inputs, numels, eps):
+            for jac in per_input:
+                if np.count_nonzero(jac):
+                    raise GradcheckError("Numerical gradient for function expected to be zero")
+        return True
+    # Only the outputs that require grad are compared, numbered among themselves.
+    diff_positions = [k for k, o in enumerate(all_outputs) if o.requires_grad]
+    numerical = _numerical_jacobians(func, inputs, [o.numel() for o in all_outputs], eps)
+    for i, o in enumerate(outputs):
+        first = _analytical_jacobians(o, inputs)
+        second = _analytical_jacobians(o, inputs)
+        for a1, a2 in zip(first, second):
+            if not np.all(np.abs(a1 - a2) <= nondet_tol):
+                raise GradcheckError(
+                    "Backward is not reentrant, i.e., running backward with same input and "
+                    "grad_output multiple times gives different values, although analytical "
+                    "gradient matches numerical gradient.The tolerance for nondeterminism "
+                    f"was {nondet_tol}." + _FAILED_NONDET)
+        for j, a in enumerate(first):
+            n = numerical[j][diff_positions[i]]
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {i} with respect to input {j},\n"
+                    f"numerical:{_tensor_text(n)}\nanalytical:{_tensor_text(a)}\n")
     return True
 
 
-def _dtype_of(a):
-    from ..dtypes import from_numpy
-    return from_numpy(a.dtype)
-
-
 def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-6,
-                  atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs=False,
-                  raise_exception: bool = True, **kwargs) -> bool:
-    """Check second derivatives: ``gradcheck`` of the vector-Jacobian product of ``func``."""
+                  atol: float = 1e-5, rtol: float = 1e-3,
+                  gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True,
+                  nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+                  check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+                  check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True,
+                  fast_mode: bool = False, masked: bool = False) -> bool:
+    """Check second derivatives: :func:`gradcheck` of the vector-Jacobian product.
+
+    Without ``grad_outputs``, random ones in [-1, 1) are drawn (from symgrad's generator).
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> x = torch.tensor([0.3, 0.7], dtype=torch.float64, requires_grad=True)
+    >>> torch.autograd.gradgradcheck(lambda t: t.sin() * t, (x,))
+    True
+    """
     from . import grad
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    outs = _outputs(func, inputs)
+    from ..creation import _rng
+    inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        rng = np.random.default_rng(0)
-        grad_outputs = tuple(_make(rng.standard_normal(o._data.shape).astype(o.dtype.np),
-                                   o.dtype).requires_grad_(True) for o in outs)
-    grad_outputs = tuple(grad_outputs)
-    n = len(inputs)
-    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+        outputs = _differentiable_outputs(func(*inputs))
+        grad_outputs = tuple(
+            _make(_rng().uniform(-1, 1, tuple(o.shape)).astype(o.dtype.np), o.dtype,
+                  requires_grad=True) for o in outputs)
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    n = len(grad_outputs)
+    diff_args = {i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad}
 
-    def first_order(*args):
-        xs, vs = args[:n], args[n:]
-        out = _outputs(func, xs)
-        gs = grad(out, [xs[i] for i in diff], vs, create_graph=True, allow_unused=True)
-        return tuple(g if g is not None else (xs[i] * 0).sum() * 0
-                     for g, i in zip(gs, diff))
+    def new_func(*args):
+        xs = args[:len(args) - n]
+        outs = _differentiable_outputs(func(*xs))
+        grads = grad(outs, tuple(x for i, x in enumerate(xs) if i in diff_args),
+                     args[len(args) - n:], create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
 
-    return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol)
