@@ -783,7 +783,9 @@ def verify(t, rtol: float = 1e-6, atol: float = 1e-9) -> Report:
 
     The symbolic gradient comes from :func:`sympy.diff` of :func:`to_sympy` (no code in
     common with the op table's gradient rules); reverse mode runs the engine on a copy
-    of the graph (``retain_graph=True``), leaving ``.grad`` untouched.
+    of the graph (``retain_graph=True``), leaving ``.grad`` untouched.  ``sympy.diff``
+    grows quickly with depth: meant for graphs of teaching size (a 200-deep chain of
+    ``tanh`` takes about a minute).
 
     Examples
     --------
@@ -802,26 +804,37 @@ def verify(t, rtol: float = 1e-6, atol: float = 1e-9) -> Report:
     accs = _leaves_of(_topological(t.grad_fn))
     leaves = [a.variable for a in accs]
     names = leaf_names(leaves)
-    expr = to_sympy(t)
-    expr = expr[0] if isinstance(expr, sp.MatrixBase) else expr
     numeric = grad(t, leaves, retain_graph=True, allow_unused=True, materialize_grads=True)
-    subs = {}
-    syms = {}
-    for leaf in leaves:
-        s = leaf_symbols(names[id(leaf)], tuple(leaf.shape))
-        syms[id(leaf)] = s
-        data = np.asarray(leaf._data, dtype=np.float64)
-        for ix in np.ndindex(*s.shape):
-            subs[s[ix]] = sp.Float(float(data[ix]), 30)
+    syms = {id(leaf): leaf_symbols(names[id(leaf)], tuple(leaf.shape)) for leaf in leaves}
+
+    def symbolic():
+        expr = to_sympy(t)
+        expr = expr[0] if isinstance(expr, sp.MatrixBase) else expr
+        subs = {}
+        for leaf in leaves:
+            data = np.asarray(leaf._data, dtype=np.float64)
+            for ix in np.ndindex(*leaf.shape):
+                subs[syms[id(leaf)][ix]] = sp.Float(float(data[ix]), 30)
+        wants = []
+        for leaf in leaves:
+            s = syms[id(leaf)]
+            want = np.zeros(s.shape)
+            for ix in np.ndindex(*s.shape):
+                d = almost_everywhere(sp.diff(expr, s[ix]))
+                want[ix] = float(d.xreplace(subs).evalf(20))
+            wants.append(want)
+        return expr, wants
+
+    try:
+        expr, wants = symbolic()
+    except RecursionError:
+        # SymPy walks expressions recursively; a deep graph needs a deeper stack.
+        expr, wants = deep(symbolic)
     per_var = {}
     verdict = CORRECT
     counterexample = None
-    for leaf, g in zip(leaves, numeric):
+    for leaf, g, want in zip(leaves, numeric, wants):
         name = names[id(leaf)]
-        s = syms[id(leaf)]
-        want = np.zeros(s.shape)
-        for ix in np.ndindex(*s.shape):
-            want[ix] = float(almost_everywhere(sp.diff(expr, s[ix])).xreplace(subs).evalf(20))
         got = np.asarray(g.detach().numpy(), dtype=np.float64)
         good = bool(np.all(_close(got, want, max(rtol, _eps(leaf)), atol)))
         per_var[name] = {"claimed": "reverse mode", "true": "sympy.diff",
@@ -833,7 +846,45 @@ def verify(t, rtol: float = 1e-6, atol: float = 1e-9) -> Report:
                 counterexample = {"point": {names[id(x)]: _listify(x._data) for x in leaves},
                                   "variable": name, "claimed": _listify(got),
                                   "true": _listify(want)}
-    return Report(verdict, str(expr), per_var, 1, counterexample, [], [])
+    try:
+        text = str(expr)
+    except RecursionError:
+        text = "<expression too deep to print>"
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return Report(verdict, text, per_var, 1, counterexample, [], [])
+
+
+def deep(fn, limit: int = 100_000, stack_mb: int = 512):
+    """Run ``fn()`` on a thread with a large stack and a high recursion limit.
+
+    SymPy recurses through expression trees; graphs hundreds of nodes deep exceed
+    Python's default limit.
+    """
+    import sys
+    import threading
+    out: dict = {}
+
+    def run():
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, limit))
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            out["error"] = e
+        finally:
+            sys.setrecursionlimit(old)
+
+    size = threading.stack_size(stack_mb * 1024 * 1024)
+    try:
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(size)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def _eps(leaf) -> float:

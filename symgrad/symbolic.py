@@ -538,8 +538,9 @@ def to_sympy(t, names: Mapping | None = None):
 
     Parameters
     ----------
-    t : Tensor
-        Any tensor; one without history gives its (constant) value.
+    t : Tensor or Expression
+        Any tensor; one without history gives its (constant) value.  A parsed
+        :class:`~symgrad.expr.Expression` is traced with scalar variables.
     names : mapping, optional
         ``id(leaf) -> name``, overriding the leaves' own names.
 
@@ -558,7 +559,12 @@ def to_sympy(t, names: Mapping | None = None):
     Matrix([
     [tanh(11*x_0/10)],
     [tanh(11*x_1/10)]])
+    >>> to_sympy(symgrad.parse("x*exp(y)"))
+    x*exp(y)
     """
+    from .expr import Expression
+    if isinstance(t, Expression):
+        t = t.trace()
     lines, values, leaves, root = _trace(t, names)
     if values is None:
         return _to_public(root)
@@ -579,8 +585,9 @@ def gradient_program(t, wrt: Sequence | None = None, names: Mapping | None = Non
 
     Parameters
     ----------
-    t : Tensor
-        A traced 0-d tensor (or one element).
+    t : Tensor or Expression
+        A traced 0-d tensor (or one element); a parsed expression is traced with
+        scalar variables (use :meth:`Expression.gradient_program` for vectors).
     wrt : sequence of Tensor or str, optional
         The leaves to differentiate against (tensors or their names); default: every
         leaf that requires grad.
@@ -605,7 +612,10 @@ def gradient_program(t, wrt: Sequence | None = None, names: Mapping | None = Non
     v̄1 = v̄2*(1 - v2**2)     # TanhBackward0
     x̄ = v̄1*(1 - v1**2)      # TanhBackward0
     """
+    from .expr import Expression
     from .tensor import Tensor
+    if isinstance(t, Expression):
+        t = t.trace()
     if t.numel() != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
     lines, values, leaves, root = _trace(t, names)
