@@ -151,6 +151,9 @@ def almost_everywhere(expr):
         if not isinstance(cond, sp.Eq):
             return False
         d = cond.lhs - cond.rhs
+        # |u| = 0 and u**k = 0 (k > 0) hold exactly where u = 0.
+        while isinstance(d, sp.Abs) or (isinstance(d, sp.Pow) and d.exp.is_positive):
+            d = d.args[0]
         return bool(d.free_symbols) and not d.has(*_NONSMOOTH) and d != 0
 
     def visit(pw):
@@ -470,22 +473,81 @@ class GradientProgram:
                 env[sym] = sp.sympify(e).xreplace(env)
         return env
 
-    def closed_form(self, simplify: bool = True) -> dict:
+    def closed_form(self, simplify: bool = True, timeout: float | None = None) -> dict:
         """The gradients in terms of the leaves: name -> SymPy expression or Matrix.
 
-        With ``simplify`` each element goes through :func:`sympy.simplify` (which may
-        be slow on large programs; pass ``simplify=False`` for the raw inlined form).
+        With ``simplify`` each element goes through :func:`sympy.simplify`, after
+        dropping ``Piecewise`` branches that only hold on a null set (see
+        :func:`almost_everywhere`).  Simplification can be slow on large programs:
+        ``timeout`` (seconds) runs it in a child process and falls back to the raw
+        inlined form when time runs out; ``simplify=False`` skips it.
         """
         env = self.inline()
-        out = {}
+        raw = {}
         for name, syms in self._grads.items():
-            a = np.frompyfunc(lambda s: env[s], 1, 1)(syms) if syms.ndim else \
-                _obj(env[syms[()]])
-            if simplify:
-                a = np.frompyfunc(sp.simplify, 1, 1)(a) if a.ndim else _obj(
-                    sp.simplify(a[()]))
-            out[name] = _to_public(np.asarray(a, dtype=object))
-        return out
+            raw[name] = (np.frompyfunc(lambda s: env[s], 1, 1)(syms) if syms.ndim
+                         else _obj(env[syms[()]]))
+        done = raw
+        if simplify:
+            if timeout is None:
+                done = _simplify_all(raw)
+            else:
+                from .check import run_with_timeout
+                status, value = run_with_timeout(_simplify_all, (raw,), timeout)
+                if status == "ok":
+                    done = value
+        return {k: _to_public(np.asarray(a, dtype=object)) for k, a in done.items()}
+
+    def to_latex(self) -> str:
+        """The program as a LaTeX ``aligned`` block, one line per row.
+
+        Examples
+        --------
+        >>> import symgrad
+        >>> x = symgrad.tensor(1.0, requires_grad=True, name="x")
+        >>> print(gradient_program(symgrad.sin(x)).to_latex())
+        \\begin{aligned}
+        v_{1} &= \\sin{\\left(x \\right)} \\\\
+        \\bar{v}_{1} &= 1 \\\\
+        \\bar{x} &= \\bar{v}_{1} \\cos{\\left(x \\right)}
+        \\end{aligned}
+        """
+        rows = []
+        for line in self.lines:
+            lhs = sp.latex(sp.Symbol(_latex_name(line.name)))
+            if line.expr.ndim == 0:
+                rhs = sp.latex(_latex_symbols(sp.sympify(line.expr[()])))
+            else:
+                rhs = sp.latex(sp.Matrix(_to_list(np.frompyfunc(
+                    lambda e: _latex_symbols(sp.sympify(e)), 1, 1)(line.expr))))
+            rows.append(f"{lhs} &= {rhs}")
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+
+def _latex_name(name: str) -> str:
+    """``v̄3`` -> ``\\bar{v}_3``-style SymPy names: ``vbar_3`` prints as it should."""
+    if BAR in name:
+        base, rest = name.split(BAR, 1)
+        return f"{base}bar{'_' + rest if rest and not rest.startswith('_') else rest}"
+    if name[1:].isdigit():
+        return f"{name[0]}_{name[1:]}"
+    return name
+
+
+def _latex_symbols(e):
+    """Rename program symbols so that SymPy's LaTeX printer shows bars and subscripts."""
+    if not isinstance(e, sp.Basic):
+        return e
+    return e.xreplace({s: sp.Symbol(_latex_name(s.name)) for s in e.free_symbols
+                       if BAR in s.name or (s.name[:1] == "v" and s.name[1:2].isdigit())})
+
+
+def _simplify_all(arrays: dict) -> dict:
+    out = {}
+    for name, a in arrays.items():
+        one = lambda e: sp.simplify(almost_everywhere(sp.sympify(e)))  # noqa: E731
+        out[name] = np.frompyfunc(one, 1, 1)(a) if a.ndim else _obj(one(a[()]))
+    return out
 
 
 def _trace(t, names: Mapping | None = None):

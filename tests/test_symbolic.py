@@ -394,3 +394,14 @@ def test_max_along_a_dimension_symbolically():
     # Elsewhere the maxima sit in other places; the program follows them.
     got = prog.evaluate({"A": [[5.0, -1.0], [2.0, 0.0]]})["A"]
     np.testing.assert_array_equal(got, [[1.0, 0.0], [0.0, 2.0]])
+
+
+def test_closed_form_with_timeout_and_latex():
+    e = symgrad.parse("norm(x)*x")
+    prog = e.gradient_program()
+    x = sp.Symbol("x", real=True)
+    assert sp.simplify(prog.closed_form(timeout=30)["x"] - 2 * x * sp.sign(x)) == 0
+    assert prog.closed_form(simplify=False)["x"].has(sp.Piecewise)
+    tex = prog.to_latex()
+    assert tex.startswith("\\begin{aligned}") and "\\bar{x} &=" in tex
+    assert tex.count("\\\\") == len(prog.lines) - 1
