@@ -67,6 +67,13 @@ class _Numpy:
     sgn = staticmethod(np.sign)
     zeros_like = staticmethod(np.zeros_like)
 
+    @staticmethod
+    def put(a, index, value):
+        """``a`` with ``value`` written at ``index`` (a copy)."""
+        out = np.array(a, copy=True)
+        out[index] = value
+        return out
+
     def threshold_backward(self, grad, s, threshold):
         return self.where(self.gt(s, threshold), grad, 0.0)
 
@@ -165,6 +172,9 @@ class _Tensor:
 
     def threshold_backward(self, grad, s, threshold):
         return self._t().apply(O().THRESHOLD_BACKWARD, (grad, s), (threshold,))
+
+    def put(self, a, index, value):
+        return self._t().apply(O().INDEX_PUT_, (a, value), (index,))
 
     def outer(self, a, b):
         return a.unsqueeze(1) * b.unsqueeze(0)

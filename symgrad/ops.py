@@ -603,13 +603,20 @@ SCATTER = Op("index_put", attrs=("size", "indices"), node="IndexPutBackward0",
              grads=(lambda m, grad, indices: m.index(grad, indices),),
              local=("gather",), doc="zeros(size) with self added at indices")
 COPY_SLICES = Op("copy_slices", inputs=("self", "src"), attrs=("index",), broadcasts=True,
-                 node="CopySlices", forward=lambda a, v, ix: _put(a, ix, v),
+                 node="torch::autograd::CopySlices", forward=lambda a, v, ix: _put(a, ix, v),
                  saves=("index", "self_sym_sizes"),
                  grads=(lambda m, grad, index, self_sym_sizes:
                         grad - m.scatter(m.index(grad, index), self_sym_sizes, index),
                         lambda m, grad, index, self_sym_sizes: m.index(grad, index)),
                  local=("[not written]", "gather"),
                  doc="self with src written at index (``t[index] = src``)")
+# ``t[index] = values`` with tensor indices into ``t`` itself: PyTorch's index_put_.
+INDEX_PUT_ = Op("index_put_", inputs=("self", "values"), attrs=("index",), broadcasts=True,
+                node="IndexPutBackward0", forward=lambda a, v, ix: _put(a, ix, v),
+                saves=("index",),
+                grads=(lambda m, grad, index: m.put(grad, index, 0.0),
+                       lambda m, grad, index: m.index(grad, index)),
+                local=("[not written]", "gather"), doc="self with values put at index")
 CAT = Op("cat", inputs=("tensors",), attrs=("dim",), dtype="promote",
          # PyTorch allocates a contiguous result; numpy would follow the inputs' layout.
          forward=lambda *a: np.ascontiguousarray(np.concatenate(a[:-1], axis=a[-1])),
@@ -636,6 +643,11 @@ ZERO = Op("zero", forward=np.zeros_like, grads=(lambda m, grad: m.zeros_like(gra
           local=("0",))
 FILL = Op("fill", 2, attrs=("value",), forward=lambda a, v: np.full_like(a, v),
           grads=(lambda m, grad: m.zeros_like(grad),), local=("0",))
+# fill_ with a 0-d tensor: what ``t[...] = 1.5`` records (the number is wrapped).
+FILL_TENSOR = Op("fill", 3, inputs=("self", "value"), broadcasts=True,
+                 forward=lambda a, v: np.full_like(a, v),
+                 grads=(lambda m, grad: m.zeros_like(grad), lambda m, grad: grad),
+                 local=("0", "Σ"))
 COPY = Op("copy", inputs=("self", "src"), broadcasts=True,
           node="torch::autograd::CopyBackwards",
           forward=lambda a, b: np.broadcast_to(b, np.shape(a)).astype(np.result_type(a)),

@@ -1344,10 +1344,51 @@ def _setitem(t: Tensor, index, value) -> None:
                                                    and value.requires_grad)):
         if t.grad_fn is None and t._requires_grad:
             raise _leaf_in_place_error(view=_is_view_index(index, t._data.shape))
-        t._in_place(O.COPY_SLICES, (value,), (index,))
+        _setitem_recorded(t, index, value)
         return
     t._data[index] = value._data if isinstance(value, Tensor) else value
     t._vc[0] += 1
+
+
+def _setitem_recorded(t: Tensor, index, value) -> None:
+    """``t[index] = value`` recorded as PyTorch records it.
+
+    Into a view that the basic indices select: ``CopySlices``; into ``t`` itself: the
+    in-place op that writes (``index_put_`` for tensor indices, ``fill_`` for a number or
+    a 0-d tensor, ``copy_`` for a tensor, viewed without leading ones and expanded as
+    PyTorch's ``copy_to`` does).
+    """
+    items = index if isinstance(index, tuple) else (index,)
+    advanced = builtins.any(isinstance(i, np.ndarray) and i.ndim > 0 or isinstance(i, list)
+                            for i in items)
+    view = _is_view_index(index, t._data.shape)
+    target = np.empty(t._data.shape, dtype=bool)[index].shape
+    is_tensor = isinstance(value, Tensor)
+    if is_tensor and (value.shape != target or advanced):
+        shape = tuple(value.shape)
+        try:
+            ok = np.broadcast_shapes(shape, target) == target
+        except ValueError:
+            ok = False
+        if not ok and advanced:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(shape)} cannot "
+                               f"be broadcast to indexing result of shape {list(target)}")
+        stripped = shape[next((k for k, n in enumerate(shape) if n != 1), len(shape)):]
+        if advanced:
+            if stripped != shape:
+                value = value.view(stripped)
+        elif value.ndim:
+            value = value.view(stripped)
+            if value.shape != target:
+                value = value.expand(target)
+    if view:
+        t._in_place(O.COPY_SLICES, (value,), (index,))
+    elif advanced:
+        t._in_place(O.INDEX_PUT_, (value,), (index,))
+    elif (tuple(value.shape) if is_tensor else ()) != target:
+        t._in_place(O.FILL_TENSOR, (value,))  # a 0-d value: the others were expanded
+    else:
+        t._in_place(O.COPY, (value,))
 
 
 # --------------------------------------------------------------------------- creation

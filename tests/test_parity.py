@@ -1,0 +1,1149 @@
+"""Torch parity of the tensor front end, with torch 2.13 as the oracle.
+
+Random programs
+    Each program is a short straight-line sequence of tensor operations on two to four
+    float64 leaves of shapes ``()``, ``(3,)``, ``(2, 3)`` and ``(1, 3)`` (which broadcast
+    together), generated from a seed.  The generator reaches every differentiable op of
+    :data:`symgrad.ops.OPS` through the public API (operators, methods, module
+    functions, indexing, in-place methods) and keeps inputs where the ops are smooth:
+    positive arguments for ``log``/``sqrt``/fractional powers, no ties for
+    ``max``/``maximum``, no kinks for ``relu``/``abs``/``clamp``.  The same program runs
+    in symgrad and in torch on the same data and must agree on
+
+    * the value, shape, dtype, ``is_leaf`` and ``requires_grad`` of every intermediate,
+    * the ``grad_fn`` graph: both graphs are walked in lockstep through
+      ``next_functions`` and must have the same node names, the same edges (``None``
+      entries included), the same sharing of nodes and the same leaves,
+    * the leaves' ``.grad`` after ``backward``,
+    * first and second derivatives through ``autograd.grad(create_graph=True)``,
+    * the leaves' ``.grad`` after ``backward(create_graph=True)`` followed by a
+      backward pass through those gradients,
+    * the type and message of the error, where torch rejects an operation.
+
+Focused tables
+    Single operations whose node names, dtypes and saved attributes are compared
+    one by one (``x @ B`` with a 1-D ``x``, ``reshape`` of a non-contiguous tensor,
+    in-place methods on non-leaves, dtype promotion, ``_saved_*``).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import symgrad  # noqa: E402
+from symgrad import ops as sg_ops  # noqa: E402
+
+LEAF_SHAPES = [(), (3,), (2, 3), (1, 3)]
+N_PROGRAMS = 300
+RTOL, ATOL = 1e-6, 1e-9
+# Ops reached only outside random programs: ``index_put`` is the gradient of indexing
+# (reached by double backward), the in-place ops are reached by the in-place steps.
+MAX_NUMEL, MAX_NDIM, MAX_ABS = 36, 4, 1e5
+
+
+# =========================================================================== programs
+class Step:
+    """One operation of a program: ``fn(lib, *operands)`` and its text for messages."""
+
+    __slots__ = ("text", "fn", "args", "error")
+
+    def __init__(self, text: str, fn: Callable, args: tuple) -> None:
+        self.text = text
+        self.fn = fn
+        self.args = args
+        self.error = None  # (type, message) when torch rejects the step
+
+
+class Program:
+    """Leaves, steps and the random directions used to differentiate them."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.leaves: list = []      # (array, requires_grad)
+        self.steps: list = []
+        self.outputs: list = []     # pool indices
+        self.out_grads: list = []   # one array per output, or None for a 0-d output
+        self.directions: list = []  # one array per leaf, for second order
+
+    def text(self) -> str:
+        lines = [f"seed {self.seed}"]
+        for i, (a, rg) in enumerate(self.leaves):
+            lines.append(f"v{i} = tensor({np.round(a, 4).tolist()}, dtype=float64"
+                         f"{', requires_grad=True' if rg else ''})")
+        n = len(self.leaves)
+        for s in self.steps:
+            names = [f"v{i}" for i in s.args]
+            line = s.text.format(*names)
+            if s.error:
+                lines.append(f"{line}  # raises {s.error[0].__name__}")
+            else:
+                lines.append(f"v{n} = {line}")
+                n += 1
+        lines.append(f"outputs: {['v%d' % i for i in self.outputs]}")
+        return "\n".join(lines)
+
+    def build(self, lib) -> list:
+        """Run the program in ``lib``; the pool of values, leaves first."""
+        pool = [lib.tensor(a, dtype=lib.float64, requires_grad=rg) for a, rg in self.leaves]
+        for s in self.steps:
+            operands = [pool[i] for i in s.args]
+            if s.error is None:
+                pool.append(s.fn(lib, *operands))
+                continue
+            with pytest.raises(Exception) as info:
+                s.fn(lib, *operands)
+            if lib is symgrad:
+                assert (info.type, str(info.value)) == s.error, s.text
+        return pool
+
+
+class Gen:
+    """The generator's view of the program so far (torch values decide what fits)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.prog = Program(seed)
+        self.pool: list = []
+
+    # -- choosing operands -------------------------------------------------------------
+    def arr(self, i: int) -> np.ndarray:
+        return self.pool[i].detach().numpy()
+
+    def pick(self, pred: Callable = lambda a: True):
+        """A random pool index whose array satisfies ``pred``, or None."""
+        ok = [i for i in range(len(self.pool)) if pred(self.arr(i))]
+        return None if not ok else int(self.rng.choice(ok))
+
+    def pick2(self, pred: Callable):
+        """A random pair of pool indices (possibly equal) satisfying ``pred(a, b)``."""
+        n = len(self.pool)
+        ok = [(i, j) for i in range(n) for j in range(n) if pred(self.arr(i), self.arr(j))]
+        return None if not ok else ok[int(self.rng.integers(len(ok)))]
+
+    def choice(self, seq):
+        return seq[int(self.rng.integers(len(seq)))]
+
+    def dim(self, ndim: int) -> int:
+        """A valid dim for a tensor of ``ndim`` dims, sometimes negative."""
+        n = max(ndim, 1)
+        return int(self.rng.integers(-n, n))
+
+    def cut(self, a: np.ndarray, far: float = 1e-3):
+        """A number strictly between two distinct values of ``a`` (no ties, no kinks)."""
+        v = np.unique(np.round(a, 12))
+        gaps = [k for k in range(len(v) - 1) if v[k + 1] - v[k] > 2 * far]
+        if not gaps:
+            return None
+        k = self.choice(gaps)
+        return float(round((v[k] + v[k + 1]) / 2, 6))
+
+    # -- adding a step ------------------------------------------------------------------
+    def add(self, text: str, fn: Callable, *args: int) -> bool:
+        """Run the step in torch; keep it if it gives a small, finite value."""
+        operands = [self.pool[i] for i in args]
+        step = Step(text, fn, args)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = fn(torch, *operands)
+        except Exception as e:  # torch rejects it: symgrad must reject it the same way
+            step.error = (type(e), str(e))
+            self.prog.steps.append(step)
+            return False
+        a = out.detach().numpy()
+        if (out.numel() > MAX_NUMEL or out.ndim > MAX_NDIM or not np.all(np.isfinite(a))
+                or np.any(np.abs(a) > MAX_ABS) or not out.dtype.is_floating_point):
+            return False
+        self.prog.steps.append(step)
+        self.pool.append(out)
+        return True
+
+
+def _bcast(a, b) -> bool:
+    try:
+        np.broadcast_shapes(np.shape(a), np.shape(b))
+        return True
+    except ValueError:
+        return False
+
+
+def _away(a, b, far=1e-6) -> bool:
+    """Broadcastable and nowhere (nearly) equal: no ties for maximum/minimum."""
+    return _bcast(a, b) and bool(np.all(np.abs(np.subtract(a, b)) > far))
+
+
+def _positive(a) -> bool:
+    return a.size > 0 and bool(np.min(a) > 0.05)
+
+
+def _nonzero(a, far=1e-3) -> bool:
+    return bool(np.all(np.abs(a) > far))
+
+
+def _no_ties(a, dim=None, far=1e-6) -> bool:
+    """The extreme values along ``dim`` are unique (max/min without ties)."""
+    if a.size == 0:
+        return False
+    if a.ndim == 0:
+        return True
+    b = a.reshape(-1) if dim is None else np.moveaxis(a, dim, -1)
+    if b.shape[-1] < 2:
+        return True
+    s = np.sort(b, axis=-1)
+    return bool(np.all(s[..., -1] - s[..., -2] > far) and np.all(s[..., 1] - s[..., 0] > far))
+
+
+SPECS: list = []
+
+
+def spec(f: Callable) -> Callable:
+    """Register a step generator: ``f(g)`` adds one step to ``g`` or returns False."""
+    SPECS.append(f)
+    return f
+
+
+# --------------------------------------------------------------------------- elementwise
+@spec
+def neg(g):
+    i = g.pick()
+    return g.add("-{0}", lambda L, x: -x, i)
+
+
+@spec
+def abs_(g):
+    i = g.pick(_nonzero)
+    if i is None:
+        return False
+    text, fn = g.choice([("abs({0})", lambda L, x: abs(x)), ("{0}.abs()", lambda L, x: x.abs()),
+                         ("L.abs({0})", lambda L, x: L.abs(x))])
+    return g.add(text, fn, i)
+
+
+@spec
+def exp(g):
+    i = g.pick(lambda a: np.all(a < 6))
+    if i is None:
+        return False
+    text, fn = g.choice([("{0}.exp()", lambda L, x: x.exp()),
+                         ("L.exp({0})", lambda L, x: L.exp(x))])
+    return g.add(text, fn, i)
+
+
+def _domain_positive(g, text, fn):
+    """Apply ``fn`` to a positive value, or to ``x * x + 0.5`` of any value."""
+    i = g.pick(_positive)
+    if i is not None and g.rng.random() < 0.7:
+        return g.add(text, fn, i)
+    i = g.pick()
+    return g.add(text.replace("{0}", "({0} * {0} + 0.5)"),
+                 lambda L, x: fn(L, x * x + 0.5), i)
+
+
+@spec
+def log(g):
+    text, fn = g.choice([("{0}.log()", lambda L, x: x.log()),
+                         ("L.log({0})", lambda L, x: L.log(x))])
+    return _domain_positive(g, text, fn)
+
+
+@spec
+def sqrt(g):
+    text, fn = g.choice([("{0}.sqrt()", lambda L, x: x.sqrt()),
+                         ("L.sqrt({0})", lambda L, x: L.sqrt(x))])
+    return _domain_positive(g, text, fn)
+
+
+def _unary(name):
+    def gen(g):
+        i = g.pick()
+        if g.rng.random() < 0.5:
+            return g.add(f"{{0}}.{name}()", lambda L, x: getattr(x, name)(), i)
+        return g.add(f"L.{name}({{0}})", lambda L, x: getattr(L, name)(x), i)
+    gen.__name__ = name
+    return spec(gen)
+
+
+for _name in ("sin", "cos", "tanh", "sigmoid"):
+    _unary(_name)
+
+
+@spec
+def tan(g):
+    i = g.pick(lambda a: np.all(np.abs(np.cos(a)) > 0.3))
+    if i is None:
+        i = g.pick()
+        return g.add("L.tan({0}.tanh())", lambda L, x: L.tan(x.tanh()), i)
+    return g.add("{0}.tan()", lambda L, x: x.tan(), i)
+
+
+@spec
+def sign(g):
+    ij = g.pick2(lambda a, b: _nonzero(a) and _bcast(a, b))
+    if ij is None:
+        return False
+    return g.add("{0}.sign() * {1}", lambda L, x, y: x.sign() * y, *ij)
+
+
+@spec
+def relu(g):
+    i = g.pick(_nonzero)
+    if i is None:
+        return False
+    text, fn = g.choice([("{0}.relu()", lambda L, x: x.relu()),
+                         ("L.relu({0})", lambda L, x: L.relu(x))])
+    return g.add(text, fn, i)
+
+
+@spec
+def pow_scalar(g):
+    p = g.choice([2, 3, 2.0, -1, 0.5, 1.5, -0.5, 0, 1, -2])
+    if isinstance(p, float) and p != int(p):
+        i = g.pick(_positive)
+    elif p < 0:
+        i = g.pick(lambda a: _nonzero(a, 0.2))
+    else:
+        i = g.pick()
+    if i is None:
+        return False
+    text, fn = g.choice([(f"{{0}} ** {p!r}", lambda L, x: x ** p),
+                         (f"{{0}}.pow({p!r})", lambda L, x: x.pow(p)),
+                         (f"L.pow({{0}}, {p!r})", lambda L, x: L.pow(x, p))])
+    return g.add(text, fn, i)
+
+
+@spec
+def reciprocal(g):
+    i = g.pick(lambda a: _nonzero(a, 0.2))
+    if i is None:
+        return False
+    text, fn = g.choice([("1 / {0}", lambda L, x: 1 / x), ("2 / {0}", lambda L, x: 2 / x),
+                         ("-1.5 / {0}", lambda L, x: -1.5 / x),
+                         ("{0}.reciprocal()", lambda L, x: x.reciprocal()),
+                         ("L.reciprocal({0})", lambda L, x: L.reciprocal(x))])
+    return g.add(text, fn, i)
+
+
+@spec
+def rpow(g):
+    i = g.pick(lambda a: np.all(np.abs(a) < 8))
+    if i is None:
+        return False
+    b = g.choice([2, 0.5, 3.0])
+    return g.add(f"{b!r} ** {{0}}", lambda L, x: b ** x, i)
+
+
+@spec
+def scalar_arith(g):
+    i = g.pick()
+    c = g.choice([2, 1.5, -3, 0.25])
+    text, fn = g.choice([
+        (f"{{0}} + {c!r}", lambda L, x: x + c), (f"{c!r} + {{0}}", lambda L, x: c + x),
+        (f"{{0}} - {c!r}", lambda L, x: x - c), (f"{c!r} - {{0}}", lambda L, x: c - x),
+        (f"{{0}} * {c!r}", lambda L, x: x * c), (f"{c!r} * {{0}}", lambda L, x: c * x),
+        (f"{{0}} / {c!r}", lambda L, x: x / c), (f"{{0}}.add({c!r})", lambda L, x: x.add(c)),
+        (f"{{0}}.mul({c!r})", lambda L, x: x.mul(c)),
+        (f"L.sub({{0}}, {c!r})", lambda L, x: L.sub(x, c)),
+        (f"{{0}}.div({c!r})", lambda L, x: x.div(c)),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
+def clamp(g):
+    i = g.pick(lambda a: a.size > 0)
+    a = g.arr(i)
+    lo = g.cut(a)
+    if lo is None:
+        lo = float(round(float(np.min(a)) - 0.5, 6))
+    hi = g.cut(a[a > lo]) if np.sum(a > lo) > 1 else None
+    if hi is None:
+        hi = float(round(float(np.max(a)) + 0.5, 6))
+    text, fn = g.choice([
+        (f"{{0}}.clamp(min={lo})", lambda L, x: x.clamp(min=lo)),
+        (f"{{0}}.clamp(max={hi})", lambda L, x: x.clamp(max=hi)),
+        (f"{{0}}.clamp({lo}, {hi})", lambda L, x: x.clamp(lo, hi)),
+        (f"L.clamp({{0}}, min={lo}, max={hi})", lambda L, x: L.clamp(x, min=lo, max=hi)),
+        (f"L.clamp({{0}}, max={hi})", lambda L, x: L.clamp(x, max=hi)),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
+def clone(g):
+    i = g.pick()
+    text, fn = g.choice([("{0}.clone()", lambda L, x: x.clone()),
+                         ("L.clone({0})", lambda L, x: L.clone(x))])
+    return g.add(text, fn, i)
+
+
+@spec
+def to_copy(g):
+    if g.rng.random() < 0.5:
+        i = g.pick()
+        return g.add("{0}.float().double()", lambda L, x: x.float().double(), i)
+    ij = g.pick2(_bcast)
+    return g.add("{0}.float() * {1}", lambda L, x, y: x.float() * y, *ij)
+
+
+@spec
+def double_noop(g):
+    i = g.pick()
+    return g.add("{0}.double()", lambda L, x: x.double(), i)
+
+
+@spec
+def detach(g):
+    ij = g.pick2(_bcast)
+    return g.add("{0}.detach() * {1}", lambda L, x, y: x.detach() * y, *ij)
+
+
+@spec
+def no_grad(g):
+    i = g.pick()
+
+    def fn(L, x):
+        with L.no_grad():
+            return x * 2
+    return g.add("(no_grad) {0} * 2", fn, i)
+
+
+# --------------------------------------------------------------------------- binary
+@spec
+def arith(g):
+    ij = g.pick2(_bcast)
+    text, fn = g.choice([
+        ("{0} + {1}", lambda L, x, y: x + y), ("{0} - {1}", lambda L, x, y: x - y),
+        ("{0} * {1}", lambda L, x, y: x * y), ("L.add({0}, {1})", lambda L, x, y: L.add(x, y)),
+        ("{0}.sub({1})", lambda L, x, y: x.sub(y)), ("L.mul({0}, {1})", lambda L, x, y: L.mul(x, y)),
+    ])
+    return g.add(text, fn, *ij)
+
+
+@spec
+def div(g):
+    ij = g.pick2(lambda a, b: _bcast(a, b) and _nonzero(b, 0.2))
+    if ij is None:
+        return False
+    text, fn = g.choice([("{0} / {1}", lambda L, x, y: x / y),
+                         ("L.div({0}, {1})", lambda L, x, y: L.div(x, y))])
+    return g.add(text, fn, *ij)
+
+
+@spec
+def pow_tensor(g):
+    ij = g.pick2(lambda a, b: _bcast(a, b) and np.all(np.abs(b) < 3))
+    if ij is None:
+        return False
+    i, j = ij
+    text, fn = g.choice([("{0} ** {1}", lambda L, x, y: x ** y),
+                         ("{0}.pow({1})", lambda L, x, y: x.pow(y)),
+                         ("L.pow({0}, {1})", lambda L, x, y: L.pow(x, y))])
+    if _positive(g.arr(i)):
+        return g.add(text, fn, i, j)
+    return g.add(text.replace("{0}", "({0} * {0} + 0.5)", 1),
+                 lambda L, x, y: fn(L, x * x + 0.5, y), i, j)
+
+
+@spec
+def maximum(g):
+    ij = g.pick2(_away)
+    if ij is None:
+        return False
+    text, fn = g.choice([("L.maximum({0}, {1})", lambda L, x, y: L.maximum(x, y)),
+                         ("{0}.maximum({1})", lambda L, x, y: x.maximum(y)),
+                         ("L.minimum({0}, {1})", lambda L, x, y: L.minimum(x, y)),
+                         ("{0}.minimum({1})", lambda L, x, y: x.minimum(y))])
+    return g.add(text, fn, *ij)
+
+
+@spec
+def where(g):
+    k = g.pick(lambda a: a.size > 1)
+    if k is None:
+        return False
+    c = g.cut(g.arr(k))
+    if c is None:
+        return False
+    form = g.choice(["tt", "ts", "st"])
+    if form == "tt":
+        ij = g.pick2(lambda a, b: _bcast(a, b) and _bcast(np.broadcast_to(a, np.broadcast_shapes(
+            a.shape, b.shape)), g.arr(k)))
+        if ij is None:
+            return False
+        return g.add(f"L.where({{2}} > {c}, {{0}}, {{1}})",
+                     lambda L, x, y, z: L.where(z > c, x, y), *ij, k)
+    i = g.pick(lambda a: _bcast(a, g.arr(k)))
+    if form == "ts":
+        return g.add(f"L.where({{1}} > {c}, {{0}}, 0.0)",
+                     lambda L, x, z: L.where(z > c, x, 0.0), i, k)
+    return g.add(f"L.where({{1}} < {c}, 1.5, {{0}})",
+                 lambda L, x, z: L.where(z < c, 1.5, x), i, k)
+
+
+# --------------------------------------------------------------------------- reductions
+def _reduce(g, name):
+    i = g.pick(lambda a: a.size > 0)
+    nd = g.arr(i).ndim
+    d = g.dim(nd)
+    forms = [(f"{{0}}.{name}()", lambda L, x: getattr(x, name)()),
+             (f"L.{name}({{0}})", lambda L, x: getattr(L, name)(x)),
+             (f"{{0}}.{name}({d})", lambda L, x: getattr(x, name)(d)),
+             (f"{{0}}.{name}({d}, keepdim=True)", lambda L, x: getattr(x, name)(d, keepdim=True)),
+             (f"L.{name}({{0}}, dim={d})", lambda L, x: getattr(L, name)(x, dim=d))]
+    if nd >= 2:
+        forms.append((f"{{0}}.{name}(dim=(0, -1))", lambda L, x: getattr(x, name)(dim=(0, -1))))
+        forms.append((f"{{0}}.{name}((1, 0), True)", lambda L, x: getattr(x, name)((1, 0), True)))
+    text, fn = g.choice(forms)
+    return g.add(text, fn, i)
+
+
+@spec
+def sum_(g):
+    return _reduce(g, "sum")
+
+
+@spec
+def mean(g):
+    return _reduce(g, "mean")
+
+
+@spec
+def max_full(g):
+    i = g.pick(_no_ties)
+    if i is None:
+        return False
+    name = g.choice(["max", "min"])
+    if g.rng.random() < 0.5:
+        return g.add(f"{{0}}.{name}()", lambda L, x: getattr(x, name)(), i)
+    return g.add(f"L.{name}({{0}})", lambda L, x: getattr(L, name)(x), i)
+
+
+@spec
+def max_dim(g):
+    i = g.pick(lambda a: a.size > 0)
+    nd = g.arr(i).ndim
+    d = g.dim(nd)
+    if not _no_ties(g.arr(i), d % max(nd, 1) if nd else None):
+        return False
+    name = g.choice(["max", "min"])
+    text, fn = g.choice([
+        (f"{{0}}.{name}({d})[0]", lambda L, x: getattr(x, name)(d)[0]),
+        (f"{{0}}.{name}({d}).values", lambda L, x: getattr(x, name)(d).values),
+        (f"{{0}}.{name}(dim={d}, keepdim=True)[0]",
+         lambda L, x: getattr(x, name)(dim=d, keepdim=True)[0]),
+        (f"L.{name}({{0}}, {d})[0]", lambda L, x: getattr(L, name)(x, d)[0]),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
+def norm(g):
+    i = g.pick(lambda a: a.size > 0 and _nonzero(a))
+    if i is None:
+        return False
+    d = g.dim(g.arr(i).ndim)
+    text, fn = g.choice([
+        ("{0}.norm()", lambda L, x: x.norm()), ("L.norm({0})", lambda L, x: L.norm(x)),
+        (f"{{0}}.norm(dim={d})", lambda L, x: x.norm(dim=d)),
+        ("{0}.norm(p=1)", lambda L, x: x.norm(p=1)),
+        (f"{{0}}.norm(dim={d}, keepdim=True)", lambda L, x: x.norm(dim=d, keepdim=True)),
+        (f"{{0}}.norm(2, {d})", lambda L, x: x.norm(2, d)),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
+def softmax(g):
+    i = g.pick(lambda a: a.size > 0)
+    d = g.dim(g.arr(i).ndim)
+    name = g.choice(["softmax", "log_softmax"])
+    if g.rng.random() < 0.5:
+        return g.add(f"{{0}}.{name}({d})", lambda L, x: getattr(x, name)(d), i)
+    return g.add(f"L.{name}({{0}}, dim={d})", lambda L, x: getattr(L, name)(x, dim=d), i)
+
+
+# --------------------------------------------------------------------------- linear algebra
+def _shape(a):
+    return np.shape(a)
+
+
+@spec
+def dot(g):
+    ij = g.pick2(lambda a, b: a.ndim == 1 and _shape(a) == _shape(b))
+    if ij is None:
+        return False
+    text, fn = g.choice([("{0}.dot({1})", lambda L, x, y: x.dot(y)),
+                         ("L.dot({0}, {1})", lambda L, x, y: L.dot(x, y)),
+                         ("{0} @ {1}", lambda L, x, y: x @ y),
+                         ("L.matmul({0}, {1})", lambda L, x, y: L.matmul(x, y))])
+    return g.add(text, fn, *ij)
+
+
+@spec
+def mv(g):
+    ij = g.pick2(lambda a, b: a.ndim == 2 and b.ndim == 1 and a.shape[1] == b.shape[0])
+    if ij is None:
+        return False
+    text, fn = g.choice([("{0} @ {1}", lambda L, x, y: x @ y),
+                         ("{0}.mv({1})", lambda L, x, y: x.mv(y)),
+                         ("L.mv({0}, {1})", lambda L, x, y: L.mv(x, y)),
+                         ("{0}.matmul({1})", lambda L, x, y: x.matmul(y))])
+    return g.add(text, fn, *ij)
+
+
+@spec
+def vecmat(g):
+    ij = g.pick2(lambda a, b: a.ndim == 1 and b.ndim == 2 and a.shape[0] in b.shape)
+    if ij is None:
+        return False
+    i, j = ij
+    if g.arr(i).shape[0] == g.arr(j).shape[0]:
+        return g.add("{0} @ {1}", lambda L, x, y: x @ y, i, j)
+    return g.add("{0} @ {1}.T", lambda L, x, y: x @ y.T, i, j)
+
+
+@spec
+def mm(g):
+    ij = g.pick2(lambda a, b: a.ndim == 2 and b.ndim == 2)
+    if ij is None:
+        return False
+    i, j = ij
+    a, b = g.arr(i), g.arr(j)
+    forms = []
+    if a.shape[1] == b.shape[1]:
+        forms += [("{0} @ {1}.T", lambda L, x, y: x @ y.T),
+                  ("{0}.mm({1}.t())", lambda L, x, y: x.mm(y.t())),
+                  ("L.mm({0}, {1}.transpose(0, 1))", lambda L, x, y: L.mm(x, y.transpose(0, 1)))]
+    if a.shape[0] == b.shape[0]:
+        forms += [("{0}.T @ {1}", lambda L, x, y: x.T @ y),
+                  ("L.matmul({0}.t(), {1})", lambda L, x, y: L.matmul(x.t(), y))]
+    if a.shape[1] == b.shape[0]:
+        forms += [("{0} @ {1}", lambda L, x, y: x @ y)]
+    if not forms:
+        return False
+    text, fn = g.choice(forms)
+    return g.add(text, fn, i, j)
+
+
+@spec
+def batched_matmul(g):
+    i = g.pick(lambda a: a.ndim == 2)
+    if i is None:
+        return False
+    n, m = g.arr(i).shape
+    j = g.pick(lambda b: (b.ndim == 2 and b.shape[1] == m) or (b.ndim == 1 and b.shape[0] == m))
+    if j is None:
+        return False
+    if g.arr(j).ndim == 1:
+        text, fn = g.choice([
+            ("L.stack([{0}, {0}]) @ {1}", lambda L, x, v: L.stack([x, x]) @ v),
+            ("{0}.expand(2, -1, -1) @ {1}", lambda L, x, v: x.expand(2, -1, -1) @ v),
+            ("{1} @ L.stack([{0}.T, {0}.T])", lambda L, x, v: v @ L.stack([x.T, x.T])),
+            ("{1} @ {0}.T.unsqueeze(0)", lambda L, x, v: v @ x.T.unsqueeze(0)),
+        ])
+        return g.add(text, fn, i, j)
+    text, fn = g.choice([
+        ("L.stack([{0}, {0}]) @ {1}.T", lambda L, x, y: L.stack([x, x]) @ y.T),
+        ("{0} @ L.stack([{1}.T, {1}.T])", lambda L, x, y: x @ L.stack([y.T, y.T])),
+        ("{0}.unsqueeze(0) @ {1}.T.unsqueeze(0)", lambda L, x, y: x.unsqueeze(0) @ y.T.unsqueeze(0)),
+        ("L.stack([{0}, {0}]) @ L.stack([{1}, {1}]).transpose(1, 2)",
+         lambda L, x, y: L.stack([x, x]) @ L.stack([y, y]).transpose(1, 2)),
+        ("{0}.expand(2, {n}, {m}) @ {1}.T".replace("{n}", str(n)).replace("{m}", str(m)),
+         lambda L, x, y: x.expand(2, n, m) @ y.T),
+        ("{0}.unsqueeze(0) @ L.stack([{1}.T, {1}.T])",
+         lambda L, x, y: x.unsqueeze(0) @ L.stack([y.T, y.T])),
+        ("L.stack([{0}, {0}]).unsqueeze(1) @ {1}.T", lambda L, x, y:
+         L.stack([x, x]).unsqueeze(1) @ y.T),
+    ])
+    return g.add(text, fn, i, j)
+
+
+# --------------------------------------------------------------------------- shapes
+@spec
+def transpose(g):
+    i = g.pick()
+    nd = g.arr(i).ndim
+    forms = []
+    if nd <= 2:
+        forms += [("{0}.t()", lambda L, x: x.t()), ("L.t({0})", lambda L, x: L.t(x))]
+    if nd == 2:
+        forms += [("{0}.T", lambda L, x: x.T)]
+    if nd >= 1:
+        d0, d1 = g.dim(nd), g.dim(nd)
+        forms += [(f"{{0}}.transpose({d0}, {d1})", lambda L, x: x.transpose(d0, d1)),
+                  (f"L.transpose({{0}}, {d0}, {d1})", lambda L, x: L.transpose(x, d0, d1))]
+        perm = tuple(int(p) for p in g.rng.permutation(nd))
+        forms += [(f"{{0}}.permute{perm}", lambda L, x: x.permute(*perm)),
+                  (f"{{0}}.permute({list(perm)})", lambda L, x: x.permute(list(perm))),
+                  (f"L.permute({{0}}, {perm})", lambda L, x: L.permute(x, perm))]
+    text, fn = g.choice(forms)
+    return g.add(text, fn, i)
+
+
+def _shapes_for(numel: int) -> list:
+    if numel == 1:
+        return [(), (1,), (1, 1), (-1,), (1, -1)]
+    if numel == 0:
+        return [(0,), (-1,)]
+    out = [(numel,), (-1,), (1, numel), (numel, 1)]
+    for k in range(2, numel):
+        if numel % k == 0:
+            out += [(k, numel // k), (k, -1), (1, k, numel // k), (k, 1, numel // k)]
+    return out
+
+
+@spec
+def reshape(g):
+    i = g.pick()
+    shape = g.choice(_shapes_for(g.arr(i).size))
+    text, fn = g.choice([
+        (f"{{0}}.reshape({shape})", lambda L, x: x.reshape(shape)),
+        (f"{{0}}.reshape(*{shape})", lambda L, x: x.reshape(*shape) if shape else x.reshape(())),
+        (f"L.reshape({{0}}, {shape})", lambda L, x: L.reshape(x, shape)),
+        (f"{{0}}.view({shape})", lambda L, x: x.view(shape)),
+        (f"{{0}}.view(*{shape})", lambda L, x: x.view(*shape) if shape else x.view(())),
+        ("{0}.flatten()", lambda L, x: x.flatten()),
+        ("L.flatten({0})", lambda L, x: L.flatten(x)),
+        ("{0}.flatten(0, -1)", lambda L, x: x.flatten(0, -1)),
+        ("{0}.flatten(1)", lambda L, x: x.flatten(1)),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
+def squeeze(g):
+    i = g.pick()
+    nd = g.arr(i).ndim
+    d = g.dim(nd)
+    text, fn = g.choice([
+        ("{0}.squeeze()", lambda L, x: x.squeeze()),
+        (f"{{0}}.squeeze({d})", lambda L, x: x.squeeze(d)),
+        (f"L.squeeze({{0}}, {d})", lambda L, x: L.squeeze(x, d)),
+        (f"{{0}}.squeeze(({d},))", lambda L, x: x.squeeze((d,))),
+        (f"{{0}}.unsqueeze({d})", lambda L, x: x.unsqueeze(d)),
+        (f"L.unsqueeze({{0}}, {-d - 1})", lambda L, x: L.unsqueeze(x, -d - 1)),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
+def expand(g):
+    i = g.pick()
+    shape = g.arr(i).shape
+    target = [2 if n == 1 and g.rng.random() < 0.7 else n for n in shape]
+    if g.rng.random() < 0.5 or not shape:
+        target = [2] + target
+    if target and g.rng.random() < 0.3:
+        target[-1] = -1
+    target = tuple(target)
+    text, fn = g.choice([(f"{{0}}.expand({target})", lambda L, x: x.expand(target)),
+                         (f"{{0}}.expand(*{target})", lambda L, x: x.expand(*target))])
+    return g.add(text, fn, i)
+
+
+@spec
+def index(g):
+    i = g.pick()
+    a = g.arr(i)
+    nd = a.ndim
+    if nd == 0:
+        text, fn = g.choice([("{0}[None]", lambda L, x: x[None]),
+                             ("{0}[...]", lambda L, x: x[...]),
+                             ("{0}[()]", lambda L, x: x[()])])
+        return g.add(text, fn, i)
+    n0 = a.shape[0]
+    k = int(g.rng.integers(-n0, n0))
+    lo = int(g.rng.integers(0, n0))
+    idx = [int(v) for v in g.rng.integers(-n0, n0, size=int(g.rng.integers(1, 4)))]
+    forms = [
+        (f"{{0}}[{k}]", lambda L, x: x[k]),
+        (f"{{0}}[{lo}:]", lambda L, x: x[lo:]),
+        ("{0}[::2]", lambda L, x: x[::2]),
+        ("{0}[:]", lambda L, x: x[:]),
+        ("{0}[None]", lambda L, x: x[None]),
+        ("{0}[..., None]", lambda L, x: x[..., None]),
+        ("{0}[...]", lambda L, x: x[...]),
+        (f"{{0}}[tensor({idx})]", lambda L, x: x[L.tensor(idx)]),
+        (f"{{0}}[tensor({idx})] ** 2", lambda L, x: x[L.tensor(idx)] ** 2),
+        (f"{{0}}[{idx}]", lambda L, x: x[idx]),
+    ]
+    c = g.cut(a)
+    if c is not None:
+        forms.append((f"{{0}}[{{0}} > {c}]", lambda L, x: x[x > c]))
+    if nd >= 2:
+        n1 = a.shape[1]
+        k1 = int(g.rng.integers(-n1, n1))
+        lo1 = int(g.rng.integers(0, n1))
+        idx1 = [int(v) for v in g.rng.integers(-n1, n1, size=2)]
+        forms += [
+            (f"{{0}}[:, {k1}]", lambda L, x: x[:, k1]),
+            (f"{{0}}[{k}, {lo1}:]", lambda L, x: x[k, lo1:]),
+            (f"{{0}}[:, None, {lo1}:]", lambda L, x: x[:, None, lo1:]),
+            (f"{{0}}[..., {k1}]", lambda L, x: x[..., k1]),
+            (f"{{0}}[{k}, tensor({idx1})]", lambda L, x: x[k, L.tensor(idx1)]),
+            (f"{{0}}[{lo}:, tensor({idx1})]", lambda L, x: x[lo:, L.tensor(idx1)]),
+            (f"{{0}}[tensor({idx}), {lo1}:]", lambda L, x: x[L.tensor(idx), lo1:]),
+            (f"{{0}}[tensor({idx}), tensor({idx1[:1]})]",
+             lambda L, x: x[L.tensor(idx), L.tensor(idx1[:1])]),
+            (f"{{0}}[:, :]", lambda L, x: x[:, :]),
+        ]
+        if c is not None:
+            forms.append((f"{{0}}[0][{{0}}[0] > {c}]", lambda L, x: x[0][x[0] > c]))
+    text, fn = g.choice(forms)
+    return g.add(text, fn, i)
+
+
+@spec
+def cat(g):
+    ij = g.pick2(lambda a, b: a.ndim == b.ndim >= 1 and sum(
+        p != q for p, q in zip(a.shape, b.shape)) <= 1)
+    if ij is None:
+        return False
+    i, j = ij
+    a, b = g.arr(i), g.arr(j)
+    diff = [k for k, (p, q) in enumerate(zip(a.shape, b.shape)) if p != q]
+    d = diff[0] if diff else g.dim(a.ndim)
+    if d >= 0 and g.rng.random() < 0.3:
+        d -= a.ndim
+    text, fn = g.choice([
+        (f"L.cat([{{0}}, {{1}}], {d})", lambda L, x, y: L.cat([x, y], d)),
+        (f"L.cat(({{0}}, {{1}}, {{0}}), dim={d})", lambda L, x, y: L.cat((x, y, x), dim=d)),
+        (f"L.cat([{{1}}], {d})", lambda L, x, y: L.cat([y], d)),
+    ])
+    return g.add(text, fn, i, j)
+
+
+@spec
+def stack(g):
+    ij = g.pick2(lambda a, b: a.shape == b.shape)
+    i, j = ij
+    d = int(g.rng.integers(-g.arr(i).ndim - 1, g.arr(i).ndim + 1))
+    text, fn = g.choice([
+        (f"L.stack([{{0}}, {{1}}], {d})", lambda L, x, y: L.stack([x, y], d)),
+        ("L.stack(({0}, {1}))", lambda L, x, y: L.stack((x, y))),
+        (f"L.stack([{{0}}], dim={d})", lambda L, x, y: L.stack([x], dim=d)),
+    ])
+    return g.add(text, fn, i, j)
+
+
+# --------------------------------------------------------------------------- in-place
+def _into(a, b) -> bool:
+    """``b`` broadcasts into ``a``'s shape (what ``a.add_(b)`` needs)."""
+    return _bcast(a, b) and np.broadcast_shapes(a.shape, b.shape) == a.shape
+
+
+@spec
+def in_place(g):
+    ij = g.pick2(_into)
+    if ij is None:
+        return False
+    i, j = ij
+    c = g.choice([2.5, -1, 3])
+    b = g.arr(j)
+    ops = [
+        ("{0}.clone().add_({1})", lambda L, x, y: x.clone().add_(y)),
+        ("{0}.clone().sub_({1})", lambda L, x, y: x.clone().sub_(y)),
+        ("{0}.clone().mul_({1})", lambda L, x, y: x.clone().mul_(y)),
+        ("{0}.detach().clone().mul_({1})", lambda L, x, y: x.detach().clone().mul_(y)),
+        ("{0}.clone().copy_({1})", lambda L, x, y: x.clone().copy_(y)),
+        ("{0}.detach().clone().copy_({1})", lambda L, x, y: x.detach().clone().copy_(y)),
+        ("({0} * 1).add_({1}).mul_({1})", lambda L, x, y: (x * 1).add_(y).mul_(y)),
+    ]
+    if _nonzero(b, 0.2):
+        ops.append(("{0}.clone().div_({1})", lambda L, x, y: x.clone().div_(y)))
+
+    def iadd(L, x, y):
+        z = x.clone()
+        z += y
+        return z
+    ops.append(("z = {0}.clone(); z += {1}", iadd))
+    text, fn = g.choice(ops)
+    return g.add(text, fn, i, j)
+
+
+@spec
+def in_place_scalar(g):
+    i = g.pick()
+    c = g.choice([2.5, -1, 3])
+    text, fn = g.choice([
+        (f"{{0}}.clone().add_({c})", lambda L, x: x.clone().add_(c)),
+        (f"{{0}}.clone().mul_({c})", lambda L, x: x.clone().mul_(c)),
+        ("{0}.clone().zero_()", lambda L, x: x.clone().zero_()),
+        (f"{{0}}.clone().fill_({c})", lambda L, x: x.clone().fill_(c)),
+        (f"({{0}} + 0).zero_().add_({{0}})", lambda L, x: (x + 0).zero_().add_(x)),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
+def setitem(g):
+    i = g.pick(lambda a: a.ndim >= 1)
+    if i is None:
+        return False
+    a = g.arr(i)
+    n0 = a.shape[0]
+    k = int(g.rng.integers(-n0, n0))
+    lo = int(g.rng.integers(0, n0))
+    idx = sorted({int(v) for v in g.rng.integers(0, n0, size=2)})
+    index, text = g.choice([(k, f"{k}"), (slice(lo, None), f"{lo}:"),
+                            (np.array(idx), f"tensor({idx})"), (Ellipsis, "...")]
+                           + ([((slice(None), 1), ":, 1")] if a.ndim >= 2 else []))
+    target = np.zeros(a.shape)[index].shape
+    j = g.pick(lambda b: _bcast(np.zeros(target), b)
+               and np.broadcast_shapes(target, b.shape) == target)
+    detach = g.rng.random() < 0.3
+
+    def fn(L, x, *y):
+        z = x.detach().clone() if detach else x.clone()
+        ix = L.tensor(index) if isinstance(index, np.ndarray) else index
+        z[ix] = y[0] if y else 1.5
+        return z
+    head = "{0}.detach().clone()" if detach else "{0}.clone()"
+    if j is None or g.rng.random() < 0.2:
+        return g.add(f"z = {head}; z[{text}] = 1.5", fn, i)
+    return g.add(f"z = {head}; z[{text}] = {{1}}", fn, i, j)
+
+
+# =========================================================================== generation
+def generate(seed: int) -> Program:
+    """A random program, deterministic in ``seed``."""
+    g = Gen(seed)
+    prog = g.prog
+    n_leaves = int(g.rng.integers(2, 5))
+    for k in range(n_leaves):
+        shape = LEAF_SHAPES[int(g.rng.integers(len(LEAF_SHAPES)))]
+        a = np.round(g.rng.uniform(-2, 2, shape), 3)
+        rg = k == 0 or g.rng.random() < 0.8
+        prog.leaves.append((a, rg))
+        g.pool.append(torch.tensor(a, dtype=torch.float64, requires_grad=rg))
+    n_steps = int(g.rng.integers(2, 8))
+    # Each program starts with its own spec, in turn, so that every spec is well used.
+    SPECS[seed % len(SPECS)](g)
+    tries = 0
+    while len(g.pool) < n_leaves + n_steps and tries < 60:
+        tries += 1
+        SPECS[int(g.rng.integers(len(SPECS)))](g)
+    # Differentiate the last value, and sometimes one more intermediate with it.
+    candidates = [len(g.pool) - 1]
+    extra = [i for i in range(n_leaves, len(g.pool) - 1) if g.pool[i].requires_grad]
+    if extra and g.rng.random() < 0.4:
+        candidates.append(int(g.rng.choice(extra)))
+    for i in candidates:
+        if g.pool[i].requires_grad:
+            prog.outputs.append(i)
+            shape = tuple(g.pool[i].shape)
+            prog.out_grads.append(None if not shape and g.rng.random() < 0.5 else
+                                  np.round(g.rng.uniform(-1, 1, shape), 3))
+    prog.directions = [np.round(g.rng.uniform(-1, 1, a.shape), 3) for a, _ in prog.leaves]
+    return prog
+
+
+_PROGRAMS: dict = {}
+
+
+def program(seed: int) -> Program:
+    if seed not in _PROGRAMS:
+        _PROGRAMS[seed] = generate(seed)
+    return _PROGRAMS[seed]
+
+
+# =========================================================================== comparisons
+def _np(t) -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        if t._is_zerotensor():  # what torch's zeros_like formulas give; numpy() refuses it
+            return np.zeros(tuple(t.shape))
+        return t.detach().numpy()
+    return np.asarray(t.detach().numpy())
+
+
+def assert_same_tensor(s, t, what: str) -> None:
+    """Same shape, dtype and values (within float64 rounding)."""
+    assert (s is None) == (t is None), f"{what}: symgrad {s!r} vs torch {t!r}"
+    if s is None:
+        return
+    assert tuple(s.shape) == tuple(t.shape), f"{what}: shape {tuple(s.shape)} vs {tuple(t.shape)}"
+    assert str(s.dtype) == str(t.dtype), f"{what}: dtype {s.dtype} vs {t.dtype}"
+    np.testing.assert_allclose(_np(s), _np(t), rtol=RTOL, atol=ATOL, err_msg=what)
+
+
+def assert_same_graph(s_roots, t_roots, s_leaves, t_leaves) -> None:
+    """Walk both ``grad_fn`` graphs in lockstep: names, edges, sharing, leaves."""
+    leaf_s = {id(x): k for k, x in enumerate(s_leaves)}
+    leaf_t = {id(x): k for k, x in enumerate(t_leaves)}
+    seen_s: dict = {}
+    seen_t: dict = {}
+    stack = [(s, t, f"output {k}") for k, (s, t) in enumerate(zip(s_roots, t_roots))]
+    while stack:
+        s, t, path = stack.pop()
+        assert (s is None) == (t is None), f"{path}: symgrad {s} vs torch {t}"
+        if s is None:
+            continue
+        s_name, t_name = type(s).__name__, type(t).__name__
+        assert s_name == t_name, f"{path}: symgrad {s_name} vs torch {t_name}"
+        assert s.name() == t.name(), path
+        if id(s) in seen_s or id(t) in seen_t:
+            assert seen_s.get(id(s)) is t and seen_t.get(id(t)) is s, (
+                f"{path}: node sharing differs ({s_name})")
+            continue
+        seen_s[id(s)] = t
+        seen_t[id(t)] = s
+        if t_name == "AccumulateGrad":
+            assert leaf_s.get(id(s.variable)) == leaf_t.get(id(t.variable)), (
+                f"{path}: AccumulateGrad of a different leaf")
+            continue
+        s_next, t_next = s.next_functions, t.next_functions
+        assert len(s_next) == len(t_next), (
+            f"{path}/{s_name}: next_functions {_names(s_next)} vs {_names(t_next)}")
+        for k, ((sn, si), (tn, ti)) in enumerate(zip(s_next, t_next)):
+            assert si == ti, f"{path}/{s_name}[{k}]: output index {si} vs {ti}"
+            stack.append((sn, tn, f"{path}/{s_name}[{k}]"))
+
+
+def _names(next_functions) -> list:
+    return [None if n is None else type(n).__name__ for n, _ in next_functions]
+
+
+def _grads(lib, prog, pool, create_graph):
+    outs = [pool[i] for i in prog.outputs]
+    ws = [None if w is None else lib.tensor(w, dtype=pool[i].dtype)
+          for i, w in zip(prog.outputs, prog.out_grads)]
+    return outs, ws
+
+
+def _rg_leaves(prog, pool) -> list:
+    return [pool[k] for k, (_, rg) in enumerate(prog.leaves) if rg]
+
+
+def check_forward(prog: Program) -> None:
+    s_pool, t_pool = prog.build(symgrad), prog.build(torch)
+    n = len(prog.leaves)
+    for k, (s, t) in enumerate(zip(s_pool, t_pool)):
+        what = f"v{k}"
+        assert_same_tensor(s, t, what)
+        assert s.is_leaf == t.is_leaf, f"{what}: is_leaf {s.is_leaf} vs {t.is_leaf}"
+        assert s.requires_grad == t.requires_grad, (
+            f"{what}: requires_grad {s.requires_grad} vs {t.requires_grad}")
+        assert (s.grad_fn is None) == (t.grad_fn is None), f"{what}: grad_fn"
+    assert_same_graph([s.grad_fn for s in s_pool[n:]], [t.grad_fn for t in t_pool[n:]],
+                      s_pool[:n], t_pool[:n])
+
+
+def check_backward(prog: Program) -> None:
+    for lib in (symgrad, torch):
+        pool = prog.build(lib)
+        outs, ws = _grads(lib, prog, pool, False)
+        lib.autograd.backward(outs, ws)
+        if lib is symgrad:
+            s_leaves = pool[:len(prog.leaves)]
+        else:
+            t_leaves = pool[:len(prog.leaves)]
+    for k, (s, t) in enumerate(zip(s_leaves, t_leaves)):
+        assert_same_tensor(s.grad, t.grad, f"v{k}.grad")
+
+
+def check_double_backward(prog: Program) -> None:
+    """``autograd.grad(create_graph=True)``, then the gradient of <grad, direction>."""
+    results = {}
+    for lib in (symgrad, torch):
+        pool = prog.build(lib)
+        leaves = _rg_leaves(prog, pool)
+        outs, ws = _grads(lib, prog, pool, True)
+        gs = lib.autograd.grad(outs, leaves, ws, create_graph=True, allow_unused=True)
+        dirs = [lib.tensor(d) for d, (_, rg) in zip(prog.directions, prog.leaves) if rg]
+        terms = [(gi * d).sum() for gi, d in zip(gs, dirs)
+                 if gi is not None and gi.requires_grad]
+        hs = None
+        if terms:
+            total = terms[0]
+            for term in terms[1:]:
+                total = total + term
+            hs = lib.autograd.grad(total, leaves, allow_unused=True)
+        results[lib] = gs, hs
+    (s_gs, s_hs), (t_gs, t_hs) = results[symgrad], results[torch]
+    for k, (s, t) in enumerate(zip(s_gs, t_gs)):
+        assert_same_tensor(s, t, f"grad {k}")
+        if s is not None:
+            assert s.requires_grad == t.requires_grad, f"grad {k}: requires_grad"
+    assert (s_hs is None) == (t_hs is None)
+    if s_hs is not None:
+        for k, (s, t) in enumerate(zip(s_hs, t_hs)):
+            assert_same_tensor(_zeros_if_none(s, s_gs[k]), _zeros_if_none(t, t_gs[k]),
+                               f"second derivative {k}")
+
+
+def _zeros_if_none(h, like):
+    return h
+
+
+def check_backward_through_grad(prog: Program) -> None:
+    """``backward(create_graph=True)``, then backward through the leaves' ``.grad``."""
+    leaves_of = {}
+    for lib in (symgrad, torch):
+        pool = prog.build(lib)
+        outs, ws = _grads(lib, prog, pool, True)
+        lib.autograd.backward(outs, ws, create_graph=True)
+        leaves = pool[:len(prog.leaves)]
+        terms = [(x.grad * lib.tensor(d)).sum() for x, d in zip(leaves, prog.directions)
+                 if x.grad is not None and x.grad.requires_grad]
+        if terms:
+            total = terms[0]
+            for term in terms[1:]:
+                total = total + term
+            total.backward()
+        leaves_of[lib] = leaves, len(terms)
+    (s_leaves, s_n), (t_leaves, t_n) = leaves_of[symgrad], leaves_of[torch]
+    assert s_n == t_n, "gradients requiring grad"
+    for k, (s, t) in enumerate(zip(s_leaves, t_leaves)):
+        assert_same_tensor(s.grad, t.grad, f"v{k}.grad after backward through .grad")
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.mark.parametrize("seed", range(N_PROGRAMS))
+def test_random_program(seed):
+    prog = program(seed)
+    try:
+        check_forward(prog)
+        if prog.outputs:
+            check_backward(prog)
+            check_double_backward(prog)
+            check_backward_through_grad(prog)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n\nprogram:\n{prog.text()}") from None
+
+
+def test_programs_reach_every_differentiable_op():
+    """Every differentiable op of the table appears in the programs' graphs or in the
+    graphs of their gradients (``index_put``, ``threshold_backward``, ``sgn`` ... are
+    reached only there)."""
+    seen = set()
+    for seed in range(N_PROGRAMS):
+        prog = program(seed)
+        pool = prog.build(symgrad)
+        roots = [t.grad_fn for t in pool if t.grad_fn is not None]
+        if prog.outputs:
+            outs, ws = _grads(symgrad, prog, pool, True)
+            gs = symgrad.autograd.grad(outs, _rg_leaves(prog, pool), ws, create_graph=True,
+                                       allow_unused=True)
+            roots += [g.grad_fn for g in gs if g is not None and g.grad_fn is not None]
+        done = set()
+        while roots:
+            node = roots.pop()
+            if node is None or id(node) in done:
+                continue
+            done.add(id(node))
+            if getattr(node, "op", None) is not None:
+                seen.add(node.op.key)
+            roots.extend(n for n, _ in node.next_functions)
+    wanted = {k for k, op in sg_ops.OPS.items() if op.differentiable}
+    assert wanted - seen == set()
