@@ -407,4 +407,4 @@ def test_closed_form_with_timeout_and_latex():
     assert prog.closed_form(simplify=False)["x"].has(sp.Piecewise)
     tex = prog.to_latex()
     assert tex.startswith("\\begin{aligned}") and "\\bar{x} &=" in tex
-    assert tex.count("\\\\") == len(prog.lines) - 1
+    assert tex.count(" \\\\\n") == len(prog.lines) - 1
