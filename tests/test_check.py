@@ -192,3 +192,12 @@ def test_symbolic_worker_cannot_hang_the_caller():
     assert status == "timeout" and value is None
     assert time.monotonic() - start < 10
     assert run_with_timeout(pow, (2, 10), 10) == ("ok", 1024)
+
+
+def test_rounding_in_the_claim_is_not_a_mistake():
+    # float64 loses the low digits of x in (x + 1e12) - 1e12; the claim is still right.
+    r = symgrad.check("x**2", {"x": "((x + 1e12) - 1e12)*2"})
+    assert r.verdict == "correct"
+    assert any("rounding" in n for n in r.notes)
+    r = symgrad.check("x**2", {"x": "((x + 1e12) - 1e12)*3"})
+    assert r.verdict == "wrong" and r.diagnosis == ["x: extra factor 3/2"]
