@@ -280,6 +280,8 @@ def _explain(claimed, true) -> list:
                 return [("sign", diff / 2)]
         if true != 0 and claimed != 0:
             ratio = sp.factor(sp.simplify(true / claimed))
+            if ratio.is_number and ratio.is_finite and ratio != 0:
+                return [("const", ratio)]
             num, den = sp.fraction(ratio)
             plain = not (isinstance(num, sp.Add) or isinstance(den, sp.Add)
                          or ratio.has(sp.Piecewise))
@@ -307,7 +309,8 @@ def _symbolic_job(pairs: list) -> list:
                 status = "not shown equal"
                 hints = _explain(sp.sympify(c), sp.sympify(t))
                 break
-        out.append((status, [(k, str(e), sp.srepr(e)) for k, e in hints]))
+        out.append((status, [(k, str(e), float(e) if e.is_number else None)
+                             for k, e in hints]))
     return out
 
 
@@ -773,21 +776,13 @@ def _diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> lis
     if not evidence:
         return out
     ratio = _constant_ratio(evidence, rtol, atol)
+    if ratio is None:
+        # Rounding can hide a constant ratio from the numbers; SymPy may still see it.
+        const = [value for kind, _, value in hints or () if kind == "const"]
+        if const and const[0]:
+            ratio = 1.0 / const[0]
     if ratio is not None:
-        if abs(ratio + 1) < 1e-6:
-            return ["wrong sign: the claimed gradient is the negative of the true one"]
-        if abs(ratio) < 1e-12:
-            return ["the claimed gradient is zero where the true one is not"]
-        exact = sp.nsimplify(ratio, tolerance=1e-6 * max(1.0, abs(ratio)), rational=True)
-        if sp.Abs(exact).is_Rational and max(sp.fraction(sp.Abs(exact))) <= 100:
-            exact_r = exact
-        else:
-            exact_r = sp.Float(ratio, 6)
-        sign = "" if ratio > 0 else "wrong sign and "
-        mag = sp.Abs(exact_r)
-        if mag < 1:
-            return [f"{sign}missing factor {_num_text(1 / mag)}"]
-        return [f"{sign}extra factor {_num_text(mag)}"]
+        return [_factor_text(ratio)]
     # Transposed matrices.
     if all(c.ndim == 2 and c.shape == t.shape[::-1] or (c.ndim == 2 and c.shape == t.shape)
            for c, t, _, _ in evidence) and evidence[0][1].ndim == 2:
@@ -814,6 +809,24 @@ def _diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> lis
         elif kind == "differs":
             out.append(f"claimed - true = {text}")
     return out[:1] if out and out[0].startswith("missing factor") else out
+
+
+def _factor_text(ratio: float) -> str:
+    """Words for ``claimed = ratio * true``."""
+    if abs(ratio + 1) < 1e-6:
+        return "wrong sign: the claimed gradient is the negative of the true one"
+    if abs(ratio) < 1e-12:
+        return "the claimed gradient is zero where the true one is not"
+    exact = sp.nsimplify(ratio, tolerance=1e-6 * max(1.0, abs(ratio)), rational=True)
+    if sp.Abs(exact).is_Rational and max(sp.fraction(sp.Abs(exact))) <= 100:
+        exact_r = exact
+    else:
+        exact_r = sp.Float(ratio, 6)
+    sign = "" if ratio > 0 else "wrong sign and "
+    mag = sp.Abs(exact_r)
+    if mag < 1:
+        return f"{sign}missing factor {_num_text(1 / mag)}"
+    return f"{sign}extra factor {_num_text(mag)}"
 
 
 def _num_text(x) -> str:
