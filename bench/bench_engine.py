@@ -21,6 +21,7 @@ import argparse
 import gc
 import importlib
 import math
+import os
 import sys
 import time
 import tracemalloc
@@ -523,6 +524,9 @@ def main(argv=None):
     if "torch" in engines:
         versions.append(f"torch {engines['torch'].__version__} ({engines['torch'].get_num_threads()} threads)")
     print("symgrad engine benchmark: " + ", ".join(versions))
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} cores, load average {load:.2f}"
+          + ("  -- WARNING: machine busy, timings will be noisy" if load > 0.5 else ""))
     print(f"engines timed: {', '.join(timed)}" + "".join(f"\n  note: {s}" for s in notes))
     print("times: best of N after a warm-up, gc disabled while timing; sg/x = symgrad time / x time")
 
