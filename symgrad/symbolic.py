@@ -148,6 +148,8 @@ def almost_everywhere(expr):
         return expr
 
     def null(cond) -> bool:
+        if isinstance(cond, sp.And):  # a subset of a null set is null
+            return any(null(c) for c in cond.args)
         if not isinstance(cond, sp.Eq):
             return False
         d = cond.lhs - cond.rhs
