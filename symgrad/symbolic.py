@@ -357,6 +357,11 @@ class Line:
         return f"Line({self.name} = {self.rhs()})"
 
 
+def _bar(name: str) -> str:
+    """The adjoint's name: a bar over the first letter (``x̄``, ``w̄1``, ``v̄3``)."""
+    return name[:1] + BAR + name[1:]
+
+
 def _width(text: str) -> int:
     return sum(1 for ch in text if ch != BAR)
 
@@ -414,6 +419,21 @@ class GradientProgram:
     @property
     def text(self) -> str:
         return str(self)
+
+    def as_dict(self) -> dict:
+        """A JSON-ready form: the lines (name, kind, node names, text) and the leaves.
+
+        Examples
+        --------
+        >>> import symgrad
+        >>> x = symgrad.tensor(1.0, requires_grad=True, name="x")
+        >>> gradient_program(symgrad.exp(x)).as_dict()["lines"][0]
+        {'name': 'v1', 'kind': 'forward', 'ops': ['ExpBackward0'], 'expr': 'exp(x)'}
+        """
+        return {"wrt": list(self.wrt),
+                "leaves": {k: list(np.shape(s)) for k, (s, _) in self.leaves.items()},
+                "lines": [{"name": ln.name, "kind": ln.kind, "ops": list(ln.ops),
+                           "expr": ln.rhs()} for ln in self.lines]}
 
     def size(self) -> int:
         """Total operation count of all lines (SymPy ``count_ops``)."""
@@ -575,6 +595,9 @@ def _trace(t, names: Mapping | None = None):
         syms = leaf_symbols(name, tuple(v.shape))
         values[a] = syms
         leaves[name] = (syms, np.array(v._data, dtype=np.float64))
+    # Intermediates are v1, v2, ...; another letter if a leaf is already called so.
+    prefix = next(c for c in "vtuhq" if not any(
+        n[:1] == c and n[1:].split("_")[0].isdigit() for n in leaves))
     lines = []
     k = 0
     for n in order:
@@ -587,9 +610,9 @@ def _trace(t, names: Mapping | None = None):
         args = [values[x] if isinstance(x, Node) else _obj(as_sympy(x) if isinstance(
             x, Tensor) else x) for x in n.inputs]
         expr = sym_forward(n.op, args, n.attrs)
-        syms = _element_names(f"v{k}", expr.shape)
+        syms = _element_names(f"{prefix}{k}", expr.shape)
         values[n] = syms
-        lines.append(Line(f"v{k}", syms, expr, "forward", (type(n).__name__,)))
+        lines.append(Line(f"{prefix}{k}", syms, expr, "forward", (type(n).__name__,)))
     return lines, values, leaves, root
 
 
@@ -733,13 +756,13 @@ def gradient_program(t, wrt: Sequence | None = None, names: Mapping | None = Non
         syms_n = forward_of[n]
         if isinstance(n, AccumulateGrad):
             name = next(k for k, a in by_name.items() if a is n)
-            bar = _element_names(name + BAR, syms_n.shape)
-            leaf_lines[name] = Line(name + BAR, bar, _add_all(parts), "adjoint",
+            bar = _element_names(_bar(name), syms_n.shape)
+            leaf_lines[name] = Line(_bar(name), bar, _add_all(parts), "adjoint",
                                     origin.pop(n))
             grads[name] = bar
             continue
         vname = numbering[id(syms_n)]
-        bar_name = vname[0] + BAR + vname[1:]
+        bar_name = _bar(vname)
         bar = _element_names(bar_name, syms_n.shape)
         total = _add_all(parts)
         if n is root:
@@ -771,8 +794,8 @@ def gradient_program(t, wrt: Sequence | None = None, names: Mapping | None = Non
             prog_lines.append(leaf_lines[name])
         elif name in targets:  # a leaf that does not reach the output
             syms = values[by_name[name]]
-            bar = _element_names(name + BAR, syms.shape)
-            prog_lines.append(Line(name + BAR, bar, np.zeros(syms.shape, dtype=object)
+            bar = _element_names(_bar(name), syms.shape)
+            prog_lines.append(Line(_bar(name), bar, np.zeros(syms.shape, dtype=object)
                                    if syms.ndim else _obj(sp.S.Zero), "adjoint"))
             grads[name] = bar
     return GradientProgram(prog_lines, targets, leaves, output,

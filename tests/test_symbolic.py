@@ -408,3 +408,15 @@ def test_closed_form_with_timeout_and_latex():
     tex = prog.to_latex()
     assert tex.startswith("\\begin{aligned}") and "\\bar{x} &=" in tex
     assert tex.count(" \\\\\n") == len(prog.lines) - 1
+
+
+def test_program_names_never_clash_with_leaves_and_json_form():
+    a = symgrad.tensor(1.0, requires_grad=True, name="v1")
+    p = gradient_program(symgrad.exp(a) * a)
+    names = [ln.name for ln in p.lines]
+    assert names[0] == "t1" and names[-1] == "v\u03041"
+    assert float(p.evaluate()["v1"]) == pytest.approx(2 * np.e)
+    d = p.as_dict()
+    assert d["wrt"] == ["v1"] and d["leaves"] == {"v1": []}
+    assert d["lines"][0] == {"name": "t1", "kind": "forward", "ops": ["ExpBackward0"],
+                             "expr": "exp(v1)"}
