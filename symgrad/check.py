@@ -511,15 +511,18 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
     rng = np.random.default_rng(seed)
     notes: list = []
 
-    # Points: the given one (completed at random), then random ones.
-    points: list = []
+    # Points: the given one (completed at random), then random ones until ``samples``
+    # of them are usable (finite), moving to safer domains when many are not.
     base = _random_point(rng, shapes, 1)
     base.update(at)
-    points.append((base, True))
-    tries = 0
-    while len(points) < samples + 1 and tries < 6 * (samples + 1):
-        points.append((_random_point(rng, shapes, min(tries // max(samples, 1), 2)), False))
-        tries += 1
+    budget = 2 * (samples + 1)
+
+    def candidates():
+        yield base, True
+        for t in range(3 * budget):
+            yield _random_point(rng, shapes, t // budget), False
+
+    points = candidates()
 
     per_var = {k: {"claimed": c.text, "true": None, "symbolic": "skipped",
                    "numeric": "agree", "max_error": 0.0} for k, c in claims.items()}
@@ -529,7 +532,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
     evidence: dict = {k: [] for k in claims}  # (claimed, true, all-true-grads) per point
     shape_bad: dict = {}
     for point, given in points:
-        if not given and used >= samples + 1:
+        if used >= samples + 1:
             break
         try:
             true = f.gradient(**point)
@@ -583,7 +586,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
         diagnosis.append(f"{k}: wrong shape: the claimed gradient has shape {got}, the "
                          f"gradient of a variable of shape {want} has shape {want}")
         if counterexample is None:
-            p0 = points[0][0]
+            p0 = base
             counterexample = {"point": {n: _listify(v) for n, v in p0.items()},
                               "variable": k, "claimed": _listify(claims[k].value(p0)),
                               "true": _listify(f.gradient(**p0)[k])}
@@ -645,6 +648,10 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
                 hints = None
                 if sym_result is not None:
                     hints = sym_result[list(claims).index(k)][1]
+                if shapes[k] and evidence[k] and evidence[k][0][0].ndim == 0:
+                    diagnosis.append(f"{k}: wrong shape: the claimed gradient is a scalar, "
+                                     f"but {k} has shape {shapes[k]}")
+                    continue
                 diagnosis.extend(f"{k}: {d}" for d in _diagnose(k, evidence[k], hints,
                                                                  rtol, atol))
     elif used and sym_result is not None and all(

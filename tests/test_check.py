@@ -201,3 +201,17 @@ def test_rounding_in_the_claim_is_not_a_mistake():
     assert any("rounding" in n for n in r.notes)
     r = symgrad.check("x**2", {"x": "((x + 1e12) - 1e12)*3"})
     assert r.verdict == "wrong" and r.diagnosis == ["x: extra factor 3/2"]
+
+
+def test_scalar_claim_for_a_vector_variable():
+    r = symgrad.check("sum(x*x)", {"x": "dot(x, x)"}, at={"x": [1.0, 2.0]})
+    assert r.verdict == "wrong"
+    assert r.diagnosis == ["x: wrong shape: the claimed gradient is a scalar, but x has "
+                           "shape (2,)"]
+
+
+def test_random_points_skip_the_domain_edge():
+    # log and sqrt: half of [-2, 2] is outside; the checker still finds enough points.
+    r = symgrad.check("sqrt(x)*log(y)", {"x": "log(y)/(2*sqrt(x))", "y": "sqrt(x)/y"},
+                      samples=10)
+    assert r.verdict == "correct" and r.points == 11
