@@ -283,8 +283,8 @@ def _explain(claimed, true) -> list:
             if ratio.is_number and ratio.is_finite and ratio != 0:
                 return [("const", ratio)]
             num, den = sp.fraction(ratio)
-            plain = not (isinstance(num, sp.Add) or isinstance(den, sp.Add)
-                         or ratio.has(sp.Piecewise))
+            # A factor reads well as a monomial over anything: 2*x, 1/(1 + x**2).
+            plain = not (isinstance(num, sp.Add) or ratio.has(sp.Piecewise))
             if ratio.free_symbols and _small(ratio, 8) and plain:
                 return [("factor", ratio)]
         if diff != 0 and _small(diff):
@@ -311,6 +311,19 @@ def _symbolic_job(pairs: list) -> list:
                 break
         out.append((status, [(k, str(e), float(e) if e.is_number else None)
                              for k, e in hints]))
+    return out
+
+
+def _display_job(trues: list) -> list:
+    """Simplified text of each true gradient (None where it is too big to bother)."""
+    out = []
+    for elements in trues:
+        exprs = [almost_everywhere(sp.sympify(e)) for e in elements]
+        if sum(sp.count_ops(e) for e in exprs) > 400:
+            out.append(None)
+            continue
+        texts = [str(sp.simplify(e)) for e in exprs]
+        out.append(texts[0] if len(texts) == 1 else texts)
     return out
 
 
@@ -634,6 +647,14 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
         else:
             for k, (st, _) in zip(claims, sym_result):
                 per_var[k]["symbolic"] = st
+            # A tidier form of the true gradient for people, if it comes quickly.
+            status, shown = run_with_timeout(_display_job, ([p[1] for p in sym_pairs],),
+                                             min(3.0, timeout))
+            if status == "ok":
+                for k, text in zip(claims, shown):
+                    if text is not None:
+                        per_var[k]["true"] = text if shapes[k] == () else str(
+                            np.asarray(text, dtype=object).reshape(shapes[k]).tolist())
 
     if sym_pairs is not None:
         _forgive_rounding(claims, per_var, sym_pairs, evidence, shapes, shape_bad, rtol,

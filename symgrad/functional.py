@@ -4,11 +4,11 @@ Most are the tensor methods of the same name; the rest choose an op from the tab
 """
 from __future__ import annotations
 
-import builtins
 from typing import Sequence
 
 from . import ops as O
-from .tensor import Tensor, _as_tensor_arg, apply, dot, matmul, maximum, minimum, mm, mv
+from .tensor import (Tensor, _as_tensor_arg, _wrap_dim, apply, dot, matmul, maximum, minimum,
+                     mm, mv)
 
 _METHODS = ("abs", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu",
             "sum", "mean", "max", "min", "norm", "softmax", "log_softmax", "t", "transpose",
@@ -52,8 +52,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     ref = tensors[0]
-    # builtins: this module's own ``max`` is the tensor reduction.
-    d = dim % builtins.max(ref.ndim, 1)
+    d = _wrap_dim(dim, ref.ndim)
     for k, t in enumerate(tensors[1:], 1):
         if t.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
@@ -63,7 +62,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {a} but got size {b} for tensor number "
                                    f"{k} in the list.")
-    return apply(O.CAT, tuple(tensors), (d,))
+    return apply(O.CAT, tuple(tensors), (dim,))  # dim as given: PyTorch saves it so
 
 
 concat = cat
@@ -79,7 +78,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {k}")
-    return apply(O.STACK, tuple(tensors), (dim % (tensors[0].ndim + 1),))
+    _wrap_dim(dim, tensors[0].ndim + 1)
+    return apply(O.STACK, tuple(tensors), (dim,))
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:

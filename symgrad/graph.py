@@ -14,6 +14,8 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable
 
+import numpy as np
+
 from .ops import OPS, Op
 
 __all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle"]
@@ -81,8 +83,10 @@ class Node:
     # output number of the producing node it came from (None: all 0).
     _n_outputs = 1
     _input_nrs = None
-    # A node class may run its own backward instead of the op table's rules.
+    # A node class may run its own backward instead of the op table's rules, and wrap
+    # another node whose saved values are freed with its own (CopySlices).
     _custom_backward = None
+    _inner = None
 
     def __init__(self, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
                  meta: tuple) -> None:
@@ -158,6 +162,14 @@ class Node:
                         ".backward() or autograd.grad(). Specify retain_graph=True if you "
                         "need to backward through the graph a second time or if you need "
                         "to access saved tensors after calling backward.")
+                if type(value) in (int, float, bool) and _origin(self, key) == "input":
+                    # A number operand is a wrapped scalar in PyTorch: a 0-d tensor.
+                    from . import dtypes
+                    from .tensor import tensor
+                    kind = {int: dtypes.int64, float: dtypes.float64, bool: dtypes.bool}
+                    return tensor(value, dtype=kind[type(value)])
+                if key in _INT64_SAVES:
+                    return _as_uint64(_public(value))
                 return _public(value)
             if key == "self_sym_numel" or key == "sizes":
                 pass
@@ -179,10 +191,37 @@ class _Freed:
 FREED = _Freed()
 
 
+# Saved dims and indices are int64 (SymInt) in PyTorch, and its Python binding shows a
+# negative one as the unsigned 64-bit number: ``x.sum(-1)`` saves dim (2**64 - 1,).
+_INT64_SAVES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step"))
+
+
+def _as_uint64(value):
+    if type(value) is int and value < 0:
+        return value + 2 ** 64
+    if isinstance(value, tuple):
+        return tuple(_as_uint64(v) for v in value)
+    return value
+
+
+def _origin(node: Node, key: str) -> str:
+    """Where the node's saved value ``key`` came from: input, attr, result or derived."""
+    op = type(node).op
+    return op.plan[op.saves.index(key)][0]
+
+
 def _public(value):
-    """A saved value as PyTorch shows it: tuples and numbers as they are."""
+    """A saved value as PyTorch shows it: tuples and numbers as they are, index arrays
+    as tensors (``None`` for a full slice)."""
     if isinstance(value, list):
         return tuple(value)
+    if isinstance(value, tuple) and any(isinstance(v, (np.ndarray, slice)) for v in value):
+        return tuple(_public(v) for v in value)
+    if isinstance(value, slice) and value == slice(None):
+        return None
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biu":
+        from .tensor import tensor
+        return tensor(value)
     return value
 
 

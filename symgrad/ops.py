@@ -25,6 +25,7 @@ Adding an op is one entry here plus, if users call it, one method in ``tensor.py
 """
 from __future__ import annotations
 
+import dis
 from typing import Callable
 
 import operator
@@ -53,7 +54,7 @@ class Op:
 
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
-                 "view", "variadic", "plan", "node_class", "domain", "ranks")
+                 "view", "variadic", "plan", "node_class", "domain", "ranks", "optional")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
@@ -85,6 +86,10 @@ class Op:
             ("input", self.inputs.index(s)) if s in self.inputs else
             ("attr", self.attrs.index(s)) if s in self.attrs else
             ("result", 0) if s == "result" else ("derived", s) for s in self.saves)
+        # Saved input tensors that only some inputs' rules read: for each,
+        # the inputs whose rules read it.  As in PyTorch, one is kept only when such an
+        # input requires grad (``x * 2.5`` keeps 2.5, not x: ``_saved_self`` is None).
+        self.optional = _optional_saves(self)
         OPS[self.key] = self
 
     @property
@@ -93,6 +98,37 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<op {self.key}: {self.node_name}>"
+
+
+def _reads(rule) -> set | None:
+    """The parameter names a gradient rule reads, or None when that is not visible."""
+    code = getattr(rule, "__code__", None)
+    if code is None:
+        return None
+    names = set(code.co_cellvars)  # read by a nested function
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith(("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")):
+            names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return names
+
+
+def _optional_saves(op: "Op") -> tuple:
+    """``((k, inputs reading saved value k), ...)`` for the saved tensors not every
+    input's rule reads."""
+    if op.grads is None or op.variadic or len(op.inputs) < 2:
+        return ()
+    # Results are always kept (PyTorch saves outputs whatever requires grad).
+    readers = {k: set() for k, (kind, _) in enumerate(op.plan) if kind == "input"}
+    for i, rule in enumerate(op.grads):
+        if rule is None:
+            continue
+        names = _reads(rule)
+        params = rule.__code__.co_varnames[2:2 + len(op.saves)] if names is not None else ()
+        for k in readers:
+            if names is None or k >= len(params) or params[k] in names:
+                readers[k].add(i)
+    everyone = {i for i, rule in enumerate(op.grads) if rule is not None}
+    return tuple((k, frozenset(r)) for k, r in readers.items() if r != everyone)
 
 
 def op_named(key: str) -> Op:
@@ -371,13 +407,16 @@ POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="p
                 forward=np.power, domain=(0, np.inf), saves=("self", "exponent", "result"),
                 grads=(lambda m, grad, self, exponent, result:
                        grad * (exponent * self ** (exponent - 1)),
+                       # As PyTorch: 0 ** y has gradient 0 in y for y >= 0 (not nan).
                        lambda m, grad, self, exponent, result:
                        grad * (result * m.log(self))),
                 local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
                 doc="self ** exponent (a tensor)")
 RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype="rpow",
-          forward=lambda e, base: np.power(base, e), saves=("self", "result"),
-          grads=(lambda m, grad, self, result: grad * (result * float(np.log(self))),),
+          forward=lambda e, base: np.power(base, e), saves=("self", "exponent", "result"),
+          grads=(lambda m, grad, self, exponent, result:
+                 grad * (result * float(np.log(self))) if self != 0 else
+                 grad * m.where(m.ge(exponent, 0), 0.0, result * float("-inf")),),
           local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number")
 
 # --------------------------------------------------------------------------- elementwise
@@ -539,7 +578,8 @@ BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2
 # --------------------------------------------------------------------------- shapes
 T = Op("t", view=True, forward=np.transpose, grads=(lambda m, grad: m.t(grad),), local=("ᵀ",))
 PERMUTE = Op("permute", view=True, attrs=("dims",), forward=np.transpose, saves=("dims",),
-             grads=(lambda m, grad, dims: m.permute(grad, tuple(np.argsort(dims))),),
+             grads=(lambda m, grad, dims:
+                    m.permute(grad, tuple(np.argsort([d % len(dims) for d in dims]))),),
              local=("permute",))
 TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"), forward=np.swapaxes,
                saves=("dim0", "dim1"),

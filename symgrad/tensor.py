@@ -187,6 +187,12 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             s = _DERIVED[where](arrays, attrs)
         saved.append(s)
         versions.append(s._vc[0] if isinstance(s, Tensor) else None)
+    for k, readers in op.optional:
+        for i in readers:
+            if isinstance(inputs[i], Node):
+                break
+        else:
+            saved[k] = versions[k] = None  # no input that reads it requires grad
     out.grad_fn = op.node_class(tuple(inputs), attrs, tuple(saved), tuple(versions),
                                 tuple(meta))
     if nrs is not None:
@@ -928,10 +934,10 @@ class Tensor(metaclass=_TensorMeta):
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
         if dim is None:
-            return apply(O.SUM, (t,)) if not keepdim else apply(
-                O.SUM_DIM, (t,), (tuple(range(t.ndim)), True))
+            return apply(O.SUM, (t,)) if not keepdim else apply(O.SUM_DIM, (t,), (None, True))
         _check_dims(dim, t.ndim)
-        return apply(O.SUM_DIM, (t,), (dim, keepdim))
+        # PyTorch takes dims as a list: sum(0) saves (0,)
+        return apply(O.SUM_DIM, (t,), ((dim,) if isinstance(dim, int) else dim, keepdim))
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
@@ -940,10 +946,9 @@ class Tensor(metaclass=_TensorMeta):
                 "mean(): could not infer output dtype. Input dtype must be either a "
                 f"floating point or complex dtype. Got: {_SCALAR_NAMES[t._dtype.name]}")
         if dim is None:
-            return apply(O.MEAN, (t,)) if not keepdim else apply(
-                O.MEAN_DIM, (t,), (tuple(range(t.ndim)), True))
+            return apply(O.MEAN, (t,)) if not keepdim else apply(O.MEAN_DIM, (t,), (None, True))
         _check_dims(dim, t.ndim)
-        return apply(O.MEAN_DIM, (t,), (dim, keepdim))
+        return apply(O.MEAN_DIM, (t,), ((dim,) if isinstance(dim, int) else dim, keepdim))
 
     def _extreme(self, full, along, pick, dim, keepdim):
         if isinstance(dim, Tensor):
@@ -954,7 +959,7 @@ class Tensor(metaclass=_TensorMeta):
                                    "for input.numel() == 0. Specify the reduction dim with "
                                    "the 'dim' argument.")
             return apply(full, (self,))
-        dim = _wrap_dim(dim, self.ndim)
+        _wrap_dim(dim, self.ndim)  # checked; the op keeps dim as given, as PyTorch does
         values = apply(along, (self,), (dim, keepdim))
         indices = apply(pick, (self,), (dim, keepdim))
         from .autograd.return_types import MinMax
@@ -984,13 +989,15 @@ class Tensor(metaclass=_TensorMeta):
 
     def norm(self, p="fro", dim=None, keepdim=False):
         ord = 2 if p in ("fro", None, 2) else (float("inf") if p == "inf" else p)
-        return apply(O.NORM, (self,), (ord, dim, keepdim))
+        return apply(O.NORM, (self,), (ord, (dim,) if isinstance(dim, int) else dim, keepdim))
 
     def softmax(self, dim):
-        return apply(O.SOFTMAX, (self,), (_wrap_dim(dim, self.ndim),))
+        _wrap_dim(dim, self.ndim)
+        return apply(O.SOFTMAX, (self,), (dim,))
 
     def log_softmax(self, dim):
-        return apply(O.LOG_SOFTMAX, (self,), (_wrap_dim(dim, self.ndim),))
+        _wrap_dim(dim, self.ndim)
+        return apply(O.LOG_SOFTMAX, (self,), (dim,))
 
     def dot(self, other):
         return dot(self, other)
@@ -1012,13 +1019,15 @@ class Tensor(metaclass=_TensorMeta):
 
     def transpose(self, dim0, dim1):
         n = builtins.max(self.ndim, 1)
-        return apply(O.TRANSPOSE, (self,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+        _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+        return apply(O.TRANSPOSE, (self,), (dim0, dim1))
 
     def permute(self, *dims):
         if not dims:
             raise TypeError('permute() missing 1 required positional arguments: "dims"')
         dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
-        return apply(O.PERMUTE, (self,), (tuple(_wrap_dim(d, self.ndim) for d in dims),))
+        _check_dims(dims, self.ndim)
+        return apply(O.PERMUTE, (self,), (tuple(dims),))
 
     def view(self, *shape):
         shape = _infer_shape(_shape_args(shape), self.numel())
@@ -1058,11 +1067,14 @@ class Tensor(metaclass=_TensorMeta):
         if dim is None:
             return apply(O.SQUEEZE, (self,))
         if isinstance(dim, int):
-            return apply(O.SQUEEZE_DIM, (self,), (_wrap_dim(dim, self.ndim),))
-        return apply(O.SQUEEZE_DIMS, (self,), (tuple(_wrap_dim(d, self.ndim) for d in dim),))
+            _wrap_dim(dim, self.ndim)
+            return apply(O.SQUEEZE_DIM, (self,), (dim,))
+        _check_dims(dim, self.ndim)
+        return apply(O.SQUEEZE_DIMS, (self,), (tuple(dim),))
 
     def unsqueeze(self, dim):
-        return apply(O.UNSQUEEZE, (self,), (_wrap_dim(dim, self.ndim + 1),))
+        _wrap_dim(dim, self.ndim + 1)
+        return apply(O.UNSQUEEZE, (self,), (dim,))
 
     def expand(self, *sizes):
         sizes = _shape_args(sizes)
@@ -1285,12 +1297,23 @@ def _index_width(i) -> int:
     return 1
 
 
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _slice_args(s: slice) -> tuple:
+    """PyTorch's slice arguments: as given, with 0, INT64_MAX and 1 for the missing ones."""
+    step = 1 if s.step is None else int(s.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    return (0 if s.start is None else int(s.start),
+            _INT64_MAX if s.stop is None else int(s.stop), step)
+
+
 def _getitem(t: Tensor, index) -> Tensor:
     if not isinstance(index, tuple):
         if isinstance(index, slice):
             # A lone slice is always recorded, even a full one (PyTorch does the same).
-            start, stop, step = index.indices(t.shape[0] if t.ndim else 0)
-            return apply(O.SLICE, (t,), (0, start, stop, step))
+            return apply(O.SLICE, (t,), (0,) + _slice_args(index))
         index = (index,)
     n_real = builtins.sum(_index_width(i) for i in index)
     if n_real > t.ndim:
@@ -1306,11 +1329,9 @@ def _getitem(t: Tensor, index) -> Tensor:
             out = apply(O.UNSQUEEZE, (out,), (dim,))
             dim += 1
         elif isinstance(i, slice):
-            size = out.shape[dim]
-            start, stop, step = i.indices(size)
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            if not (start == 0 and stop == size and step == 1):
+            start, stop, step = _slice_args(i)
+            # PyTorch skips a slice that keeps everything, judged on the values as given.
+            if not (start == 0 and stop >= out.shape[dim] and step == 1):
                 out = apply(O.SLICE, (out,), (dim, start, stop, step))
             dim += 1
         elif _is_advanced(i):
@@ -1322,13 +1343,13 @@ def _getitem(t: Tensor, index) -> Tensor:
             if not -size <= i < size:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with "
                                  f"size {size}")
-            out = apply(O.SELECT, (out,), (dim, i % size))
+            out = apply(O.SELECT, (out,), (dim, i))  # i as given, as PyTorch saves it
     if advanced:
         items: list = []
         for d, a in advanced:
             items += [slice(None)] * (d - builtins.sum(_index_width(x) for x in items))
             items.append(a)
-        return apply(O.INDEX, (out,), (tuple(items) if len(items) > 1 else items[0],))
+        return apply(O.INDEX, (out,), (tuple(items),))
     if out is t:
         out = apply(O.ALIAS, (t,))
     return out
