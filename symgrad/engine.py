@@ -453,8 +453,13 @@ def _release(node: Node) -> None:
     node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
     Tensor = _TENSOR or _tensor_cls()[0]
     saved = node._saved
-    if any(isinstance(s, Tensor) for s in saved):
-        node._saved = tuple(FREED if isinstance(s, Tensor) else s for s in saved)
+    # A number operand (x * 2) is saved as a wrapped 0-d tensor in PyTorch: freed too.
+    plan = node.op.plan if node.op is not None and len(node.op.plan) == len(saved) else None
+    free = [isinstance(s, Tensor) or (plan is not None and plan[k][0] == "input"
+                                      and type(s) in (int, float, bool))
+            for k, s in enumerate(saved)]
+    if any(free):
+        node._saved = tuple(FREED if f else s for s, f in zip(saved, free))
         node._released = True
 
 

@@ -221,8 +221,13 @@ class Expression:
         from .vecdiff import vector_gradient
         return vector_gradient(self, var, **self._shape_values(values))
 
-    def diff(self, var: str, simplify: bool = True, **values: Any):
+    def diff(self, var: str, simplify: bool = True, order: int = 1, **values: Any):
         """The symbolic derivative with respect to ``var`` (reverse mode on the IR).
+
+        Higher orders differentiate the recorded backward graph: the first ``order - 1``
+        derivatives are taken with ``create_graph=True`` (so they are graphs in the same
+        IR), the last by symbolic reverse mode on that graph.  A vector variable allows
+        ``order`` 1 (gradient) and 2 (Hessian matrix).
 
         Examples
         --------
@@ -230,12 +235,45 @@ class Expression:
         Matrix([
         [y_0*cos(x_0*y_0 + x_1*y_1)],
         [y_1*cos(x_0*y_0 + x_1*y_1)]])
+        >>> parse("x**3 * y").diff("x", order=2)
+        6*x*y
         """
+        import sympy as sp
+        from .autograd import grad
+        from .symbolic import gradient_program, to_sympy
         if var not in self.variables:
             raise ValueError(f"{var!r} is not a variable of the expression (variables: "
                              f"{', '.join(self.variables) or 'none'})")
-        prog = self.gradient_program([var], **values)
-        return prog.closed_form(simplify=simplify)[var]
+        if order < 1:
+            raise ValueError(f"order must be at least 1, got {order}")
+        if order == 1:
+            prog = self.gradient_program([var], **values)
+            return prog.closed_form(simplify=simplify)[var]
+        leaves = self._leaves(self._shape_values(values))
+        x = leaves[var]
+        out = self.evaluate(leaves)
+        if out.numel() != 1:
+            raise ValueError("the expression is not a scalar; derivatives need a scalar")
+        tidy = sp.simplify if simplify else (lambda e: e)
+        if x.ndim == 0:
+            g = out
+            for _ in range(order - 1):
+                (g,) = grad(g, x, create_graph=True, materialize_grads=True)
+            if g.grad_fn is None:  # the derivative no longer depends on anything
+                return tidy(to_sympy(g))
+            return gradient_program(g, [x]).closed_form(simplify=simplify)[var]
+        if order != 2:
+            raise NotImplementedError("for a vector or matrix variable, order 1 (gradient) "
+                                      "and 2 (Hessian) are supported")
+        (g,) = grad(out, x, create_graph=True)
+        flat = g.reshape(-1)
+        rows = []
+        for i in range(flat.shape[0]):
+            (h,) = grad(flat[i], x, retain_graph=True, allow_unused=True,
+                        materialize_grads=True, create_graph=True)
+            row = to_sympy(h.reshape(-1))
+            rows.append([tidy(e) for e in (row if isinstance(row, sp.MatrixBase) else [row])])
+        return sp.Matrix(rows)
 
 
 def _plain(a: np.ndarray):

@@ -420,3 +420,45 @@ def test_program_names_never_clash_with_leaves_and_json_form():
     assert d["wrt"] == ["v1"] and d["leaves"] == {"v1": []}
     assert d["lines"][0] == {"name": "t1", "kind": "forward", "ops": ["ExpBackward0"],
                              "expr": "exp(v1)"}
+
+
+# ------------------------------------------------------------------------ higher order
+@pytest.mark.parametrize("text,var,order", [
+    ("x**3*sin(y)", "x", 2), ("x**3*sin(y)", "x", 3), ("x**3*sin(y)", "y", 3),
+    ("exp(x*y)/x", "x", 2), ("tanh(x)", "x", 3), ("sigmoid(x)*log(1 + x**2)", "x", 2),
+    ("x**3", "x", 4),
+])
+def test_higher_order_derivatives_match_sympy(text, var, order):
+    e = symgrad.parse(text)
+    f = e.to_sympy()
+    s = sp.Symbol(var, real=True)
+    got = e.diff(var, order=order, simplify=False)
+    want = sp.diff(f, s, order)
+    point = {sp.Symbol(v, real=True): sp.Rational(7, 10) for v in e.variables}
+    assert complex(sp.N(sp.sympify(got).xreplace(point) - want.xreplace(point), 30)) \
+        == pytest.approx(0, abs=1e-20)
+
+
+def test_hessian_of_vector_expressions():
+    e = symgrad.parse("x.T @ A @ x")
+    H = e.diff("x", order=2, x=V2, A=M2)
+    a = leaf_symbols("A", (2, 2))
+    assert H == sp.Matrix([[2 * a[0, 0], a[0, 1] + a[1, 0]], [a[0, 1] + a[1, 0], 2 * a[1, 1]]])
+    e = symgrad.parse("log(sum(exp(x)))")
+    H = e.diff("x", order=2, x=V3)
+    f = e.to_sympy(x=V3)
+    xs = list(leaf_symbols("x", (3,)))
+    want = sp.hessian(f, xs)
+    point = {s: sp.Rational(k + 1, 3) for k, s in enumerate(xs)}
+    diff = (H - want).xreplace(point)
+    assert all(abs(complex(sp.N(d, 30))) < 1e-20 for d in diff)
+
+
+def test_backward_graphs_are_in_the_same_ir():
+    # create_graph=True records the backward pass; the bridge reads it like any graph.
+    x = symgrad.tensor(0.7, requires_grad=True, name="x", dtype=symgrad.float64)
+    (g,) = symgrad.autograd.grad(symgrad.sin(x) * x ** 3, x, create_graph=True)
+    xs = sp.Symbol("x", real=True)
+    assert sp.simplify(to_sympy(g) - sp.diff(sp.sin(xs) * xs ** 3, xs)) == 0
+    (h,) = symgrad.autograd.grad(g, x, retain_graph=True)
+    assert float(gradient_program(g).evaluate()["x"]) == pytest.approx(h.item(), rel=1e-12)
