@@ -462,3 +462,47 @@ def test_backward_graphs_are_in_the_same_ir():
     assert sp.simplify(to_sympy(g) - sp.diff(sp.sin(xs) * xs ** 3, xs)) == 0
     (h,) = symgrad.autograd.grad(g, x, retain_graph=True)
     assert float(gradient_program(g).evaluate()["x"]) == pytest.approx(h.item(), rel=1e-12)
+
+
+# ------------------------------------------------------------------------ every kind of node
+def _front_end_cases():
+    x = symgrad.tensor([0.5, -1.2, 2.0], requires_grad=True, name="x", dtype=symgrad.float64)
+    A = symgrad.tensor([[1.0, 2.0, -0.5], [0.3, -1.0, 1.5]], requires_grad=True, name="A",
+                       dtype=symgrad.float64)
+    return x, A, {
+        "index": lambda: x[0] * x[2],
+        "slice": lambda: (x[1:] ** 2).sum(),
+        "advanced index": lambda: x[[0, 0, 2]].sum() * x[1],
+        "cat": lambda: (symgrad.cat([x, x * 2]) ** 2).sum(),
+        "stack": lambda: (symgrad.stack([x, symgrad.sin(x)]) * 3).sum(),
+        "reshape": lambda: (A.reshape(3, 2) @ A).sum(),
+        "expand": lambda: (x.unsqueeze(0).expand(2, 3) * A).sum(),
+        "where": lambda: symgrad.where(x > 0, x ** 2, -x).sum(),
+        "clamp": lambda: x.clamp(-1, 1).sum(),
+        "maximum": lambda: symgrad.maximum(x, x ** 2).sum(),
+        "sum dim": lambda: (A.sum(dim=1) ** 2).sum(),
+        "mean dim": lambda: (A.mean(dim=0, keepdim=True) * A).sum(),
+        "transpose": lambda: (A.transpose(0, 1) @ A).sum(),
+        "mm": lambda: (A @ A.T).sum(),
+        "squeeze": lambda: (A[0:1].squeeze(0) * x).sum(),
+        "max dim": lambda: A.max(dim=1).values.sum(),
+        "min": lambda: A.min() * 2,
+        "softmax dim": lambda: (A.softmax(dim=1) * A).sum(),
+        "norm dim": lambda: A.norm(dim=1).sum(),
+        "pow tensor": lambda: (x.abs() ** A[0]).sum(),
+        "rsub rdiv": lambda: ((1 - x) * (2 / x)).sum(),
+        "casts": lambda: x.float().double().clone().sum(),
+        "relu sigmoid": lambda: (symgrad.relu(A) + symgrad.sigmoid(A)).sum(),
+    }
+
+
+@pytest.mark.parametrize("case", list(_front_end_cases()[2]))
+def test_program_matches_reverse_mode_for_every_kind_of_node(case):
+    x, A, cases = _front_end_cases()
+    f = cases[case]
+    prog = gradient_program(f())
+    leaves = [t for t in (x, A) if t.name in prog.leaves]
+    grads = symgrad.autograd.grad(f(), leaves)
+    got = prog.evaluate()
+    for t, g in zip(leaves, grads):
+        np.testing.assert_allclose(got[t.name], g.numpy(), rtol=1e-6, atol=1e-12)
