@@ -107,11 +107,13 @@ class Expression:
         return {name: tensor(_value(values[name]), dtype=float64, requires_grad=True,
                              name=name) for name in self.variables}
 
-    def evaluate(self, leaves: Mapping | None = None, **values: Any):
+    def evaluate(self, leaves: Mapping | None = None, /, **values: Any):
         """Run the expression forward with the tensor front end; a traced tensor.
 
         Each variable becomes a float64 leaf tensor that requires grad and is named
         after the variable.  Values are numbers, nested lists, arrays or tensors.
+        Alternatively pass one mapping ``{variable: tensor}`` of ready leaf tensors,
+        which are used as they are (so their ``.grad`` and graph are yours).
 
         Raises
         ------
@@ -183,7 +185,7 @@ class Expression:
 
     # -- symbols -------------------------------------------------------------------------
     def _shape_values(self, values: Mapping) -> dict:
-        """Values for tracing symbolically: given ones, else 1.0 for a scalar."""
+        """Values for tracing symbolically: the given ones, else 0.5 (a scalar)."""
         return {v: values.get(v, 0.5) for v in self.variables}
 
     def trace(self, **values: Any):
