@@ -338,7 +338,9 @@ def _apply(node, args, leaves, as_tensor, dot, matmul, F):
             return a / b
         if op in ("**", "^"):
             if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-                return float(a) ** float(b)
+                # As tensors compute it: nan for (-8)**(1/3), inf on overflow.
+                with np.errstate(all="ignore"):
+                    return float(np.power(np.float64(a), np.float64(b)))
             if isinstance(b, float) and b.is_integer():
                 b = int(b)
             return a ** b

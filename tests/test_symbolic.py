@@ -506,3 +506,11 @@ def test_program_matches_reverse_mode_for_every_kind_of_node(case):
     got = prog.evaluate()
     for t, g in zip(leaves, grads):
         np.testing.assert_allclose(got[t.name], g.numpy(), rtol=1e-6, atol=1e-12)
+
+
+def test_constant_arithmetic_follows_floats():
+    assert np.isnan(symgrad.parse("x + (-8)**(1/3)").evaluate(x=1.0).item())
+    assert symgrad.parse("x * 10**400").evaluate(x=1.0).item() == np.inf
+    with pytest.raises(EvaluationError) as info:
+        symgrad.parse("x + 1/0").evaluate(x=1.0)
+    assert info.value.column == 6
