@@ -53,7 +53,8 @@ class Report:
         ``"correct"``, ``"wrong"`` or ``"undecided"``.
     expression : str
     variables : dict
-        Per variable checked: ``claimed`` and ``true`` (text), ``symbolic``
+        Per variable checked: ``claimed`` and ``true`` (text; for vectors and matrices
+        also ``true_vector``, the vector form when the grammar can write it), ``symbolic``
         (``"equal"``, ``"not shown equal"``, ``"timeout"``, ``"skipped"``), ``numeric``
         (``"agree"`` / ``"differ"``) and ``max_error``.
     points : int
@@ -102,7 +103,11 @@ class Report:
         out = [f"{head}: gradient of {self.expression}"]
         for name, v in self.variables.items():
             out.append(f"  d/d{name}: claimed {v['claimed']}")
-            if v.get("true") is not None:
+            if v.get("true_vector") is not None:
+                out.append(f"  {' ' * len(name)}     true    {v['true_vector']}")
+                if v.get("true") is not None:
+                    out.append(f"  {' ' * len(name)}     per element {v['true']}")
+            elif v.get("true") is not None:
                 out.append(f"  {' ' * len(name)}     true    {v['true']}")
             out.append(f"  {' ' * len(name)}     symbolic: {v['symbolic']}; numeric: "
                        f"{v['numeric']} at {self.points} point(s), max error "
@@ -138,7 +143,8 @@ def _fmt(v) -> str:
     a = np.asarray(v, dtype=float)
     if a.ndim == 0:
         return f"{float(a):.6g}"
-    return np.array2string(a, precision=6, separator=", ")
+    return np.array2string(a, precision=6, separator=", ", max_line_width=10 ** 6).replace(
+        "\n", "")
 
 
 # --------------------------------------------------------------------------- symbolic
@@ -656,6 +662,10 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
                         per_var[k]["true"] = text if shapes[k] == () else str(
                             np.asarray(text, dtype=object).reshape(shapes[k]).tolist())
 
+    for k in claims:
+        if shapes[k] != ():
+            per_var[k]["true_vector"] = _vector_form(f, k, base)
+
     if sym_pairs is not None:
         _forgive_rounding(claims, per_var, sym_pairs, evidence, shapes, shape_bad, rtol,
                           atol, notes)
@@ -673,8 +683,15 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
                     diagnosis.append(f"{k}: wrong shape: the claimed gradient is a scalar, "
                                      f"but {k} has shape {shapes[k]}")
                     continue
-                diagnosis.extend(f"{k}: {d}" for d in _diagnose(k, evidence[k], hints,
-                                                                 rtol, atol))
+                found = _diagnose(k, evidence[k], hints, rtol, atol)
+                numeric_kinds = ("wrong sign", "missing factor", "extra factor",
+                                 "transposed", "wrong variable", "the claimed gradient is")
+                if not (found and found[0].startswith(numeric_kinds)):
+                    sym = _symmetric_only(f, claims[k], k, evidence[k], shapes, rtol, atol)
+                    if sym is not None:
+                        found = [f"right only when {sym} is symmetric: the true gradient "
+                                 f"has both {sym} and {sym}.T"]
+                diagnosis.extend(f"{k}: {d}" for d in found)
     elif used and sym_result is not None and all(
             v["symbolic"] == "equal" for v in per_var.values()):
         verdict = CORRECT
@@ -706,6 +723,41 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
                     notes.append(f"{k}: central finite differences disagree with reverse "
                                  "mode at the first point (a kink nearby?)")
     return Report(verdict, f.text, per_var, used, counterexample, diagnosis, notes, fd)
+
+
+def _symmetric_only(f: Expression, claim, name: str, evidence: list, shapes: dict,
+                    rtol: float, atol: float):
+    """The square matrix variable whose symmetry would make the claim right, or None.
+
+    The classic slip: d(x.T @ A @ x)/dx written as 2 * A @ x, true for symmetric A.
+    """
+    for m, shape in shapes.items():
+        if len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2:
+            continue
+        good = 0
+        for _, _, _, point in evidence[:3]:
+            p = dict(point)
+            p[m] = (np.asarray(point[m]) + np.asarray(point[m]).T) / 2
+            try:
+                true = np.asarray(f.gradient(**p)[name], dtype=np.float64)
+                got = np.asarray(claim.value(p), dtype=np.float64)
+            except Exception:  # noqa: BLE001 - then this is not the explanation
+                break
+            if got.shape != true.shape or not np.all(_close(got, true, rtol, atol)):
+                break
+            good += 1
+        if good and good == min(3, len(evidence)):
+            return m
+    return None
+
+
+def _vector_form(f: Expression, name: str, point: dict):
+    """The true gradient in vector form (``A @ x + A.T @ x``), or None."""
+    from .vecdiff import NoVectorForm, vector_gradient
+    try:
+        return vector_gradient(f, name, **point)
+    except (NoVectorForm, ValueError, RuntimeError):
+        return None
 
 
 def _forgive_rounding(claims, per_var, sym_pairs, evidence, shapes, shape_bad, rtol, atol,

@@ -13,7 +13,7 @@ Examples
 >>> vector_gradient("sin(dot(x, y))", "x", x=[1, 2], y=[3, 4])
 'cos(dot(x, y)) * y'
 >>> vector_gradient("x.T @ A @ x", "x", x=[1, 2], A=[[1, 2], [3, 4]])
-'x.T @ A + A @ x'
+'A.T @ x + A @ x'
 >>> vector_gradient("log(sum(exp(x)))", "x", x=[1, 2, 3])
 'exp(x) / sum(exp(x))'
 """
@@ -237,7 +237,24 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
                     total = _add(total, g)
             else:
                 work.append((child, g))
-    return P.to_text(total)
+    return P.to_text(_tidy(total, shape_of))
+
+
+def _tidy(node, shape_of):
+    """Cosmetics: ``x.T @ A`` with a vector ``x`` reads better as ``A.T @ x``."""
+    if isinstance(node, P.BinOp):
+        left, right = _tidy(node.left, shape_of), _tidy(node.right, shape_of)
+        if (node.op == "@" and isinstance(left, P.Transpose)
+                and len(shape_of(left.operand)) == 1 and len(shape_of(right)) == 2):
+            return P.BinOp("@", P.Transpose(right), left.operand)
+        return P.BinOp(node.op, left, right)
+    if isinstance(node, P.Neg):
+        return P.Neg(_tidy(node.operand, shape_of))
+    if isinstance(node, P.Transpose):
+        return P.Transpose(_tidy(node.operand, shape_of))
+    if isinstance(node, P.Call):
+        return P.Call(node.func, tuple(_tidy(a, shape_of) for a in node.args))
+    return node
 
 
 def _rules(n, a, shapes, shape_of):

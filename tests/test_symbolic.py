@@ -340,7 +340,7 @@ def test_verify_agrees_and_would_catch_a_broken_rule(monkeypatch):
 # ------------------------------------------------------------------------ vector form
 VECTOR_FORMS = [
     ("sin(dot(x, y))", "x", {"x": V3, "y": [1.0, 2.0, 3.0]}, "cos(dot(x, y)) * y"),
-    ("x.T @ A @ x", "x", {"x": V2, "A": M2}, "x.T @ A + A @ x"),
+    ("x.T @ A @ x", "x", {"x": V2, "A": M2}, "A.T @ x + A @ x"),
     ("norm(x)", "x", {"x": V3}, "x / norm(x)"),
     ("log(sum(exp(x)))", "x", {"x": V3}, "exp(x) / sum(exp(x))"),
     ("sum(x*x)", "x", {"x": V3}, "2 * x"),
