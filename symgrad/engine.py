@@ -461,6 +461,9 @@ def _release(node: Node) -> None:
     if any(free):
         node._saved = tuple(FREED if f else s for s, f in zip(saved, free))
         node._released = True
+    inner = node._inner
+    if inner is not None and inner._saved and not inner._released:
+        _release(inner)
 
 
 def _needed(parents: dict, captures: dict) -> set:

@@ -205,6 +205,15 @@ def _scatter(g, shape, index):
     return out
 
 
+def _gather_shape(sizes, index) -> tuple:
+    """The shape of ``a[index]`` for integer-array indices, without computing it."""
+    if isinstance(index, tuple):
+        if not index:
+            return ()
+        return np.broadcast(*index).shape + tuple(sizes[len(index):])
+    return np.shape(index) + tuple(sizes[1:])
+
+
 def _put(a, index, v):
     out = np.array(a, copy=True)
     # A 0-d object array (a SymPy value) would be stored as one object: unwrap it.
@@ -594,6 +603,17 @@ RESHAPE_ALIAS = Op("_reshape_alias", view=True, attrs=("size",), forward=np.resh
                    local=("reshape",), doc="reshape of a non-contiguous tensor, as a view")
 ALIAS = Op("alias", view=True, forward=lambda a: a.view() if isinstance(a, np.ndarray) else a,
            grads=(lambda m, grad: grad,), local=("1",), doc="the same values: x[...]")
+# A view regenerated from its base after an in-place change (PyTorch's as_strided); the
+# index holds the base positions of the view's elements.
+AS_STRIDED = Op("as_strided", view=True, attrs=("indices", "size"),
+                forward=lambda a, ix, size: np.reshape(a[ix], size),
+                saves=("indices", "self_sym_sizes"),
+                grads=(lambda m, grad, indices, self_sym_sizes:
+                       m.reshape(grad, self_sym_sizes)  # a 0-d base: indices is ()
+                       if isinstance(indices, tuple) and not indices else
+                       m.scatter(m.reshape(grad, _gather_shape(self_sym_sizes, indices)),
+                                 self_sym_sizes, indices),),
+                local=("scatter-add",), doc="the elements of self at index, as a view")
 UNSAFE_VIEW = Op("_unsafe_view", attrs=("size",), forward=np.reshape,
                  saves=("self_sym_sizes",), node="UnsafeViewBackward0",
                  grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),

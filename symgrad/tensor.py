@@ -129,6 +129,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     record = False
     for a in args:
         if isinstance(a, Tensor):
+            if a._view_of is not None and a._vc[0] != a._view_version:
+                _refresh_view(a)  # its base changed in place since
             d = a._data
             arrays.append(d if d.ndim else d[()])
             if not record and (a.grad_fn is not None or a._requires_grad):
@@ -154,7 +156,15 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     out._dtype = dt
     out.grad_fn = None
     out._requires_grad = False
-    out._vc = args[0]._vc if op.view else [0]
+    if op.view:
+        # A view shares its base's version counter and remembers how it was taken, so
+        # that in-place changes through it (or its base) are recorded as PyTorch does.
+        a0 = args[0]
+        out._vc = a0._vc
+        out._view_of = (a0, op, attrs)
+        out._view_version = a0._vc[0]
+    else:
+        out._vc = [0]
     if not record or op.grads is None or not GRAD_MODE.enabled or not dt.is_floating_point:
         return out
     inputs = []
@@ -270,6 +280,124 @@ def _is_view_of_leaf(t) -> bool:
     return False
 
 
+def _view_root(t) -> tuple:
+    """The tensor ``t`` is a view of, and the view ops (with attrs) that lead to ``t``."""
+    path = []
+    while t._view_of is not None:
+        parent, op, attrs = t._view_of
+        path.append((op, attrs))
+        t = parent
+    path.reverse()
+    return t, path
+
+
+def _view_index(base, path) -> tuple:
+    """The positions in ``base`` of the elements of the view ``path`` leads to."""
+    shape = np.shape(base._data)
+    if not shape:
+        return ()  # a 0-d base: the view is its one element, reshaped
+    flat = np.arange(base._data.size).reshape(shape)
+    for op, attrs in path:
+        flat = op.forward(flat, *attrs)
+    return np.unravel_index(np.asarray(flat), shape)
+
+
+def _at_view(t, index, shape):
+    """The elements of ``t`` (a tensor) at ``index``, recorded, shaped as the view."""
+    return apply(O.AS_STRIDED, (t,), (index, tuple(shape)))
+
+
+def _refresh_view(v) -> None:
+    """A view whose base changed in place: PyTorch regenerates its ``grad_fn`` (an
+    ``AsStridedBackward0`` of the base's current history) and its values are the base's."""
+    base, path = _view_root(v)
+    index = _view_index(base, path)
+    data = v._data
+    if not (data.__class__ is _ndarray and np.may_share_memory(data, base._data)):
+        # A copy (a 0-d view holds a numpy scalar): take the values again.
+        v._data = np.array(np.asarray(base._data)[index]).reshape(np.shape(data))
+    if base.requires_grad:
+        if not GRAD_MODE.enabled:
+            return  # regenerated when it is next used with grad mode on
+        v.grad_fn = _at_view(base, index, np.shape(data)).grad_fn
+    v._view_version = v._vc[0]
+
+
+def _in_place_on_view(v, op, others, attrs, track) -> None:
+    """An in-place op on a view writes into its base: as in PyTorch the base's history
+    becomes ``CopySlices`` (the op's result written at the view's positions) and the view
+    is regenerated from the base."""
+    base, path = _view_root(v)
+    index = _view_index(base, path)
+    flat = np.ravel_multi_index(index, np.shape(base._data)) if index else np.zeros(
+        np.size(v._data), dtype=np.intp)
+    if np.unique(flat).size != np.size(flat):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    if track:
+        source = _make(np.array(v._data, copy=True), v._dtype)
+        source.grad_fn = v.grad_fn
+        result = apply(op, (source,) + tuple(others), attrs)
+        values = result._data
+    else:
+        arrays = [o._data if isinstance(o, Tensor) else o for o in others]
+        values = op.forward(v._data, *arrays, *attrs)
+    v._write(values, op)  # casting checks, and the values land in v
+    if base._data.__class__ is not _ndarray:
+        base._data = np.array(base._data)
+    if track and result.grad_fn is not None:
+        base.grad_fn = _copy_slices(base, result.grad_fn, index, np.shape(v._data))
+    base._data[index] = np.asarray(v._data) if index else np.asarray(v._data).reshape(())
+    v._vc[0] += 1
+    if track:
+        v.grad_fn = _at_view(base, index, np.shape(v._data)).grad_fn
+    v._view_version = v._vc[0]
+
+
+class CopySlices(node_class(O.COPY_SLICES)):
+    """PyTorch's CopySlices around an in-place op ``fn`` applied to a view of the base.
+
+    Its edges are the base's history and ``fn``'s other inputs; its backward runs ``fn``'s
+    rules on the view's part of the gradient and writes their first result back there.
+    """
+
+    __slots__ = ()
+
+    def _custom_backward(self, g, create_graph: bool, needed) -> list:
+        from .backends import NUMPY, TENSOR
+        from .engine import _input_grads
+        m = TENSOR if create_graph else NUMPY
+        fn, view_shape = self._fn, self._view_shape
+        index = self.attrs[0]
+        part = m.index(g, index) if index else m.reshape(g, view_shape)
+        first = fn.inputs[0]
+        grads = _input_grads(fn, part, create_graph, lambda x: x is first or needed is None
+                             or needed(x))
+        r0 = grads[0]
+        if not index:
+            base_grad = m.reshape(r0, ()) if r0 is not None else g * 0
+        else:
+            base_grad = m.put(g, index, 0.0 if r0 is None else r0)
+        return [base_grad] + list(grads[1:])
+
+
+def _copy_slices(base, fn: Node, index, view_shape) -> Node:
+    """The node that records writing ``fn``'s result into ``base`` at ``index``."""
+    edge = base.grad_fn if base.grad_fn is not None else base
+    nrs = None
+    if fn._input_nrs is not None or base._multi_output:
+        nrs = (base._output_nr if base._multi_output else 0,) + tuple(
+            fn._input_nrs[1:] if fn._input_nrs is not None else (0,) * (len(fn.inputs) - 1))
+    meta = ((np.shape(base._data), base._dtype),) + tuple(fn._meta[1:])
+    node = CopySlices((edge,) + tuple(fn.inputs[1:]), (index,),
+                      (index, Size(np.shape(base._data))), (None, None), meta)
+    node._fn = node._inner = fn
+    node._view_shape = tuple(view_shape)
+    node._input_nrs = nrs
+    return node
+
+
 def _is_view_index(index, shape: tuple) -> bool:
     """Does assigning at ``index`` write through a view (PyTorch's message says so)?
 
@@ -377,6 +505,8 @@ class Tensor(metaclass=_TensorMeta):
     _post_accumulate_hooks = None
     _output_nr = 0  # which output of its grad_fn this tensor is (custom Functions)
     _multi_output = False  # is its grad_fn a node with several outputs?
+    _view_of = None  # for a view: (the tensor it views, the view op, its attrs)
+    _view_version = 0  # the version its grad_fn and data were taken at
     _retains_grad = False
     _name = None
     __array_ufunc__ = None  # numpy defers to our operators: np.float64(2) * t is a Tensor
@@ -1110,6 +1240,8 @@ class Tensor(metaclass=_TensorMeta):
 
     # -- in-place ----------------------------------------------------------------------------
     def _in_place(self, op, others=(), attrs=()):
+        if self._view_of is not None and self._vc[0] != self._view_version:
+            _refresh_view(self)
         if GRAD_MODE.enabled:
             if self.grad_fn is None and self._requires_grad:
                 raise _leaf_in_place_error()
@@ -1119,6 +1251,9 @@ class Tensor(metaclass=_TensorMeta):
                 isinstance(o, Tensor) and o.requires_grad for o in others)
         else:
             track = False
+        if self._view_of is not None:
+            _in_place_on_view(self, op, others, attrs, track)
+            return self
         if track:
             source = _make(self._data.copy(), self._dtype)
             source.grad_fn = self.grad_fn

@@ -1583,3 +1583,162 @@ def test_graph_is_collected_once_unreferenced():
     del y
     gc.collect()
     assert node() is None
+
+
+# -------------------------------------------------------------------------- views
+VIEW_IN_PLACE = {
+    "slice_of_non_leaf": lambda lib: _view_scenario_slice(lib),
+    "base_changed_after_view": lambda lib: _view_scenario_base_changed(lib),
+    "setitem_non_leaf": lambda lib: _view_scenario_setitem(lib),
+    "transpose_column": lambda lib: _view_scenario_transpose(lib),
+    "base_without_grad": lambda lib: _view_scenario_base_without_grad(lib),
+    "view_of_view": lambda lib: _view_scenario_view_of_view(lib),
+    "no_grad_writes_through": lambda lib: _view_scenario_no_grad(lib),
+    "zero_d_base": lambda lib: _view_scenario_zero_d(lib),
+    "create_graph": lambda lib: _view_scenario_create_graph(lib),
+    "single_element_view": lambda lib: _view_scenario_element(lib),
+}
+
+
+def _view_scenario_element(lib):
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = a * 1
+    v = y[1]
+    v.mul_(5)
+    (v * 2 + y.sum()).backward()
+    return a.grad, type(v.grad_fn).__name__, y
+
+
+def _view_scenario_slice(lib):
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = a * 1
+    v = y[0:2]
+    v.mul_(2)
+    r = (type(y.grad_fn).__name__, y.grad_fn.name(), type(v.grad_fn).__name__,
+         [type(n).__name__ if n is not None else None for n, _ in y.grad_fn.next_functions],
+         y._version, v._version, repr(y))
+    (y * lib.tensor([1.0, 10.0, 100.0])).sum().backward()
+    return r, a.grad
+
+
+def _view_scenario_base_changed(lib):
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = a * 1
+    v = y[0:2]
+    y.mul_(3)
+    z = v * v
+    r = (repr(v), repr(z), type(z.grad_fn.next_functions[0][0]).__name__)
+    z.sum().backward()
+    return r, a.grad
+
+
+def _view_scenario_setitem(lib):
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = lib.tensor(5.0, requires_grad=True)
+    y = a * 1
+    y[1] = w * 2
+    (y * y).sum().backward()
+    return a.grad, w.grad, y.grad_fn.name()
+
+
+def _view_scenario_transpose(lib):
+    a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = a * 1
+    col = y.t()[0]
+    col.mul_(10)
+    (y * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    return a.grad, y, type(col.grad_fn).__name__
+
+
+def _view_scenario_base_without_grad(lib):
+    base = lib.zeros(2, 3)
+    w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base[1].add_(w * 2)
+    r = (base.requires_grad, base.grad_fn.name(), base.is_leaf)
+    (base * base).sum().backward()
+    return r, w.grad, base
+
+
+def _view_scenario_view_of_view(lib):
+    a = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = a * 2
+    m = y.view(2, 2)
+    m[0].mul_(m[1].detach().clone())
+    m[1, 1] = 0.0
+    y.sum().backward()
+    return a.grad, y, type(m.grad_fn).__name__
+
+
+def _view_scenario_no_grad(lib):
+    x = lib.zeros(3)
+    x[0].add_(1)
+    x[1:].mul_(3)
+    v = x[2]
+    v += 5
+    t = lib.ones(2, 2)
+    t.t()[0].fill_(7)
+    return x, x._version, t
+
+
+def _view_scenario_zero_d(lib):
+    a = lib.tensor(2.0, requires_grad=True)
+    z = a * 1
+    v = z.view(-1)
+    v.mul_(3)
+    out = v.view(z.shape) + z
+    out.backward()
+    return a.grad, out, type(v.grad_fn).__name__, z.grad_fn.name()
+
+
+def _view_scenario_create_graph(lib):
+    a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    y = a ** 2
+    y[1:].mul_(a[1:])
+    (g,) = lib.autograd.grad(y.sum(), a, create_graph=True)
+    (g2,) = lib.autograd.grad(g.sum(), a)
+    return g, g2
+
+
+@pytest.mark.parametrize("which", sorted(VIEW_IN_PLACE))
+def test_in_place_through_views_matches_torch(which):
+    check_same(VIEW_IN_PLACE[which])
+
+
+def test_in_place_through_view_frees_the_wrapped_op_after_backward():
+    def scenario(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = a * 1
+        y[0:2].mul_(lib.tensor([2.0, 3.0], requires_grad=True))
+        s = y.sum()
+        s.backward(retain_graph=True)
+        s.backward()
+        s.backward()
+    same_outcome(scenario)
+
+
+def test_in_place_on_expanded_view_raises_as_torch():
+    def scenario(lib):
+        x = lib.zeros(3)
+        x.expand(2, 3).add_(1)
+    same_outcome(scenario)
+
+
+def test_in_place_through_view_checks_saved_versions():
+    def scenario(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = a * 2
+        z = y * y  # saves y
+        y[1:].mul_(2)
+        z.sum().backward()
+    same_outcome(scenario)
+
+
+def test_detached_view_shares_the_version_counter_of_the_base():
+    def scenario(lib):
+        a = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        m = a.exp().view(2, 2)
+        d = m[1].detach()
+        m[0].mul_(d)  # saves d
+        m[1, 1] = 0.0  # bumps the counter d shares
+        m.sum().backward()
+    same_outcome(scenario)

@@ -881,6 +881,33 @@ def in_place_scalar(g):
 
 
 @spec
+def in_place_view(g):
+    """In place through a view: the base's history becomes CopySlices, the view's (and
+    every older view's) AsStrided."""
+    i = g.pick()
+    c = g.choice([2.5, -1, 3])
+
+    def flat(L, x):
+        z = x.clone()
+        v = z.view(-1)
+        v.mul_(c)
+        return v.view(z.shape) + z
+
+    def first(L, x):
+        z = x * 1
+        old = z.view(z.shape)
+        v = z[:1] if z.ndim else z[...]
+        v.add_(c)
+        return old * 2 + z
+
+    text, fn = g.choice([
+        (f"z = {{0}}.clone(); v = z.view(-1); v.mul_({c}); v.view(z.shape) + z", flat),
+        (f"z = {{0}} * 1; old = z.view(z.shape); z[:1].add_({c}); old * 2 + z", first),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
 def setitem(g):
     i = g.pick(lambda a: a.ndim >= 1)
     if i is None:
@@ -996,12 +1023,35 @@ def assert_same_graph(s_roots, t_roots, s_leaves, t_leaves) -> None:
             assert leaf_s.get(id(s.variable)) == leaf_t.get(id(t.variable)), (
                 f"{path}: AccumulateGrad of a different leaf")
             continue
+        assert_same_saved(s, t, f"{path}/{s_name}")
         s_next, t_next = s.next_functions, t.next_functions
         assert len(s_next) == len(t_next), (
             f"{path}/{s_name}: next_functions {_names(s_next)} vs {_names(t_next)}")
         for k, ((sn, si), (tn, ti)) in enumerate(zip(s_next, t_next)):
             assert si == ti, f"{path}/{s_name}[{k}]: output index {si} vs {ti}"
             stack.append((sn, tn, f"{path}/{s_name}[{k}]"))
+
+
+def assert_same_saved(s, t, what: str) -> None:
+    """The ``_saved_*`` attributes both nodes have hold the same values."""
+    op = getattr(s, "op", None)
+    if op is None:
+        return
+    for name in dir(t):
+        if name.startswith("_saved_") and name[7:] in op.saves:
+            _assert_same_value(getattr(s, name), getattr(t, name), f"{what}.{name}")
+
+
+def _assert_same_value(s, t, what: str) -> None:
+    if isinstance(t, torch.Tensor):
+        assert isinstance(s, symgrad.Tensor), f"{what}: symgrad {s!r} vs torch {t!r}"
+        assert_same_tensor(s, t, what)
+    elif isinstance(t, (tuple, list)):
+        assert isinstance(s, tuple) and len(s) == len(t), f"{what}: symgrad {s!r} vs {t!r}"
+        for k, (a, b) in enumerate(zip(s, t)):
+            _assert_same_value(a, b, f"{what}[{k}]")
+    else:
+        assert type(s) is type(t) and s == t, f"{what}: symgrad {s!r} vs torch {t!r}"
 
 
 def _names(next_functions) -> list:
