@@ -37,7 +37,8 @@ import sympy as sp
 from .expr import EvaluationError, Expression, parse
 from .symbolic import almost_everywhere, as_sympy, gradient_program, to_sympy
 
-__all__ = ["check", "verify", "Report", "CORRECT", "WRONG", "UNDECIDED"]
+__all__ = ["check", "verify", "Report", "CORRECT", "WRONG", "UNDECIDED", "run_with_timeout",
+           "deep"]
 
 CORRECT, WRONG, UNDECIDED = "correct", "wrong", "undecided"
 _EXIT = {CORRECT: 0, WRONG: 1, UNDECIDED: 3}
@@ -63,6 +64,19 @@ class Report:
         ``point`` (variable -> value), ``variable``, ``claimed``, ``true``.
     diagnosis : list of str
     notes : list of str
+
+    Examples
+    --------
+    >>> r = check("x**3", {"x": "3*x"}, at={"x": 2})
+    >>> print(r.text())  # doctest: +NORMALIZE_WHITESPACE
+    WRONG: gradient of x**3
+      d/dx: claimed 3*x
+            true    3*x**2
+            symbolic: not shown equal; numeric: differ at 11 point(s), max error 17.0215
+      counterexample: at x=2: d/dx claimed 6, true 12
+      diagnosis: x: missing factor x
+    >>> r.exit_code, r.as_dict()["counterexample"]["true"]
+    (1, 12.0)
     """
 
     def __init__(self, verdict: str, expression: str, variables: dict, points: int,

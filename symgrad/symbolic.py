@@ -475,6 +475,14 @@ class GradientProgram:
         """The gradients as numbers: leaf name -> float64 array (0-d for scalars).
 
         ``values`` maps leaf names to values; missing leaves take their traced values.
+
+        Examples
+        --------
+        >>> import symgrad
+        >>> x = symgrad.tensor([1.0, 2.0], requires_grad=True, name="x")
+        >>> p = gradient_program((x * x).sum())
+        >>> p.evaluate()["x"], p.evaluate({"x": [3.0, -1.0]})["x"]
+        (array([2., 4.]), array([ 6., -2.]))
         """
         env = self.run(values)
         return {name: np.vectorize(lambda s: env[s], otypes=[np.float64])(syms)
