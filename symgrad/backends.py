@@ -62,6 +62,17 @@ class _Numpy:
     shape = staticmethod(np.shape)
     sum_to = staticmethod(sum_to)
     mul_scalar = staticmethod(np.multiply)
+    add_scalar = staticmethod(np.add)
+    sub_scalar = staticmethod(np.subtract)
+    div_scalar = staticmethod(np.true_divide)
+
+    @staticmethod
+    def tanh_backward(grad, y):
+        return grad * (1 - y * y)
+
+    @staticmethod
+    def sigmoid_backward(grad, y):
+        return grad * (y * (1 - y))
     first_true = staticmethod(_first_true)
     scatter = staticmethod(_scatter)
     sgn = staticmethod(np.sign)
@@ -154,7 +165,9 @@ class _Tensor:
         lead = g.ndim - len(shape)
         axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
                                           if n == 1 and g.shape[i + lead] != 1)
-        return g.sum(axes, keepdim=True).reshape(shape) if axes else g.reshape(shape)
+        # As PyTorch's sum_to: sum with keepdim, then a view only to drop leading dims.
+        out = g.sum(axes, keepdim=True) if axes else g
+        return out.reshape(shape) if lead else out
 
     def mul_scalar(self, a, c):
         # PyTorch records a number times a tensor inside a gradient formula as
@@ -162,6 +175,26 @@ class _Tensor:
         if not isinstance(a, self._t().Tensor):
             return a * c
         return self._t().apply(O().MUL_SCALAR, (a,), (c,))
+
+    def _scalar_op(self, op, a, c):
+        if not isinstance(a, self._t().Tensor):
+            return op.forward(a, c)
+        return self._t().apply(op, (a,), (c,))
+
+    def add_scalar(self, a, c):
+        return self._scalar_op(O().ADD_SCALAR, a, c)
+
+    def sub_scalar(self, a, c):
+        return self._scalar_op(O().SUB_SCALAR, a, c)
+
+    def div_scalar(self, a, c):
+        return self._scalar_op(O().DIV_SCALAR, a, c)
+
+    def tanh_backward(self, grad, y):
+        return self._t().apply(O().TANH_BACKWARD, (grad, y))
+
+    def sigmoid_backward(self, grad, y):
+        return self._t().apply(O().SIGMOID_BACKWARD, (grad, y))
 
     def matmul(self, a, b):
         return self._t().matmul(a, b)
@@ -177,7 +210,8 @@ class _Tensor:
         return self._t().apply(O().INDEX_PUT_, (a, value), (index,))
 
     def outer(self, a, b):
-        return a.unsqueeze(1) * b.unsqueeze(0)
+        # PyTorch's ger: self.reshape(n, 1) * vec.
+        return a.reshape((a.shape[0], 1)) * b
 
     def reshape(self, a, shape):
         return a.reshape(tuple(shape))

@@ -181,8 +181,12 @@ def _keep(g, shape, dim, keepdim):
     """Re-insert reduced axes into ``g`` so that it broadcasts against ``shape``."""
     if keepdim or not shape:
         return g
+    if hasattr(g, "unsqueeze"):  # a recorded gradient: one unsqueeze per dim, as PyTorch
+        for d in _dims(dim, len(shape)):
+            g = g.unsqueeze(d)
+        return g
     out = [1 if i in _dims(dim, len(shape)) else n for i, n in enumerate(shape)]
-    # SymPy scalars (symbolic layer) have no .reshape; numpy and tensors do.
+    # SymPy scalars (symbolic layer) have no .reshape; numpy arrays do.
     return g.reshape(tuple(out)) if hasattr(g, "reshape") else np.reshape(g, tuple(out))
 
 
@@ -396,10 +400,20 @@ MUL_SCALAR = Op("mul", 1, inputs=("self",), attrs=("other",), dtype="promote",
                 forward=np.multiply, saves=("other",),
                 grads=(lambda m, grad, other: m.mul_scalar(grad, other),),
                 local=("{other}",), doc="self * other, other a number inside a gradient rule")
+# The other Scalar overloads PyTorch's formulas use: AddBackward1, SubBackward1, DivBackward1.
+ADD_SCALAR = Op("add", 1, inputs=("self",), attrs=("other",), forward=np.add,
+                grads=(lambda m, grad: grad,), local=("1",),
+                doc="self + other, other a number inside a gradient rule")
+SUB_SCALAR = Op("sub", 1, inputs=("self",), attrs=("other",), forward=np.subtract,
+                grads=(lambda m, grad: grad,), local=("1",),
+                doc="self - other, other a number inside a gradient rule")
+DIV_SCALAR = Op("div", 1, inputs=("self",), attrs=("other",), forward=np.true_divide,
+                saves=("other",), grads=(lambda m, grad, other: m.div_scalar(grad, other),),
+                local=("1/{other}",), doc="self / other, other a number inside a gradient rule")
 DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype="div",
          forward=operator.truediv, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad / other,
-                lambda m, grad, self, other: -grad * self / (other * other)),
+                lambda m, grad, self, other: -grad * ((self / other) / other)),
          local=("1/{other}", "-{self}/{other}²"), doc="self / other")
 RECIPROCAL = Op("reciprocal", dtype="float", forward=lambda a: 1.0 / a, saves=("result",),
                 grads=(lambda m, grad, result: -grad * (result * result),),
@@ -415,16 +429,18 @@ POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
                 forward=np.power, domain=(0, np.inf), saves=("self", "exponent", "result"),
                 grads=(lambda m, grad, self, exponent, result:
-                       grad * (exponent * self ** (exponent - 1)),
+                       m.where(m.eq(exponent, 0), 0.0,
+                               grad * (exponent * self ** m.sub_scalar(exponent, 1))),
                        # As PyTorch: 0 ** y has gradient 0 in y for y >= 0 (not nan).
                        lambda m, grad, self, exponent, result:
-                       grad * (result * m.log(self))),
+                       grad * m.where(m.logical_and(m.eq(self, 0), m.ge(exponent, 0)), 0.0,
+                                      result * m.log(self))),
                 local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
                 doc="self ** exponent (a tensor)")
 RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype="rpow",
           forward=lambda e, base: np.power(base, e), saves=("self", "exponent", "result"),
           grads=(lambda m, grad, self, exponent, result:
-                 grad * (result * float(np.log(self))) if self != 0 else
+                 grad * m.mul_scalar(result, float(np.log(self))) if self != 0 else
                  grad * m.where(m.ge(exponent, 0), 0.0, result * float("-inf")),),
           local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number")
 
@@ -442,21 +458,38 @@ EXP = Op("exp", dtype="float", forward=np.exp, saves=("result",), sym="exp",
 LOG = Op("log", dtype="float", forward=np.log, domain=(0, np.inf), saves=("self",), sym="log",
          grads=(lambda m, grad, self: grad / self,), local=("1/{self}",))
 SQRT = Op("sqrt", dtype="float", forward=np.sqrt, domain=(0, np.inf), saves=("result",), sym="sqrt",
-          grads=(lambda m, grad, result: grad / (2 * result),), local=("1/(2√{self})",))
+          grads=(lambda m, grad, result: grad / m.mul_scalar(result, 2),),
+          local=("1/(2√{self})",))
 SIN = Op("sin", dtype="float", forward=np.sin, saves=("self",), sym="sin",
          grads=(lambda m, grad, self: grad * m.cos(self),), local=("cos({self})",))
 COS = Op("cos", dtype="float", forward=np.cos, saves=("self",), sym="cos",
          grads=(lambda m, grad, self: grad * -m.sin(self),), local=("-sin({self})",))
 TAN = Op("tan", dtype="float", forward=np.tan, domain=(-np.pi / 2, np.pi / 2),
          saves=("result",), sym="tan",
-         grads=(lambda m, grad, result: grad * (1 + result * result),),
+         grads=(lambda m, grad, result: grad * m.add_scalar(result ** 2, 1),),
          local=("1 + tan²({self})",))
 TANH = Op("tanh", dtype="float", forward=np.tanh, saves=("result",), sym="tanh",
-          grads=(lambda m, grad, result: grad * (1 - result * result),),
+          grads=(lambda m, grad, result: m.tanh_backward(grad, result),),
           local=("1 - tanh²({self})",))
+# tanh's and sigmoid's gradients as their own ops, as in PyTorch (so that their graphs,
+# and second derivatives, read TanhBackwardBackward0 / SigmoidBackwardBackward0).
+TANH_BACKWARD = Op(
+    "tanh_backward", inputs=("grad_output", "output"),
+    forward=lambda g, y: g * (1 - y * y), saves=("grad_output", "output"),
+    grads=(lambda m, grad, grad_output, output: m.tanh_backward(grad, output),
+           lambda m, grad, grad_output, output: grad * (m.mul_scalar(output, -2) * grad_output)),
+    local=("1 - {output}²", "-2·{output}·{grad_output}"), doc="grad_output * (1 - output²)")
+SIGMOID_BACKWARD = Op(
+    "sigmoid_backward", inputs=("grad_output", "output"),
+    forward=lambda g, y: g * (y * (1 - y)), saves=("grad_output", "output"),
+    grads=(lambda m, grad, grad_output, output: m.sigmoid_backward(grad, output),
+           lambda m, grad, grad_output, output:
+           grad * grad_output * m.add_scalar(m.mul_scalar(output, -2), 1)),
+    local=("{output}(1 - {output})", "{grad_output}(1 - 2·{output})"),
+    doc="grad_output * output * (1 - output)")
 SIGMOID = Op("sigmoid", dtype="float", saves=("result",), sym="sigmoid",
              forward=lambda a: 0.5 * np.tanh(0.5 * a) + 0.5,
-             grads=(lambda m, grad, result: grad * (result * (1 - result)),),
+             grads=(lambda m, grad, result: m.sigmoid_backward(grad, result),),
              local=("σ({self})(1 - σ({self}))",))
 RELU = Op("relu", forward=lambda a: np.maximum(a, 0), saves=("result",), sym="relu",
           grads=(lambda m, grad, result: m.threshold_backward(grad, result, 0),),
@@ -471,6 +504,7 @@ THRESHOLD_BACKWARD = Op(
            lambda m, grad, self, threshold: m.zeros_like(grad)),
     local=("[{self} > threshold]", "0"), doc="grad_output where self > threshold")
 CLAMP = Op("clamp", 1, attrs=("min", "max"), forward=_clamp, saves=("self", "min", "max"),
+           dtype="clamp",
            sym="clamp",
            grads=(lambda m, grad, self, min, max:
                   m.where(_clamp_mask(m, self, min, max), grad, 0.0),),
@@ -509,14 +543,15 @@ SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype="sum",
              local=("1",))
 MEAN = Op("mean", forward=lambda a: np.mean(a), saves=("self_sym_sizes", "self_sym_numel"),
           grads=(lambda m, grad, self_sym_sizes, self_sym_numel:
-                 m.expand(grad / self_sym_numel, self_sym_sizes),),
+                 m.div_scalar(m.expand(grad, self_sym_sizes), self_sym_numel),),
           local=("1/n",))
 MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
               saves=("self_sym_sizes", "self_sym_numel", "dim", "keepdim"),
               grads=(lambda m, grad, self_sym_sizes, self_sym_numel, dim, keepdim:
-                     m.expand(_keep(grad, self_sym_sizes, dim, keepdim), self_sym_sizes)
-                     * (float(np.prod([self_sym_sizes[d] for d in
-                                       _dims(dim, len(self_sym_sizes))])) ** -1),),
+                     m.div_scalar(m.expand(_keep(grad, self_sym_sizes, dim, keepdim),
+                                           self_sym_sizes),
+                                  int(np.prod([self_sym_sizes[d] for d in
+                                               _dims(dim, len(self_sym_sizes))]))),),
               local=("1/n",))
 MAX = Op("max", 1, forward=lambda a: np.max(a), saves=("self", "result"),
          sym=lambda a: _sym_reduce("Max", a, None, False),

@@ -99,6 +99,8 @@ _DTYPE_RULES: dict[str, Callable] = {
     "bool": lambda args, attrs: _dt.bool, "int64": lambda args, attrs: _dt.int64,
     "where": lambda args, attrs: _promote(args[1:], attrs), "promote_strict": _strict,
     "attr": lambda args, attrs: attrs[0],
+    "clamp": lambda args, attrs: _promote((args[0],) + tuple(a for a in attrs if a is not None),
+                                          attrs),
 }
 
 _DERIVED: dict[str, Callable] = {
@@ -143,6 +145,14 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             len(args) > 1 and (len(args) > 2 or isinstance(args[1], Tensor)
                                and args[1]._dtype is not dt))):
         dt = _DTYPE_RULES[rule](args, attrs)
+        if dt.is_floating_point:
+            # PyTorch computes in the result dtype: integer and bool operands are converted
+            # first (numpy would compute exp(bool) in float16, int * float32 in float64).
+            names = op.inputs
+            for i, a in enumerate(args):
+                if (a.__class__ is Tensor and not a._dtype.is_floating_point
+                        and (op.variadic or names[i] != "condition")):
+                    arrays[i] = np.asarray(arrays[i]).astype(dt.np)
     try:
         data = op.forward(*arrays, *attrs)
     except ValueError as e:
