@@ -183,7 +183,6 @@ def _hook_name(h) -> str:
 
 def _call_hooks(hooks, g, create_graph):
     """Tensor hooks: ``hook(grad)``; a returned tensor replaces the gradient."""
-    Tensor = _TENSOR or _tensor_cls()[0]
     for h in list(hooks):
         old = _wrap(g)
         r = h(old)

@@ -6,7 +6,6 @@ messages, warnings, and the order in which hooks fire.
 """
 
 import gc
-import math
 import tracemalloc
 import warnings
 import weakref
@@ -1742,3 +1741,34 @@ def test_detached_view_shares_the_version_counter_of_the_base():
         m[1, 1] = 0.0  # bumps the counter d shares
         m.sum().backward()
     same_outcome(scenario)
+
+
+def test_grad_mode_decorators_with_and_without_parentheses_and_generators():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+
+        def probe(a):
+            return (a * 2).requires_grad, lib.is_grad_enabled()
+
+        r = [lib.no_grad(probe)(x), lib.no_grad()(probe)(x), lib.inference_mode(probe)(x),
+             lib.inference_mode()(probe)(x), lib.inference_mode(False)(probe)(x)]
+        with lib.no_grad():
+            r.append(lib.enable_grad(probe)(x))
+        r.append(lib.set_grad_enabled(False)(probe)(x))
+        r.append(lib.is_grad_enabled())
+
+        @lib.no_grad()
+        def gen():
+            yield probe(x)
+            got = yield lib.is_grad_enabled()
+            yield got
+
+        g = gen()
+        r.append(next(g))
+        r.append(lib.is_grad_enabled())  # the mode is restored between steps
+        r.append(next(g))
+        r.append(g.send("sent"))
+        r.append(repr(lib.set_grad_enabled(True)))
+        r.append(lib.no_grad.__name__)
+        return r
+    check_same(scenario)
