@@ -452,17 +452,26 @@ def _release(node: Node) -> None:
     node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
     Tensor = _TENSOR or _tensor_cls()[0]
     saved = node._saved
-    # A number operand (x * 2) is saved as a wrapped 0-d tensor in PyTorch: freed too.
-    plan = node.op.plan if node.op is not None and len(node.op.plan) == len(saved) else None
-    free = [isinstance(s, Tensor) or (plan is not None and plan[k][0] == "input"
-                                      and type(s) in (int, float, bool))
-            for k, s in enumerate(saved)]
-    if any(free):
-        node._saved = tuple(FREED if f else s for s, f in zip(saved, free))
+    plan = node.op.plan if node.op is not None else None
+    if plan is not None and len(plan) != len(saved):
+        plan = None
+    kept = None
+    for k, s in enumerate(saved):
+        # A number operand (x * 2) is saved as a wrapped 0-d tensor in PyTorch: freed too.
+        if isinstance(s, Tensor) or (plan is not None and plan[k][0] == "input"
+                                     and s.__class__ in _NUMBERS):
+            if kept is None:
+                kept = list(saved)
+            kept[k] = FREED
+    if kept is not None:
+        node._saved = tuple(kept)
         node._released = True
     inner = node._inner
     if inner is not None and inner._saved and not inner._released:
         _release(inner)
+
+
+_NUMBERS = (int, float, bool)
 
 
 def _needed(parents: dict, captures: dict) -> set:
