@@ -115,7 +115,9 @@ def _reads(rule) -> set | None:
 def _optional_saves(op: "Op") -> tuple:
     """``((k, inputs reading saved value k), ...)`` for the saved tensors not every
     input's rule reads."""
-    if op.grads is None or op.variadic or len(op.inputs) < 2:
+    # PyTorch's codegen guards a saved input only when one input's formula alone reads it,
+    # and never in the formulas of *_backward ops.
+    if op.grads is None or op.variadic or len(op.inputs) < 2 or "backward" in op.name:
         return ()
     # Results are always kept (PyTorch saves outputs whatever requires grad).
     readers = {k: set() for k, (kind, _) in enumerate(op.plan) if kind == "input"}
@@ -128,7 +130,8 @@ def _optional_saves(op: "Op") -> tuple:
             if names is None or k >= len(params) or params[k] in names:
                 readers[k].add(i)
     everyone = {i for i, rule in enumerate(op.grads) if rule is not None}
-    return tuple((k, frozenset(r)) for k, r in readers.items() if r != everyone)
+    return tuple((k, frozenset(r)) for k, r in readers.items()
+                 if r != everyone and len(r) == 1)
 
 
 def op_named(key: str) -> Op:
@@ -424,7 +427,8 @@ POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
          forward=np.power, domain=(0, np.inf), saves=("self", "exponent"),
          grads=(lambda m, grad, self, exponent:
                 m.zeros_like(grad) if exponent == 0
-                else grad * m.mul_scalar(self ** (exponent - 1), exponent),),
+                # PyTorch's formula takes the exponent as a double: MulBackward1 saves 2.0.
+                else grad * m.mul_scalar(self ** (float(exponent) - 1), float(exponent)),),
          local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)")
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
                 forward=np.power, domain=(0, np.inf), saves=("self", "exponent", "result"),

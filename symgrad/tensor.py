@@ -1274,8 +1274,9 @@ class Tensor(metaclass=_TensorMeta):
             self._write(result._data, op)
             self.grad_fn = result.grad_fn
         else:
-            arrays = [o._data if isinstance(o, Tensor) else o for o in others]
-            self._write(op.forward(self._data, *arrays, *attrs), op)
+            # Through apply (nothing is recorded): the result has PyTorch's dtype, which
+            # the casting check names ("result type Float can't be cast to ... Long").
+            self._write(apply(op, (self,) + tuple(others), attrs)._data, op)
         self._vc[0] += 1
         return self
 

@@ -1197,3 +1197,490 @@ def test_programs_reach_every_differentiable_op():
             roots.extend(n for n, _ in node.next_functions)
     wanted = {k for k, op in sg_ops.OPS.items() if op.differentiable}
     assert wanted - seen == set()
+
+
+# =========================================================================== focused tables
+def _chain(fn) -> str:
+    """A node and everything behind it: ``MulBackward0(AccumulateGrad, None)``."""
+    if fn is None:
+        return "None"
+    nxt = fn.next_functions
+    name = type(fn).__name__
+    return name if not nxt else f"{name}({', '.join(_chain(n) for n, _ in nxt)})"
+
+
+def _run_both(fn, shapes, positive=False, requires_grad=None):
+    """``fn(lib, *leaves)`` in symgrad and in torch on the same float64 leaves."""
+    rng = np.random.default_rng(7)
+    arrays = [rng.uniform(0.5, 2, s) if positive else rng.uniform(-2, 2, s) for s in shapes]
+    flags = requires_grad or [True] * len(shapes)
+    out = {}
+    for lib in (symgrad, torch):
+        leaves = [lib.tensor(a, dtype=lib.float64, requires_grad=r)
+                  for a, r in zip(arrays, flags)]
+        out[lib] = fn(lib, *leaves), leaves
+    return out[symgrad], out[torch]
+
+
+def _flags(fn, shapes) -> list:
+    """requires_grad of each leaf: a leaf the case names ``c`` is a constant."""
+    names = fn.__code__.co_varnames[1:1 + len(shapes)]
+    return [name != "c" for name in names] if len(names) == len(shapes) else None
+
+
+def _assign(index, value=None):
+    """``z = x.clone(); z[index] = value`` (the second leaf when value is None)."""
+    def fn(lib, x, *y):
+        z = x.clone()
+        ix = lib.tensor(index) if isinstance(index, list) else index
+        z[ix] = y[0] if value is None else value
+        return z
+    return fn
+
+
+def _grad_of(f):
+    """The gradient of ``f(x).sum()`` recorded with ``create_graph=True``."""
+    def fn(lib, x):
+        return lib.autograd.grad(f(lib, x).sum(), x, create_graph=True)[0]
+    return fn
+
+
+A, V, ROW = (2, 3), (3,), (1, 3)
+GRAPHS = [
+    # (case, fn(lib, *leaves), leaf shapes, PyTorch's graph)
+    ("vector @ matrix", lambda L, x, B: x @ B, [(2,), A],
+     "SqueezeBackward4(MmBackward0(UnsqueezeBackward0(AccumulateGrad), AccumulateGrad))"),
+    ("matrix @ vector", lambda L, B, x: B @ x, [A, V], "MvBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("vector @ vector", lambda L, x, y: x @ y, [V, V], "DotBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("matrix @ matrix.T", lambda L, a, b: a @ b.T, [A, A],
+     "MmBackward0(AccumulateGrad, PermuteBackward0(AccumulateGrad))"),
+    ("mm t()", lambda L, a, b: a.mm(b.t()), [A, A],
+     "MmBackward0(AccumulateGrad, TBackward0(AccumulateGrad))"),
+    ("stacked @ matrix (folded into mm)", lambda L, a, b: L.stack([a, a]) @ b.T, [A, A],
+     "UnsafeViewBackward0(MmBackward0(ViewBackward0(StackBackward0(AccumulateGrad, "
+     "AccumulateGrad)), PermuteBackward0(AccumulateGrad)))"),
+    ("batched @ batched (bmm)", lambda L, a, b: a.unsqueeze(0) @ b.T.unsqueeze(0), [A, A],
+     "UnsafeViewBackward0(BmmBackward0(ViewBackward0(ExpandBackward0(UnsqueezeBackward0("
+     "AccumulateGrad))), ReshapeAliasBackward0(ExpandBackward0(UnsqueezeBackward0("
+     "PermuteBackward0(AccumulateGrad))))))"),
+    ("reshape of non-contiguous", lambda L, a: a.t().reshape(6), [A],
+     "UnsafeViewBackward0(CloneBackward0(TBackward0(AccumulateGrad)))"),
+    ("reshape of non-contiguous, viewable", lambda L, a: a.T.reshape(3, 2, 1), [A],
+     "ReshapeAliasBackward0(PermuteBackward0(AccumulateGrad))"),
+    ("reshape of contiguous", lambda L, a: a.reshape(3, 2), [A], "ViewBackward0(AccumulateGrad)"),
+    ("view", lambda L, a: a.view(-1), [A], "ViewBackward0(AccumulateGrad)"),
+    ("flatten", lambda L, a: a.flatten(), [A], "ViewBackward0(AccumulateGrad)"),
+    ("contiguous of transposed", lambda L, a: a.t().contiguous(), [A],
+     "CloneBackward0(TBackward0(AccumulateGrad))"),
+    ("A[0, 1:]", lambda L, a: a[0, 1:], [A], "SliceBackward0(SelectBackward0(AccumulateGrad))"),
+    ("x[tensor]", lambda L, x: x[L.tensor([0, 2, 2])], [V], "IndexBackward0(AccumulateGrad)"),
+    ("A[0, tensor]", lambda L, a: a[0, L.tensor([2, 0])], [A],
+     "IndexBackward0(SelectBackward0(AccumulateGrad))"),
+    ("x[mask]", lambda L, x: x[x > 0], [V], "IndexBackward0(AccumulateGrad)"),
+    ("x[...]", lambda L, x: x[...], [V], "AliasBackward0(AccumulateGrad)"),
+    ("x[:]", lambda L, x: x[:], [V], "SliceBackward0(AccumulateGrad)"),
+    ("A[:, :]", lambda L, a: a[:, :], [A], "AliasBackward0(AccumulateGrad)"),
+    ("x[None]", lambda L, x: x[None], [V], "UnsqueezeBackward0(AccumulateGrad)"),
+    ("clamp", lambda L, x: x.clamp(-0.5, 0.5), [V], "ClampBackward1(AccumulateGrad)"),
+    ("clamp(min=)", lambda L, x: x.clamp(min=0.0), [V], "ClampBackward1(AccumulateGrad)"),
+    ("clamp(max=)", lambda L, x: L.clamp(x, max=0.0), [V], "ClampBackward1(AccumulateGrad)"),
+    ("2 / x", lambda L, x: 2 / x, [V], "MulBackward0(ReciprocalBackward0(AccumulateGrad), None)"),
+    ("1 / x", lambda L, x: 1 / x, [V], "MulBackward0(ReciprocalBackward0(AccumulateGrad), None)"),
+    ("2 ** x", lambda L, x: 2 ** x, [V], "PowBackward2(AccumulateGrad)"),
+    ("2 - x", lambda L, x: 2 - x, [V], "RsubBackward1(AccumulateGrad)"),
+    ("x ** 2", lambda L, x: x ** 2, [V], "PowBackward0(AccumulateGrad)"),
+    ("x ** y", lambda L, x, y: x ** y, [V, V], "PowBackward1(AccumulateGrad, AccumulateGrad)"),
+    ("x * constant", lambda L, x, c: x * c, [V, V], "MulBackward0(AccumulateGrad, None)"),
+    ("-x", lambda L, x: -x, [V], "NegBackward0(AccumulateGrad)"),
+    ("x.sum()", lambda L, a: a.sum(), [A], "SumBackward0(AccumulateGrad)"),
+    ("x.sum(0)", lambda L, a: a.sum(0), [A], "SumBackward1(AccumulateGrad)"),
+    ("x.sum(keepdim)", lambda L, a: a.sum(keepdim=True, dim=None), [A],
+     "SumBackward1(AccumulateGrad)"),
+    ("x.mean()", lambda L, a: a.mean(), [A], "MeanBackward0(AccumulateGrad)"),
+    ("x.mean(1, True)", lambda L, a: a.mean(1, True), [A], "MeanBackward1(AccumulateGrad)"),
+    ("x.max()", lambda L, a: a.max(), [A], "MaxBackward1(AccumulateGrad)"),
+    ("x.max(1)", lambda L, a: a.max(1).values, [A], "MaxBackward0(AccumulateGrad)"),
+    ("x.min(0)", lambda L, a: a.min(0)[0], [A], "MinBackward0(AccumulateGrad)"),
+    ("x.norm()", lambda L, a: a.norm(), [A], "LinalgVectorNormBackward0(AccumulateGrad)"),
+    ("softmax", lambda L, a: a.softmax(1), [A], "SoftmaxBackward0(AccumulateGrad)"),
+    ("log_softmax", lambda L, a: L.log_softmax(a, 0), [A], "LogSoftmaxBackward0(AccumulateGrad)"),
+    ("x.T", lambda L, a: a.T, [A], "PermuteBackward0(AccumulateGrad)"),
+    ("transpose", lambda L, a: a.transpose(0, 1), [A], "TransposeBackward0(AccumulateGrad)"),
+    ("squeeze()", lambda L, r: r.squeeze(), [ROW], "SqueezeBackward0(AccumulateGrad)"),
+    ("squeeze(0)", lambda L, r: r.squeeze(0), [ROW], "SqueezeBackward1(AccumulateGrad)"),
+    ("squeeze((0,))", lambda L, r: r.squeeze((0,)), [ROW], "SqueezeBackward2(AccumulateGrad)"),
+    ("expand", lambda L, r: r.expand(2, 3), [ROW], "ExpandBackward0(AccumulateGrad)"),
+    ("cat", lambda L, x, y: L.cat([x, y]), [V, V],
+     "CatBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("stack", lambda L, x, y: L.stack([x, y]), [V, V],
+     "StackBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("where", lambda L, x, y: L.where(x > 0, x, y), [V, V],
+     "WhereBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("where(..., 0.0)", lambda L, x: L.where(x > 0, x, 0.0), [V],
+     "WhereBackward0(AccumulateGrad, None)"),
+    ("maximum", lambda L, x, y: L.maximum(x, y), [V, V],
+     "MaximumBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("minimum", lambda L, x, y: L.minimum(x, y), [V, V],
+     "MinimumBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("float()", lambda L, x: x.float(), [V], "ToCopyBackward0(AccumulateGrad)"),
+    ("double() of float64", lambda L, x: x.double() * 1, [V], "MulBackward0(AccumulateGrad, None)"),
+    ("clone", lambda L, x: x.clone(), [V], "CloneBackward0(AccumulateGrad)"),
+    ("sign", lambda L, x: x.sign(), [V], "SignBackward0(AccumulateGrad)"),
+    # In place on a non-leaf: the tensor's history is rebased onto the in-place op.
+    ("add_", lambda L, x, y: x.clone().add_(y), [V, V],
+     "AddBackward0(CloneBackward0(AccumulateGrad), AccumulateGrad)"),
+    ("sub_", lambda L, x, y: x.clone().sub_(y), [V, V],
+     "SubBackward0(CloneBackward0(AccumulateGrad), AccumulateGrad)"),
+    ("mul_", lambda L, x, y: x.clone().mul_(y), [V, V],
+     "MulBackward0(CloneBackward0(AccumulateGrad), AccumulateGrad)"),
+    ("mul_ number", lambda L, x: x.clone().mul_(2), [V],
+     "MulBackward0(CloneBackward0(AccumulateGrad), None)"),
+    ("div_", lambda L, x, y: x.clone().div_(y), [V, V],
+     "DivBackward0(CloneBackward0(AccumulateGrad), AccumulateGrad)"),
+    ("zero_", lambda L, x: x.clone().zero_(), [V], "ZeroBackward0(CloneBackward0(AccumulateGrad))"),
+    ("fill_", lambda L, x: x.clone().fill_(2.0), [V], "FillBackward2(CloneBackward0(AccumulateGrad))"),
+    ("copy_", lambda L, x, y: x.clone().copy_(y), [V, V],
+     "CopyBackwards(CloneBackward0(AccumulateGrad), AccumulateGrad)"),
+    ("copy_ broadcast", lambda L, a, r: a.clone().copy_(r), [A, ROW],
+     "CopyBackwards(CloneBackward0(AccumulateGrad), AccumulateGrad)"),
+    ("z[0] = y", _assign(0), [A, V], "CopySlices(CloneBackward0(AccumulateGrad), AccumulateGrad)"),
+    ("z[1:] = y", _assign(slice(1, None)), [A, V],
+     "CopySlices(CloneBackward0(AccumulateGrad), ExpandBackward0(ViewBackward0(AccumulateGrad)))"),
+    ("z[tensor] = y", _assign([0, 1]), [A, V],
+     "IndexPutBackward0(CloneBackward0(AccumulateGrad), AccumulateGrad)"),
+    ("z[...] = 1.5", _assign(Ellipsis, 1.5), [V], "FillBackward3(CloneBackward0(AccumulateGrad), None)"),
+    ("z[0] = 1.5", _assign(0, 1.5), [A], "CopySlices(CloneBackward0(AccumulateGrad), None)"),
+    # Gradients recorded with create_graph=True.
+    ("gradient of relu", _grad_of(lambda L, x: x.relu()), [V],
+     "ThresholdBackwardBackward0(None, ReluBackward0(AccumulateGrad))"),
+    ("gradient of abs", _grad_of(lambda L, x: x.abs()), [V],
+     "MulBackward0(None, SgnBackward0(AccumulateGrad))"),
+    ("gradient of x ** 2", _grad_of(lambda L, x: x ** 2), [V],
+     "MulBackward0(None, MulBackward1(PowBackward0(AccumulateGrad)))"),
+    ("gradient of sin", _grad_of(lambda L, x: x.sin()), [V],
+     "MulBackward0(None, CosBackward0(AccumulateGrad))"),
+    ("gradient of tanh", _grad_of(lambda L, x: x.tanh()), [V],
+     "TanhBackwardBackward0(None, TanhBackward0(AccumulateGrad))"),
+    ("gradient of sigmoid", _grad_of(lambda L, x: x.sigmoid()), [V],
+     "SigmoidBackwardBackward0(None, SigmoidBackward0(AccumulateGrad))"),
+    ("gradient of sqrt", _grad_of(lambda L, x: x.exp().sqrt()), [V],
+     "MulBackward0(DivBackward0(None, MulBackward1(SqrtBackward0(ExpBackward0("
+     "AccumulateGrad)))), ExpBackward0(AccumulateGrad))"),
+    ("gradient of mean", _grad_of(lambda L, x: x.mean() ** 2), [A],
+     "DivBackward1(ExpandBackward0(MulBackward0(None, MulBackward1(PowBackward0("
+     "MeanBackward0(AccumulateGrad))))))"),
+    ("gradient of sum(0)", _grad_of(lambda L, x: x.sum(0) ** 2), [A],
+     "ExpandBackward0(UnsqueezeBackward0(MulBackward0(None, MulBackward1(PowBackward0("
+     "SumBackward1(AccumulateGrad))))))"),
+]
+
+
+@pytest.mark.parametrize("fn, shapes, expected",
+                         [pytest.param(f, s, e, id=c) for c, f, s, e in GRAPHS])
+def test_graph_names(fn, shapes, expected):
+    (s, s_leaves), (t, t_leaves) = _run_both(fn, shapes, requires_grad=_flags(fn, shapes))
+    assert _chain(t.grad_fn) == expected  # the table itself is right
+    assert _chain(s.grad_fn) == expected
+    assert_same_graph([s.grad_fn], [t.grad_fn], s_leaves, t_leaves)
+    assert_same_tensor(s, t, "value")
+    assert s.grad_fn.name() == t.grad_fn.name()
+
+
+PROMOTIONS = [
+    # (case, fn(lib), PyTorch's dtype)
+    ("int tensor * 2.5", lambda L: L.tensor([1, 2]) * 2.5, "torch.float32"),
+    ("float32 + float64 0-d", lambda L: L.tensor([1., 2.], dtype=L.float32)
+     + L.tensor(1., dtype=L.float64), "torch.float32"),
+    ("int + float64 0-d", lambda L: L.tensor([1, 2]) + L.tensor(1., dtype=L.float64),
+     "torch.float64"),
+    ("bool + 1", lambda L: L.tensor([True, False]) + 1, "torch.int64"),
+    ("int / int", lambda L: L.tensor([1, 2]) / L.tensor([2, 4]), "torch.float32"),
+    ("int * float32", lambda L: L.tensor([1, 2]) * L.tensor([1., 2.]), "torch.float32"),
+    ("float32 * float64 1-d", lambda L: L.tensor([1., 2.], dtype=L.float32)
+     * L.tensor([1., 2.], dtype=L.float64), "torch.float64"),
+    ("float32 0-d + float64 1-d", lambda L: L.tensor(1., dtype=L.float32)
+     + L.tensor([1., 2.], dtype=L.float64), "torch.float64"),
+    ("int32 + int64 0-d", lambda L: L.tensor([1, 2], dtype=L.int32) + L.tensor(1),
+     "torch.int32"),
+    ("float16 + float32 0-d", lambda L: L.tensor([1., 2.], dtype=L.float16)
+     + L.tensor(1., dtype=L.float32), "torch.float16"),
+    ("int + True", lambda L: L.tensor([1, 2]) + True, "torch.int64"),
+    ("bool + bool", lambda L: L.tensor([True]) + L.tensor([True]), "torch.bool"),
+    ("bool * 2.5", lambda L: L.tensor([True, False]) * 2.5, "torch.float32"),
+    ("int ** 2", lambda L: L.tensor([1, 2]) ** 2, "torch.int64"),
+    ("int ** 2.5", lambda L: L.tensor([1, 2]) ** 2.5, "torch.float32"),
+    ("2.5 ** int", lambda L: 2.5 ** L.tensor([1, 2]), "torch.float32"),
+    ("2 ** int", lambda L: 2 ** L.tensor([1, 2]), "torch.int64"),
+    ("float32 ** float64 0-d", lambda L: L.tensor([1., 2.], dtype=L.float32)
+     ** L.tensor(2., dtype=L.float64), "torch.float32"),
+    ("1 / int", lambda L: 1 / L.tensor([1, 2]), "torch.float32"),
+    ("int / 2", lambda L: L.tensor([1, 2]) / 2, "torch.float32"),
+    ("int - 1.5", lambda L: L.tensor([3, 4]) - 1.5, "torch.float32"),
+    ("float64 0-d * int", lambda L: L.tensor(2., dtype=L.float64) * L.tensor([1, 2]),
+     "torch.float64"),
+    ("int.sum()", lambda L: L.tensor([1, 2]).sum(), "torch.int64"),
+    ("bool.sum()", lambda L: L.tensor([True, True]).sum(), "torch.int64"),
+    ("sqrt(int)", lambda L: L.tensor([1, 4]).sqrt(), "torch.float32"),
+    ("exp(bool)", lambda L: L.tensor([True, False]).exp(), "torch.float32"),
+    ("sigmoid(int)", lambda L: L.tensor([-1, 2]).sigmoid(), "torch.float32"),
+    ("reciprocal(int)", lambda L: L.tensor([1, 2]).reciprocal(), "torch.float32"),
+    ("abs(int)", lambda L: L.tensor([-1, 2]).abs(), "torch.int64"),
+    ("relu(int)", lambda L: L.tensor([-1, 2]).relu(), "torch.int64"),
+    ("where(int, float32)", lambda L: L.where(L.tensor([True, False]), L.tensor([1, 2]),
+                                              L.tensor([1., 2.])), "torch.float32"),
+    ("where(int, 0.5)", lambda L: L.where(L.tensor([True, False]), L.tensor([1, 2]), 0.5),
+     "torch.float32"),
+    ("maximum(int, float32)", lambda L: L.maximum(L.tensor([1, 2]), L.tensor([1.5, 0.5])),
+     "torch.float32"),
+    ("cat(int, float32)", lambda L: L.cat([L.tensor([1, 2]), L.tensor([1.5])]),
+     "torch.float32"),
+    ("stack(int, float64)", lambda L: L.stack([L.tensor([1, 2]), L.tensor([1.5, 2.],
+                                                                          dtype=L.float64)]),
+     "torch.float64"),
+    ("clamp(int, min=1.5)", lambda L: L.tensor([1, 2, 3]).clamp(min=1.5), "torch.float32"),
+    ("clamp(int, 1, 2)", lambda L: L.tensor([1, 2, 3]).clamp(1, 2), "torch.int64"),
+    ("int @ int", lambda L: L.tensor([[1, 2]]) @ L.tensor([[1], [2]]), "torch.int64"),
+    ("int.float()", lambda L: L.tensor([1, 2]).float(), "torch.float32"),
+    ("float32.double() + float32", lambda L: L.tensor([1., 2.]).double() + L.tensor([1., 2.]),
+     "torch.float64"),
+]
+
+
+@pytest.mark.parametrize("fn, expected", [pytest.param(f, e, id=c) for c, f, e in PROMOTIONS])
+def test_dtype_promotion(fn, expected):
+    s, t = fn(symgrad), fn(torch)
+    assert str(t.dtype) == expected  # the table itself is right
+    assert str(s.dtype) == expected
+    np.testing.assert_allclose(np.array(s.tolist(), dtype=float),
+                               np.array(t.tolist(), dtype=float), rtol=1e-6)
+
+
+SAVED = [
+    # (case, fn(lib, *leaves), leaf shapes, the _saved_* attributes compared)
+    ("mul", lambda L, x, y: x * y, [V, V], ("self", "other")),
+    ("mul by number", lambda L, x: x * 2.5, [V], ("self", "other")),
+    ("mul by int", lambda L, x: x * 2, [V], ("self", "other")),
+    ("mul by constant", lambda L, x, c: x * c, [V, V], ("self", "other")),
+    ("div", lambda L, x, y: x / y, [V, V], ("self", "other")),
+    ("div by constant", lambda L, x, c: x / c, [V, V], ("self", "other")),
+    ("pow", lambda L, x: x ** 2, [V], ("self", "exponent")),
+    ("pow float", lambda L, x: x ** 2.5, [V], ("self", "exponent")),
+    ("pow negative", lambda L, x: x.pow(-1), [V], ("exponent",)),
+    ("pow tensor", lambda L, x, y: x ** y, [V, V], ("self", "exponent", "result")),
+    ("rpow", lambda L, x: 2 ** x, [V], ("self", "exponent", "result")),
+    ("exp", lambda L, x: x.exp(), [V], ("result",)),
+    ("sin", lambda L, x: x.sin(), [V], ("self",)),
+    ("sum", lambda L, a: a.sum(), [A], ("self_sym_sizes",)),
+    ("sum(0)", lambda L, a: a.sum(0), [A], ("dim", "keepdim", "self_sym_sizes")),
+    ("sum(-1)", lambda L, a: a.sum(-1), [A], ("dim", "keepdim", "self_sym_sizes")),
+    ("sum((1, 0), True)", lambda L, a: a.sum((1, 0), True), [A], ("dim", "keepdim")),
+    ("sum(keepdim=True)", lambda L, a: a.sum(dim=None, keepdim=True), [A], ("dim", "keepdim")),
+    ("mean", lambda L, a: a.mean(), [A], ("self_sym_sizes", "self_sym_numel")),
+    ("mean(1)", lambda L, a: a.mean(1), [A], ("dim", "keepdim", "self_sym_sizes",
+                                               "self_sym_numel")),
+    ("max", lambda L, a: a.max(), [A], ("self", "result")),
+    ("max(1)", lambda L, a: a.max(1)[0], [A], ("dim", "keepdim")),
+    ("norm", lambda L, a: a.norm(), [A], ("ord", "dim", "keepdim", "self", "result")),
+    ("norm(dim=1)", lambda L, a: a.norm(dim=1), [A], ("ord", "dim", "keepdim")),
+    ("norm(p=1)", lambda L, a: a.norm(p=1), [A], ("ord",)),
+    ("softmax", lambda L, a: a.softmax(-1), [A], ("dim", "result")),
+    ("dot", lambda L, x, y: x.dot(y), [V, V], ("self", "tensor")),
+    ("mv", lambda L, a, x: a.mv(x), [A, V], ("self", "vec")),
+    ("mm", lambda L, a, b: a.mm(b.t()), [A, A], ("self", "mat2")),
+    ("T", lambda L, a: a.T, [A], ("dims",)),
+    ("permute", lambda L, a: a.permute(-1, 0), [A], ("dims",)),
+    ("transpose", lambda L, a: a.transpose(-1, 0), [A], ("dim0", "dim1")),
+    ("view", lambda L, a: a.view(3, 2), [A], ("self_sym_sizes",)),
+    ("squeeze(0)", lambda L, r: r.squeeze(0), [ROW], ("dim", "self_sym_sizes")),
+    ("squeeze((0,))", lambda L, r: r.squeeze((0,)), [ROW], ("dim", "self_sym_sizes")),
+    ("unsqueeze(-1)", lambda L, a: a.unsqueeze(-1), [A], ("dim",)),
+    ("expand", lambda L, r: r.expand(2, 3), [ROW], ("self_sym_sizes",)),
+    ("x[1]", lambda L, a: a[1], [A], ("dim", "index", "self_sym_sizes")),
+    ("x[:, -1]", lambda L, a: a[:, -1], [A], ("dim", "index", "self_sym_sizes")),
+    ("x[1:]", lambda L, x: x[1:], [V], ("dim", "start", "end", "step", "self_sym_sizes")),
+    ("x[-2::2]", lambda L, x: x[-2::2], [V], ("dim", "start", "end", "step")),
+    ("x[tensor]", lambda L, x: x[L.tensor([0, 2])], [V], ("indices", "self_sym_sizes")),
+    ("cat", lambda L, x, y: L.cat([x, y], -1), [V, V], ("dim",)),
+    ("stack", lambda L, x, y: L.stack([x, y], 1), [V, V], ("dim",)),
+    ("clamp", lambda L, x: x.clamp(-0.5, 0.5), [V], ("self", "min", "max")),
+    ("clamp(min=)", lambda L, x: x.clamp(min=-0.5), [V], ("min", "max")),
+    ("where", lambda L, x, y: L.where(x > 0, x, y), [V, V], ("condition",)),
+    ("maximum", lambda L, x, y: L.maximum(x, y), [V, V], ("self", "other")),
+]
+
+
+@pytest.mark.parametrize("fn, shapes, names", [pytest.param(f, s, n, id=c) for c, f, s, n in SAVED])
+def test_saved_attributes(fn, shapes, names):
+    (s, _), (t, _) = _run_both(fn, shapes, requires_grad=_flags(fn, shapes))
+    for name in names:
+        _assert_same_value(getattr(s.grad_fn, f"_saved_{name}"),
+                           getattr(t.grad_fn, f"_saved_{name}"), f"_saved_{name}")
+
+
+def _outcome(lib, fn):
+    """What ``fn(lib)`` does: ("ok", values) or (error type, message)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(lib)
+    except Exception as e:  # noqa: BLE001 - the outcome is what is compared
+        return type(e).__name__, str(e)
+    return "ok", [None if v is None else _np(v).tolist() for v in out]
+
+
+def _saved_then_modified(op):
+    def fn(L):
+        x = L.tensor([0.5, 1.5], dtype=L.float64, requires_grad=True)
+        a = x * 1
+        y = op(L, a)
+        a.mul_(2)
+        y.sum().backward()
+        return [x.grad]
+    return fn
+
+
+def _result_modified(L):
+    x = L.tensor([0.5, 1.5], dtype=L.float64, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    y.sum().backward()
+    return [x.grad]
+
+
+def _constant_modified(L):
+    x = L.tensor([0.5, 1.5], dtype=L.float64, requires_grad=True)
+    c = L.tensor([2.0, 3.0], dtype=L.float64)
+    y = x * c
+    c.add_(1)
+    y.sum().backward()
+    return [x.grad]
+
+
+def _leaf_in_place(L):
+    x = L.tensor([0.5, 1.5], requires_grad=True)
+    x.add_(1)
+    return [x]
+
+
+def _leaf_in_place_no_grad(L):
+    x = L.tensor([0.5, 1.5], requires_grad=True)
+    with L.no_grad():
+        x.mul_(2)
+    (x * x).sum().backward()
+    return [x, x.grad]
+
+
+def _view_of_leaf_in_place(L):
+    x = L.tensor([0.5, 1.5], requires_grad=True)
+    x[0].mul_(2)
+    return [x]
+
+
+def _backward_twice(L):
+    x = L.tensor([0.5, 1.5], requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    y.backward()
+    return [x.grad]
+
+
+def _backward_twice_retained(L):
+    x = L.tensor([0.5, 1.5], requires_grad=True)
+    y = (x.sin() * 2).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    return [x.grad]
+
+
+def _int_in_place_float(L):
+    t = L.tensor([1, 2])
+    t.mul_(1.5)
+    return [t]
+
+
+IN_PLACE = [
+    ("sin's input modified", _saved_then_modified(lambda L, a: a.sin())),
+    ("mul by number: input not saved", _saved_then_modified(lambda L, a: a * 2)),
+    ("mul by itself", _saved_then_modified(lambda L, a: a * a)),
+    ("pow's input modified", _saved_then_modified(lambda L, a: a ** 2)),
+    ("relu's input modified (result saved)", _saved_then_modified(lambda L, a: a.relu())),
+    ("add: nothing saved", _saved_then_modified(lambda L, a: a + a)),
+    ("exp's result modified", _result_modified),
+    ("constant operand modified", _constant_modified),
+    ("leaf in place", _leaf_in_place),
+    ("leaf in place under no_grad", _leaf_in_place_no_grad),
+    ("view of a leaf in place", _view_of_leaf_in_place),
+    ("backward twice", _backward_twice),
+    ("backward twice, graph retained", _backward_twice_retained),
+    ("int tensor mul_ by a float", _int_in_place_float),
+]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(f, id=c) for c, f in IN_PLACE])
+def test_in_place_and_version_guards(fn):
+    """In-place changes are guarded by the version counter exactly as in PyTorch: the
+    same errors (type and message) and, where none, the same gradients."""
+    assert _outcome(symgrad, fn) == _outcome(torch, fn)
+
+
+# =========================================================================== known differences
+def _gradient_graph(f, shapes):
+    def fn(lib, *xs):
+        out = f(lib, *xs)
+        return lib.autograd.grad(out.sum(), xs[0], create_graph=True)[0]
+    return fn, shapes
+
+
+KNOWN_DIFFERENCES = [
+    # (case, fn(lib, *leaves), leaf shapes, why symgrad differs)
+    ("add(alpha=)", lambda L, x, y: x.add(y, alpha=2), [V, V],
+     "add/sub have no alpha: x.add(y, alpha=2) records MulBackward0 then AddBackward0"),
+    ("_saved_alpha", lambda L, x, y: (x + y).grad_fn._saved_alpha, [V, V],
+     "AddBackward0/SubBackward0/RsubBackward1 save no alpha"),
+    ("max(dim)._saved_indices", lambda L, a: a.max(1)[0].grad_fn._saved_indices, [A],
+     "MaxBackward0/MinBackward0 save self and result, not indices and sizes"),
+    ("mm._saved_self_sym_sizes", lambda L, a, b: a.mm(b.t()).grad_fn._saved_self_sym_sizes,
+     [A, A], "MmBackward0 saves no sizes or strides"),
+    ("index_put._saved_indices", lambda L, a, y: _assign([0])(L, a, y).grad_fn._saved_indices,
+     [A, V], "IndexPutBackward0 saves its index as _saved_index"),
+    ("gradient graph of softmax", *_gradient_graph(lambda L, a: a.softmax(1) ** 2, [A]),
+     "no _softmax_backward_data op: the gradient is built from mul/sub/sum"),
+    ("gradient graph of log_softmax", *_gradient_graph(lambda L, a: a.log_softmax(1) ** 2, [A]),
+     "no _log_softmax_backward_data op: the gradient is built from sub/mul/exp/sum"),
+    ("gradient graph of max()", *_gradient_graph(lambda L, a: a.max() ** 2, [A]),
+     "no masked_fill op: evenly_distribute_backward is a where"),
+    ("gradient graph of max(dim)", *_gradient_graph(lambda L, a: a.max(1)[0] ** 2, [A]),
+     "no scatter op: value_selecting_reduction_backward is a product with a mask"),
+    ("gradient graph of norm", *_gradient_graph(lambda L, a: a.norm(), [A]),
+     "norm_backward is written with where and division, not masked_fill"),
+    ("gradient graph of maximum", *_gradient_graph(lambda L, x, y: L.maximum(x, y) ** 2,
+                                                   [V, V]),
+     "no masked_fill op: the gradient is a product with comparisons"),
+    ("gradient graph of x[0]", *_gradient_graph(lambda L, a: a[0] ** 2, [A]),
+     "no select_backward op: the gradient is index_put into zeros"),
+    ("gradient graph of x[1:]", *_gradient_graph(lambda L, x: x[1:] ** 2, [V]),
+     "no slice_backward op: the gradient is index_put into zeros"),
+    ("gradient graph of x[tensor]", *_gradient_graph(lambda L, x: x[L.tensor([0, 2])] ** 2, [V]),
+     "index's gradient is IndexPutBackward0 of one input, not IndexPutImplBackward0"),
+]
+
+
+def _describe(value):
+    if isinstance(value, (torch.Tensor, symgrad.Tensor)):
+        return _chain(value.grad_fn), _np(value).tolist()
+    if isinstance(value, tuple):
+        return tuple(_describe(v) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    pytest.param(f, s, id=c, marks=pytest.mark.xfail(strict=True, reason=why,
+                                                     raises=AssertionError))
+    for c, f, s, why in KNOWN_DIFFERENCES])
+def test_known_differences(fn, shapes):
+    """What symgrad still does differently from PyTorch (each case fails today)."""
+    try:
+        (s, _), (t, _) = _run_both(fn, shapes)
+    except AttributeError as e:  # a _saved_* attribute symgrad lacks
+        raise AssertionError(str(e)) from None
+    assert _describe(s) == _describe(t)
