@@ -71,6 +71,14 @@ class _Numpy:
         return grad * (1 - y * y)
 
     @staticmethod
+    def select_backward(grad, size, dim, index):
+        return O().SELECT_BACKWARD.forward(grad, tuple(size), dim, index)
+
+    @staticmethod
+    def slice_backward(grad, size, dim, start, end, step):
+        return O().SLICE_BACKWARD.forward(grad, tuple(size), dim, start, end, step)
+
+    @staticmethod
     def sigmoid_backward(grad, y):
         return grad * (y * (1 - y))
     first_true = staticmethod(_first_true)
@@ -192,6 +200,12 @@ class _Tensor:
 
     def tanh_backward(self, grad, y):
         return self._t().apply(O().TANH_BACKWARD, (grad, y))
+
+    def select_backward(self, grad, size, dim, index):
+        return self._t().apply(O().SELECT_BACKWARD, (grad,), (tuple(size), dim, index))
+
+    def slice_backward(self, grad, size, dim, start, end, step):
+        return self._t().apply(O().SLICE_BACKWARD, (grad,), (tuple(size), dim, start, end, step))
 
     def sigmoid_backward(self, grad, y):
         return self._t().apply(O().SIGMOID_BACKWARD, (grad, y))

@@ -683,15 +683,31 @@ EXPAND = Op("expand", view=True, attrs=("size",), forward=_expand, saves=("self_
 SELECT = Op("select", view=True, attrs=("dim", "index"), forward=_select,
             saves=("dim", "index", "self_sym_sizes"),
             grads=(lambda m, grad, dim, index, self_sym_sizes:
-                   m.scatter(grad, self_sym_sizes,
-                             _select_index(self_sym_sizes, dim, index)),),
+                   m.select_backward(grad, self_sym_sizes, dim, index),),
             local=("one-hot",))
+# select's and slice's gradients as their own ops, as in PyTorch (SelectBackwardBackward0,
+# SliceBackwardBackward0): grad_output written into zeros of the input's size.
+SELECT_BACKWARD = Op("select_backward", inputs=("grad_output",), attrs=("size", "dim", "index"),
+                     forward=lambda g, size, dim, index: _put(
+                         np.zeros(size, dtype=np.result_type(g)), _select_index(size, dim, index),
+                         g),
+                     saves=("dim", "index"),
+                     grads=(lambda m, grad, dim, index: m.select(grad, dim, index),),
+                     local=("select",), doc="zeros(size) with grad_output at select(dim, index)")
 SLICE = Op("slice", view=True, attrs=("dim", "start", "end", "step"), forward=_slice,
            saves=("dim", "start", "end", "step", "self_sym_sizes"),
            grads=(lambda m, grad, dim, start, end, step, self_sym_sizes:
-                  m.scatter(grad, self_sym_sizes,
-                            _slice_index(self_sym_sizes, dim, start, end, step)),),
+                  m.slice_backward(grad, self_sym_sizes, dim, start, end, step),),
            local=("pad with zeros",))
+SLICE_BACKWARD = Op("slice_backward", inputs=("grad_output",),
+                    attrs=("size", "dim", "start", "end", "step"),
+                    forward=lambda g, size, dim, start, end, step: _put(
+                        np.zeros(size, dtype=np.result_type(g)),
+                        _slice_index(size, dim, start, end, step), g),
+                    saves=("dim", "start", "end", "step"),
+                    grads=(lambda m, grad, dim, start, end, step:
+                           m.slice(grad, dim, start, end, step),),
+                    local=("slice",), doc="zeros(size) with grad_output at the slice")
 INDEX = Op("index", attrs=("indices",), forward=lambda a, ix: a[ix],
            saves=("indices", "self_sym_sizes"),
            grads=(lambda m, grad, indices, self_sym_sizes:

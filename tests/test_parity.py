@@ -1165,18 +1165,21 @@ def test_random_program(seed):
 
 def test_programs_reach_every_differentiable_op():
     """Every differentiable op of the table appears in the programs' graphs or in the
-    graphs of their gradients (``index_put``, ``threshold_backward``, ``sgn`` ... are
-    reached only there)."""
+    graphs of their gradients (``threshold_backward``, ``select_backward``, ``sgn`` ...
+    are reached only there): each value's ``(v * v).sum()`` is differentiated with
+    ``create_graph=True``, so that every rule behind it runs on a gradient that requires
+    grad and records its ops."""
     seen = set()
     for seed in range(N_PROGRAMS):
         prog = program(seed)
         pool = prog.build(symgrad)
+        leaves = _rg_leaves(prog, pool)
         roots = [t.grad_fn for t in pool if t.grad_fn is not None]
-        if prog.outputs:
-            outs, ws = _grads(symgrad, prog, pool, True)
-            gs = symgrad.autograd.grad(outs, _rg_leaves(prog, pool), ws, create_graph=True,
-                                       allow_unused=True)
-            roots += [g.grad_fn for g in gs if g is not None and g.grad_fn is not None]
+        for t in pool[len(prog.leaves):]:
+            if t.requires_grad:
+                gs = symgrad.autograd.grad((t * t).sum(), leaves, create_graph=True,
+                                           allow_unused=True)
+                roots += [g.grad_fn for g in gs if g is not None and g.grad_fn is not None]
         done = set()
         while roots:
             node = roots.pop()
@@ -1364,6 +1367,12 @@ GRAPHS = [
     ("gradient of mean", _grad_of(lambda L, x: x.mean() ** 2), [A],
      "DivBackward1(ExpandBackward0(MulBackward0(None, MulBackward1(PowBackward0("
      "MeanBackward0(AccumulateGrad))))))"),
+    ("gradient of x[0]", _grad_of(lambda L, x: x[0] ** 2), [A],
+     "SelectBackwardBackward0(MulBackward0(None, MulBackward1(PowBackward0(SelectBackward0("
+     "AccumulateGrad)))))"),
+    ("gradient of x[1:]", _grad_of(lambda L, x: x[1:] ** 2), [V],
+     "SliceBackwardBackward0(MulBackward0(None, MulBackward1(PowBackward0(SliceBackward0("
+     "AccumulateGrad)))))"),
     ("gradient of sum(0)", _grad_of(lambda L, x: x.sum(0) ** 2), [A],
      "ExpandBackward0(UnsqueezeBackward0(MulBackward0(None, MulBackward1(PowBackward0("
      "SumBackward1(AccumulateGrad))))))"),
@@ -1651,10 +1660,6 @@ KNOWN_DIFFERENCES = [
     ("gradient graph of maximum", *_gradient_graph(lambda L, x, y: L.maximum(x, y) ** 2,
                                                    [V, V]),
      "no masked_fill op: the gradient is a product with comparisons"),
-    ("gradient graph of x[0]", *_gradient_graph(lambda L, a: a[0] ** 2, [A]),
-     "no select_backward op: the gradient is index_put into zeros"),
-    ("gradient graph of x[1:]", *_gradient_graph(lambda L, x: x[1:] ** 2, [V]),
-     "no slice_backward op: the gradient is index_put into zeros"),
     ("gradient graph of x[tensor]", *_gradient_graph(lambda L, x: x[L.tensor([0, 2])] ** 2, [V]),
      "index's gradient is IndexPutBackward0 of one input, not IndexPutImplBackward0"),
 ]
