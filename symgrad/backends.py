@@ -74,6 +74,12 @@ class _Numpy:
     def select_backward(grad, size, dim, index):
         return O().SELECT_BACKWARD.forward(grad, tuple(size), dim, index)
 
+    def softmax_backward_data(self, grad, y, dim):
+        return y * (grad - self.sum(grad * y, dim, True))
+
+    def log_softmax_backward_data(self, grad, y, dim):
+        return grad - self.exp(y) * self.sum(grad, dim, True)
+
     @staticmethod
     def slice_backward(grad, size, dim, start, end, step):
         return O().SLICE_BACKWARD.forward(grad, tuple(size), dim, start, end, step)
@@ -203,6 +209,12 @@ class _Tensor:
 
     def select_backward(self, grad, size, dim, index):
         return self._t().apply(O().SELECT_BACKWARD, (grad,), (tuple(size), dim, index))
+
+    def softmax_backward_data(self, grad, y, dim):
+        return self._t().apply(O().SOFTMAX_BACKWARD_DATA, (grad, y), (dim,))
+
+    def log_softmax_backward_data(self, grad, y, dim):
+        return self._t().apply(O().LOG_SOFTMAX_BACKWARD_DATA, (grad, y), (dim,))
 
     def slice_backward(self, grad, size, dim, start, end, step):
         return self._t().apply(O().SLICE_BACKWARD, (grad,), (tuple(size), dim, start, end, step))

@@ -587,15 +587,36 @@ NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype="float",
           local=("{self}/‖{self}‖",))
 SOFTMAX = Op("_softmax", attrs=("dim",), dtype="float", forward=_softmax, sym=_sym_softmax,
              saves=("result", "dim"), node="SoftmaxBackward0",
-             grads=(lambda m, grad, result, dim:
-                    result * (grad - m.sum(grad * result, dim, True)),),
+             grads=(lambda m, grad, result, dim: m.softmax_backward_data(grad, result, dim),),
              local=("diag(s) - s sᵀ",))
 LOG_SOFTMAX = Op("_log_softmax", attrs=("dim",), dtype="float", forward=_log_softmax,
                  sym=_sym_log_softmax,
                  saves=("result", "dim"), node="LogSoftmaxBackward0",
                  grads=(lambda m, grad, result, dim:
-                        grad - m.exp(result) * m.sum(grad, dim, True),),
+                        m.log_softmax_backward_data(grad, result, dim),),
                  local=("I - softmax",))
+# The softmaxes' gradients as their own ops, as in PyTorch (SoftmaxBackwardDataBackward0,
+# LogSoftmaxBackwardDataBackward0), with PyTorch's double-backward formulas.
+SOFTMAX_BACKWARD_DATA = Op(
+    "_softmax_backward_data", inputs=("grad_output", "output"), attrs=("dim",),
+    forward=lambda g, y, dim: y * (g - np.sum(g * y, axis=dim, keepdims=True)),
+    saves=("grad_output", "output", "dim"),
+    grads=(lambda m, grad, grad_output, output, dim:
+           m.softmax_backward_data(grad, output, dim),
+           lambda m, grad, grad_output, output, dim:
+           grad_output * grad - m.sum(output * grad_output, dim, True) * grad
+           - grad_output * m.sum(output * grad, dim, True)),
+    local=("diag(s) - s sᵀ", "∂/∂s"), doc="output * (grad_output - Σ grad_output * output)")
+LOG_SOFTMAX_BACKWARD_DATA = Op(
+    "_log_softmax_backward_data", inputs=("grad_output", "output"), attrs=("dim",),
+    forward=lambda g, y, dim: g - np.exp(y) * np.sum(g, axis=dim, keepdims=True),
+    sym=lambda g, y, dim: g - _sym_map("exp", y) * np.sum(g, axis=dim, keepdims=True),
+    saves=("grad_output", "output", "dim"),
+    grads=(lambda m, grad, grad_output, output, dim:
+           grad - m.sum(grad * m.exp(output), dim, True),
+           lambda m, grad, grad_output, output, dim:
+           -m.sum(grad_output, dim, True) * m.exp(output) * grad),
+    local=("I - softmax", "∂/∂s"), doc="grad_output - exp(output) * Σ grad_output")
 
 # --------------------------------------------------------------------------- linear algebra
 DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tensor"),

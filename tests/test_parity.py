@@ -1373,6 +1373,11 @@ GRAPHS = [
     ("gradient of x[1:]", _grad_of(lambda L, x: x[1:] ** 2), [V],
      "SliceBackwardBackward0(MulBackward0(None, MulBackward1(PowBackward0(SliceBackward0("
      "AccumulateGrad)))))"),
+    ("gradient of softmax", _grad_of(lambda L, x: x.softmax(1)[:, 0]), [A],
+     "SoftmaxBackwardDataBackward0(None, SoftmaxBackward0(AccumulateGrad))"),
+    ("gradient of log_softmax", _grad_of(lambda L, x: x.log_softmax(0) ** 2), [A],
+     "LogSoftmaxBackwardDataBackward0(MulBackward0(None, MulBackward1(PowBackward0("
+     "LogSoftmaxBackward0(AccumulateGrad)))), LogSoftmaxBackward0(AccumulateGrad))"),
     ("gradient of sum(0)", _grad_of(lambda L, x: x.sum(0) ** 2), [A],
      "ExpandBackward0(UnsqueezeBackward0(MulBackward0(None, MulBackward1(PowBackward0("
      "SumBackward1(AccumulateGrad))))))"),
@@ -1647,10 +1652,6 @@ KNOWN_DIFFERENCES = [
      [A, A], "MmBackward0 saves no sizes or strides"),
     ("index_put._saved_indices", lambda L, a, y: _assign([0])(L, a, y).grad_fn._saved_indices,
      [A, V], "IndexPutBackward0 saves its index as _saved_index"),
-    ("gradient graph of softmax", *_gradient_graph(lambda L, a: a.softmax(1) ** 2, [A]),
-     "no _softmax_backward_data op: the gradient is built from mul/sub/sum"),
-    ("gradient graph of log_softmax", *_gradient_graph(lambda L, a: a.log_softmax(1) ** 2, [A]),
-     "no _log_softmax_backward_data op: the gradient is built from sub/mul/exp/sum"),
     ("gradient graph of max()", *_gradient_graph(lambda L, a: a.max() ** 2, [A]),
      "no masked_fill op: evenly_distribute_backward is a where"),
     ("gradient graph of max(dim)", *_gradient_graph(lambda L, a: a.max(1)[0] ** 2, [A]),
