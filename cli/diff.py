@@ -27,6 +27,15 @@ def _numeric(expr_sym, subs) -> np.ndarray:
     return np.float64(float(sp.sympify(expr_sym).xreplace(subs).evalf()))
 
 
+def _vector_form(expr, name: str, shapes: dict) -> str | None:
+    """``cos(dot(x, y)) * y`` where the grammar can write the gradient, else None."""
+    from symgrad.vecdiff import NoVectorForm
+    try:
+        return expr.vector_gradient(name, **shapes)
+    except NoVectorForm:
+        return None
+
+
 def _hessian(expr, at: dict, names: list):
     """Symbolic and reverse-mode second derivatives over the variables' elements."""
     import sympy as sp
@@ -114,7 +123,9 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
                "at": {k: to_plain(v) for k, v in at.items()},
                "value": to_plain(value) if value is not None else None,
                "gradient": {n: {"symbolic": str(closed[n]),
-                                "value": to_plain(grads[n]) if grads else None}
+                                "value": to_plain(grads[n]) if grads else None,
+                                **({"vector": _vector_form(expr, n, shapes)}
+                                   if isinstance(closed[n], sp.MatrixBase) else {})}
                             for n in names},
                "agree": agree}
         if latex:
@@ -135,7 +146,8 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
     for n in names:
         sym = closed[n]
         if isinstance(sym, sp.MatrixBase) and not latex:
-            click.echo(f"\n∂f/∂{n} =")
+            vector = _vector_form(expr, n, shapes)
+            click.echo(f"\n∂f/∂{n} = {vector}" if vector else f"\n∂f/∂{n} =")
             syms = program.leaves[n][0]
             for ix, e in zip(np.ndindex(*syms.shape), sym):
                 click.echo(f"  [{', '.join(map(str, ix))}]  {e}")
