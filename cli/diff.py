@@ -19,14 +19,6 @@ def _symbol_values(program, at: dict) -> dict:
     return subs
 
 
-def _numeric(expr_sym, subs) -> np.ndarray:
-    import sympy as sp
-    if isinstance(expr_sym, sp.MatrixBase):
-        a = np.array(expr_sym.xreplace(subs).evalf(), dtype=np.float64)
-        return a.reshape(-1) if 1 in a.shape and a.ndim == 2 and a.shape[1] == 1 else a
-    return np.float64(float(sp.sympify(expr_sym).xreplace(subs).evalf()))
-
-
 def _vector_form(expr, name: str, shapes: dict) -> str | None:
     """``cos(dot(x, y)) * y`` where the grammar can write the gradient, else None."""
     from symgrad.vecdiff import NoVectorForm
@@ -36,14 +28,22 @@ def _vector_form(expr, name: str, shapes: dict) -> str | None:
         return None
 
 
-def _hessian(expr, at: dict, names: list):
+def _simplified(matrix, timeout: float):
+    """``sympy.simplify`` in a child process that is killed after ``timeout`` seconds."""
+    import sympy as sp
+    from symgrad.check import run_with_timeout
+    status, result = run_with_timeout(sp.simplify, (matrix,), timeout)
+    return result if status == "ok" else matrix
+
+
+def _hessian(expr, at: dict, names: list, timeout: float):
     """Symbolic and reverse-mode second derivatives over the variables' elements."""
     import sympy as sp
     from symgrad.autograd.functional import hessian
     program = expr.gradient_program(names, **{v: at.get(v, 0.5) for v in expr.variables})
     f = sp.sympify(program.inline()[program.output.symbols[()]])
     syms = [s for n in names for s in np.ravel(program.leaves[n][0])]
-    h_sym = sp.simplify(sp.hessian(f, syms))
+    h_sym = _simplified(sp.hessian(f, syms), timeout)
     result = {"symbolic": [[str(e) for e in row] for row in h_sym.tolist()]}
     if all(v in at for v in expr.variables):
         leaves = expr._leaves(at)
@@ -77,8 +77,11 @@ def _hessian(expr, at: dict, names: list):
 @click.option("--steps", is_flag=True, help="Print the chain-rule straight-line program.")
 @click.option("--latex", is_flag=True, help="Print the derivatives as LaTeX.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option("--timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
+              help="Seconds allowed for simplifying; past them the unsimplified form "
+                   "is shown.")
 def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
-         latex: bool, as_json: bool) -> None:
+         latex: bool, as_json: bool, timeout: float) -> None:
     """Differentiate EXPRESSION: symbolic partial derivatives (SymPy, computed on the
     graph) and their values at a point from reverse mode, checked against each other.
 
@@ -106,17 +109,17 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
         program = expr.gradient_program(names, **shapes) if names else None
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
-    closed = program.closed_form() if program else {}
+    closed = program.closed_form(timeout=timeout) if program else {}
     complete = all(v in at for v in expr.variables)
     value = grads = None
     agree = None
     if complete:
         value = expr.evaluate(**at)
         grads = expr.gradient(**at)
-        subs = _symbol_values(program, at) if program else {}
-        agree = all(np.allclose(grads[n], _numeric(closed[n], subs), rtol=1e-9, atol=1e-12)
+        symbolic_at = program.evaluate(at) if program else {}
+        agree = all(np.allclose(grads[n], symbolic_at[n], rtol=1e-9, atol=1e-12)
                     for n in names)
-    hess = _hessian(expr, at, names) if order == 2 and names else None
+    hess = _hessian(expr, at, names, timeout) if order == 2 and names else None
 
     if as_json:
         obj = {"expression": expression, "variables": expr.variables,
@@ -154,7 +157,7 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
         else:
             click.echo(f"\n∂f/∂{n} = {sp.latex(sym) if latex else sym}")
         if grads is not None:
-            num = _numeric(sym, _symbol_values(program, at))
+            num = symbolic_at[n]
             ok = np.allclose(grads[n], num, rtol=1e-9, atol=1e-12)
             mark = style("✓ agrees", fg="green") if ok else style("✗ DIFFERS", fg="red")
             click.echo(f"  symbolic at the point: {fmt(num)}")
