@@ -169,3 +169,19 @@ def test_installed_console_script_and_module():
                            timeout=120)
         assert p.returncode == 2 and "Traceback" not in p.stderr
         assert p.stderr.startswith("symgrad: error:")
+
+
+def test_diff_of_a_deep_nest_falls_back_to_the_raw_form_and_still_agrees():
+    deep = "x"
+    for _ in range(6):
+        deep = f"tanh(1.1*{deep} + 0.1)"
+    r = run("diff", deep, "--at", "x=0.3", "--timeout", "1", "--json")
+    assert r.exit_code == 0, r.output
+    obj = json.loads(r.output)
+    assert obj["agree"] is True
+    x = 0.3
+    grad = 1.0
+    for _ in range(6):
+        x = np.tanh(1.1 * x + 0.1)
+        grad *= 1.1 * (1 - x * x)
+    assert obj["gradient"]["x"]["value"] == pytest.approx(grad)
