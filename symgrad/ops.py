@@ -54,7 +54,8 @@ class Op:
 
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
-                 "view", "variadic", "plan", "node_class", "domain", "ranks", "optional")
+                 "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
+                 "simple")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
@@ -90,6 +91,9 @@ class Op:
         # the inputs whose rules read it.  As in PyTorch, one is kept only when such an
         # input requires grad (``x * 2.5`` keeps 2.5, not x: ``_saved_self`` is None).
         self.optional = _optional_saves(self)
+        # The common case tensor.apply runs without its general bookkeeping (see
+        # _simple_saves), or None.
+        self.simple = _simple_saves(self)
         OPS[self.key] = self
 
     @property
@@ -132,6 +136,45 @@ def _optional_saves(op: "Op") -> tuple:
     everyone = {i for i, rule in enumerate(op.grads) if rule is not None}
     return tuple((k, frozenset(r)) for k, r in readers.items()
                  if r != everyone and len(r) == 1)
+
+
+_SIMPLE_DTYPES = frozenset(("same", "promote", "float", "div"))
+
+
+def _simple_saves(op: "Op") -> tuple | None:
+    """For an op that tensor.apply may run on its fast path (at most two inputs, no
+    attributes, a dtype that follows its floating operands, not a view, saving only inputs
+    and its result): per set of inputs requiring grad (bit ``i`` for input ``i``), a
+    function picking the saved values from ``(input0, input1, result, None)``, optional
+    saves (see ``_optional_saves``) already dropped.  None for other ops."""
+    if (op.variadic or op.view or op.attrs or len(op.inputs) > 2
+            or op.dtype not in _SIMPLE_DTYPES
+            or any(kind not in ("input", "result") for kind, _ in op.plan)):
+        return None
+    optional = dict(op.optional)
+    getters = []
+    for mask in range(1 << len(op.inputs)):
+        index = []
+        for k, (kind, where) in enumerate(op.plan):
+            readers = optional.get(k)
+            if kind == "result":
+                index.append(2)
+            elif readers is not None and not any(mask >> i & 1 for i in readers):
+                index.append(3)
+            else:
+                index.append(where)
+        getters.append(_picker(tuple(index)))
+    return tuple(getters)
+
+
+def _picker(index: tuple) -> Callable:
+    """``f(values) -> tuple(values[i] for i in index)``, without a loop."""
+    if len(index) > 1:
+        return operator.itemgetter(*index)
+    if index:
+        i = index[0]
+        return lambda values: (values[i],)
+    return lambda values: ()
 
 
 def op_named(key: str) -> Op:

@@ -17,6 +17,7 @@ from . import dtypes as _dt
 from . import ops as O
 from .dtypes import dtype as _dtype
 from .graph import GRAD_MODE, AccumulateGrad, Node, RemovableHandle, node_class
+from .graph import _sequence
 
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_tensor", "from_numpy"]
 
@@ -125,6 +126,87 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     >>> apply(ops.MUL, (x, 3.0))
     tensor([3., 6.], grad_fn=<MulBackward0>)
     """
+    simple = op.simple
+    if simple is not None and len(args) <= 2:
+        # The common case, without the general bookkeeping below: one or two operands,
+        # plain tensors of one floating dtype (not views, not outputs of multi-output
+        # nodes) or Python numbers.  It does exactly what the general path would.
+        a = args[0]
+        if a.__class__ is Tensor and a._view_of is None and not a._multi_output:
+            dt = a._dtype
+            d0 = a._data
+            if d0.__class__ is _ndarray and not d0.ndim:
+                d0 = d0[()]  # 0-d: numpy scalars, whose arithmetic is much cheaper
+            if len(args) == 1:
+                b = None
+                go = dt.is_floating_point
+            else:
+                b = args[1]
+                cb = b.__class__
+                if cb is Tensor:
+                    go = (b._dtype is dt and dt.is_floating_point and b._view_of is None
+                          and not b._multi_output)
+                    d1 = b._data
+                    if d1.__class__ is _ndarray and not d1.ndim:
+                        d1 = d1[()]
+                else:
+                    go = (cb is float or cb is int) and dt.is_floating_point
+                    d1 = b
+            if go:
+                try:
+                    data = op.forward(d0) if b is None else op.forward(d0, d1)
+                except ValueError as e:
+                    raise _shape_error(op, [d0] if b is None else [d0, d1], attrs,
+                                       e) from None
+                npdt = dt.np
+                if data.__class__ is not npdt.type and data.dtype is not npdt \
+                        and data.dtype != npdt:
+                    data = data.astype(npdt)
+                out = _new(Tensor)
+                out._data = data
+                out._dtype = dt
+                out.grad_fn = None
+                out._requires_grad = False
+                out._vc = [0]
+                if not GRAD_MODE.enabled or op.grads is None:
+                    return out
+                ea = a.grad_fn
+                if ea is None:
+                    ea = (a._accum or a._accumulator()) if a._requires_grad else a
+                if b is None:
+                    if ea is a:
+                        return out
+                    inputs = (ea,)
+                    meta = ((d0.shape, dt),)
+                    mask = 1
+                else:
+                    if cb is Tensor:
+                        eb = b.grad_fn
+                        if eb is None:
+                            eb = (b._accum or b._accumulator()) if b._requires_grad else b
+                        mask = (ea is not a) | (eb is not b) << 1
+                        meta = ((d0.shape, dt), (d1.shape, dt))
+                    else:
+                        eb = b
+                        mask = ea is not a
+                        meta = ((d0.shape, dt), _NUMBER_META)
+                    if not mask:
+                        return out
+                    inputs = (ea, eb)
+                node = _new(op.node_class)
+                node.inputs = inputs
+                node.attrs = ()
+                if op.plan:
+                    pick = simple[mask]
+                    node._saved = pick((a, b, out, None))
+                    node._versions = pick((a._vc[0], b._vc[0] if cb is Tensor else None, 0,
+                                           None) if b is not None else (a._vc[0], None, 0, None))
+                else:
+                    node._saved = node._versions = ()
+                node._meta = meta
+                node._seq = _next_seq()
+                out.grad_fn = node
+                return out
     # One pass over the operands: numpy values (0-d tensors as numpy scalars, whose
     # arithmetic is ten times cheaper than 0-d arrays') and whether a graph is needed.
     arrays = []
@@ -221,6 +303,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
 
 
 _NUMBER_META = ((), None)
+_next_seq = _sequence.__next__
 _FAST_OPERANDS = frozenset((float, int))
 _FAST_RULES = frozenset(("same", "promote", "float", "div"))
 
