@@ -26,11 +26,15 @@ _ndarray = np.ndarray
 _TENSOR = None
 
 
+_MAKE = None
+
+
 def _tensor_cls():
-    global _TENSOR
-    from .tensor import Tensor, _make
-    _TENSOR = Tensor
-    return Tensor, _make
+    global _TENSOR, _MAKE
+    if _MAKE is None:
+        from .tensor import Tensor, _make
+        _TENSOR, _MAKE = Tensor, _make
+    return _TENSOR, _MAKE
 
 
 def _wrap(g):
@@ -270,6 +274,18 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     seen = set(root_nodes)
     stack = list(seen)
     parents: dict | None = {} if inputs is not None else None
+    if parents is None:
+        deps_get = deps.get
+        while stack:
+            for x in stack.pop().inputs:
+                if isinstance(x, Node):
+                    d = deps_get(x)
+                    if d is None:
+                        deps[x] = 1
+                        if x not in seen:  # a node met for the first time (not a root)
+                            stack.append(x)
+                    else:
+                        deps[x] = d + 1
     while stack:
         n = stack.pop()
         for x in n.inputs:
@@ -278,8 +294,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     deps[x] += 1
                 else:
                     deps[x] = 1
-                if parents is not None:
-                    parents.setdefault(x, []).append(n)
+                parents.setdefault(x, []).append(n)
                 if x not in seen:
                     seen.add(x)
                     stack.append(x)
@@ -312,13 +327,83 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     owned: set = set()  # ids of gradient sums this pass allocated
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = create_graph
+    # The fast path: plain nodes (Node._plain) when every node runs and no graph is
+    # recorded.  It does what the general path below does for them, in fewer steps.
+    fast = needed is None and not create_graph
+    buffers_pop, buffers_get = buffers.pop, buffers.get
+    heappush, heappop = heapq.heappush, heapq.heappop
+    Tensor = _TENSOR or _tensor_cls()[0]
+    nxt = None  # the next node, held out of the heap while it is the only one ready
     try:
-        while ready:
-            node = heapq.heappop(ready)[2]
-            g = buffers.pop(node, None)
-            g_owned = id(g) in owned
-            if g_owned:
-                owned.discard(id(g))  # ids are reused once an array dies
+        while True:
+            if nxt is not None:
+                node = nxt
+                nxt = None
+            elif ready:
+                node = heappop(ready)[2]
+            else:
+                break
+            g = buffers_pop(node, None)
+            if owned:
+                g_owned = id(g) in owned
+                if g_owned:
+                    owned.discard(id(g))  # ids are reused once an array dies
+            else:
+                g_owned = False
+            if fast and node._plain and g is not None:
+                saved = node._saved
+                if saved:
+                    if node._released:
+                        raise RuntimeError(_FREED)
+                    values = []
+                    for s, v in zip(saved, node._versions):
+                        if v is None:  # not a tensor
+                            values.append(s)
+                        elif s._vc[0] != v:
+                            raise _version_error(node, len(values), s)
+                        else:
+                            d = s._data
+                            values.append(d[()] if d.__class__ is _ndarray and not d.ndim
+                                          else d)
+                else:
+                    values = ()
+                rules = node.op.grads
+                meta = node._meta
+                for i, x in enumerate(node.inputs):
+                    if not isinstance(x, Node):
+                        continue
+                    rule = rules[i]
+                    if rule is not None:
+                        gi = rule(NUMPY, g, *values)
+                        if gi is not None:
+                            shape, dt = meta[i]
+                            if gi.__class__ is not dt.np.type or shape:
+                                if gi.shape != shape:
+                                    gi = NUMPY.sum_to(gi, shape)
+                                if gi.dtype is not dt.np and gi.dtype != dt.np:
+                                    gi = np.asarray(gi).astype(dt.np)
+                            b = buffers_get(x)
+                            if b is None:
+                                buffers[x] = gi
+                            elif owned and id(b) in owned and b.shape == gi.shape:
+                                b += gi  # a sum this pass made: nobody else holds it
+                            else:
+                                b = buffers[x] = b + gi
+                                if b.__class__ is _ndarray:
+                                    owned.add(id(b))
+                    left = deps[x] - 1
+                    deps[x] = left
+                    if not left:
+                        if nxt is None and not ready:
+                            nxt = x
+                        else:
+                            if nxt is not None:
+                                heappush(ready, (-nxt._seq, id(nxt), nxt))
+                                nxt = None
+                            heappush(ready, (-x._seq, id(x), x))
+                if saved and not retain_graph:
+                    _release(node)
+                continue
             if isinstance(node, AccumulateGrad):
                 # As PyTorch: tensor hooks, (autograd.grad: capture and stop), node
                 # pre-hooks, accumulation, post-accumulate hooks, node hooks.  A node

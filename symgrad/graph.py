@@ -87,6 +87,16 @@ class Node:
     # another node whose saved values are freed with its own (CopySlices).
     _custom_backward = None
     _inner = None
+    # May the engine run this node on its fast path (an op-table rule, one output, no
+    # hooks, no retained gradient, no output numbers on its edges)?  Per class (see
+    # __init_subclass__), and cleared on a node wherever one of those is set.
+    _plain = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        op = getattr(cls, "op", None)
+        cls._plain = (cls._custom_backward is None and op is not None and not op.variadic
+                      and "_retain" not in vars(cls))
 
     def __init__(self, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
                  meta: tuple) -> None:
@@ -127,6 +137,7 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` runs after the node; may return new inputs."""
         if self._hooks is None:
             self._hooks = []
+        self._plain = False
         self._hooks.append(fn)
         return RemovableHandle(self._hooks, fn)
 
@@ -134,12 +145,14 @@ class Node:
         """``fn(grad_outputs)`` runs before the node; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = []
+        self._plain = False
         self._pre_hooks.append(fn)
         return RemovableHandle(self._pre_hooks, fn)
 
     def _register_tensor_hook(self, fn: Callable) -> RemovableHandle:
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = []
+        self._plain = False
         self._tensor_pre_hooks.append(fn)
         return RemovableHandle(self._tensor_pre_hooks, fn)
 

@@ -299,6 +299,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
                                 tuple(meta))
     if nrs is not None:
         out.grad_fn._input_nrs = tuple(nrs)
+        out.grad_fn._plain = False
     return out
 
 
@@ -488,6 +489,7 @@ def _copy_slices(base, fn: Node, index, view_shape) -> Node:
     node._fn = node._inner = fn
     node._view_shape = tuple(view_shape)
     node._input_nrs = nrs
+    node._plain = False
     return node
 
 
@@ -822,6 +824,7 @@ class Tensor(metaclass=_TensorMeta):
         import weakref
         self._retains_grad = True
         self.grad_fn._retain = weakref.ref(self)
+        self.grad_fn._plain = False
 
     def detach(self) -> "Tensor":
         t = _make(self._data, self._dtype)
