@@ -377,6 +377,27 @@ def _scalar_output(outputs, is_outputs_tuple, fn_name):
                            "contain a single element")
 
 
+def _first_derivative(func, inputs, v, create_graph: bool, strict: bool, name: str):
+    """What ``vhp`` and ``hvp`` share: checked inputs and ``v``, the scalar output, and
+    its gradient recorded for a second differentiation (PyTorch's checks, in order)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    v = _v_or_single(v, inputs, is_inputs_tuple, name,
+                     "The vector v can only be None if the input to the user-provided "
+                     "function is a single Tensor with a single element.")
+    if v is not None:
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, inputs, is_inputs_tuple)
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                          name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    _scalar_output(outputs, is_outputs_tuple, name)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
+
+
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), vᵀ H)`` for a scalar ``func``.
 
@@ -388,21 +409,8 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     (tensor(9.), tensor([6., 0.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _v_or_single(v, inputs, is_inputs_tuple, "vhp",
-                         "The vector v can only be None if the input to the user-provided "
-                         "function is a single Tensor with a single element.")
-        if v is not None:
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vhp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _scalar_output(outputs, is_outputs_tuple, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _first_derivative(
+            func, inputs, v, create_graph, strict, "vhp")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
@@ -424,21 +432,8 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     """
     from ..creation import zeros_like
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _v_or_single(v, inputs, is_inputs_tuple, "hvp",
-                         "The vector v can only be None if the input to the user-provided "
-                         "function is a single Tensor with a single element.")
-        if v is not None:
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "hvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _scalar_output(outputs, is_outputs_tuple, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _first_derivative(
+            func, inputs, v, create_graph, strict, "hvp")
         grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
