@@ -268,24 +268,15 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
             _add_to_output(buffers, node, t._output_nr, g)
         else:
             buffers[node] = g if node not in buffers else buffers[node] + g
+    if inputs is None and not create_graph:
+        _run_ordered(root_nodes, buffers, retain_graph)
+        return None
 
     # Dependency counts over everything reachable from the roots.
     deps: dict = {}
     seen = set(root_nodes)
     stack = list(seen)
     parents: dict | None = {} if inputs is not None else None
-    if parents is None:
-        deps_get = deps.get
-        while stack:
-            for x in stack.pop().inputs:
-                if isinstance(x, Node):
-                    d = deps_get(x)
-                    if d is None:
-                        deps[x] = 1
-                        if x not in seen:  # a node met for the first time (not a root)
-                            stack.append(x)
-                    else:
-                        deps[x] = d + 1
     while stack:
         n = stack.pop()
         for x in n.inputs:
@@ -294,7 +285,8 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     deps[x] += 1
                 else:
                     deps[x] = 1
-                parents.setdefault(x, []).append(n)
+                if parents is not None:
+                    parents.setdefault(x, []).append(n)
                 if x not in seen:
                     seen.add(x)
                     stack.append(x)
@@ -327,83 +319,13 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     owned: set = set()  # ids of gradient sums this pass allocated
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = create_graph
-    # The fast path: plain nodes (Node._plain) when every node runs and no graph is
-    # recorded.  It does what the general path below does for them, in fewer steps.
-    fast = needed is None and not create_graph
-    buffers_pop, buffers_get = buffers.pop, buffers.get
-    heappush, heappop = heapq.heappush, heapq.heappop
-    Tensor = _TENSOR or _tensor_cls()[0]
-    nxt = None  # the next node, held out of the heap while it is the only one ready
     try:
-        while True:
-            if nxt is not None:
-                node = nxt
-                nxt = None
-            elif ready:
-                node = heappop(ready)[2]
-            else:
-                break
-            g = buffers_pop(node, None)
-            if owned:
-                g_owned = id(g) in owned
-                if g_owned:
-                    owned.discard(id(g))  # ids are reused once an array dies
-            else:
-                g_owned = False
-            if fast and node._plain and g is not None:
-                saved = node._saved
-                if saved:
-                    if node._released:
-                        raise RuntimeError(_FREED)
-                    values = []
-                    for s, v in zip(saved, node._versions):
-                        if v is None:  # not a tensor
-                            values.append(s)
-                        elif s._vc[0] != v:
-                            raise _version_error(node, len(values), s)
-                        else:
-                            d = s._data
-                            values.append(d[()] if d.__class__ is _ndarray and not d.ndim
-                                          else d)
-                else:
-                    values = ()
-                rules = node.op.grads
-                meta = node._meta
-                for i, x in enumerate(node.inputs):
-                    if not isinstance(x, Node):
-                        continue
-                    rule = rules[i]
-                    if rule is not None:
-                        gi = rule(NUMPY, g, *values)
-                        if gi is not None:
-                            shape, dt = meta[i]
-                            if gi.__class__ is not dt.np.type or shape:
-                                if gi.shape != shape:
-                                    gi = NUMPY.sum_to(gi, shape)
-                                if gi.dtype is not dt.np and gi.dtype != dt.np:
-                                    gi = np.asarray(gi).astype(dt.np)
-                            b = buffers_get(x)
-                            if b is None:
-                                buffers[x] = gi
-                            elif owned and id(b) in owned and b.shape == gi.shape:
-                                b += gi  # a sum this pass made: nobody else holds it
-                            else:
-                                b = buffers[x] = b + gi
-                                if b.__class__ is _ndarray:
-                                    owned.add(id(b))
-                    left = deps[x] - 1
-                    deps[x] = left
-                    if not left:
-                        if nxt is None and not ready:
-                            nxt = x
-                        else:
-                            if nxt is not None:
-                                heappush(ready, (-nxt._seq, id(nxt), nxt))
-                                nxt = None
-                            heappush(ready, (-x._seq, id(x), x))
-                if saved and not retain_graph:
-                    _release(node)
-                continue
+        while ready:
+            node = heapq.heappop(ready)[2]
+            g = buffers.pop(node, None)
+            g_owned = id(g) in owned
+            if g_owned:
+                owned.discard(id(g))  # ids are reused once an array dies
             if isinstance(node, AccumulateGrad):
                 # As PyTorch: tensor hooks, (autograd.grad: capture and stop), node
                 # pre-hooks, accumulation, post-accumulate hooks, node hooks.  A node
@@ -500,6 +422,200 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     if inputs is None:
         return None
     return results
+
+
+def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
+    """``run_backward`` when every node runs and no graph is recorded (``backward()``).
+
+    Every edge goes from a node to older ones (higher sequence numbers to lower), and
+    AccumulateGrad nodes have the highest priority.  So the order of PyTorch's ready
+    queue (the highest sequence number first) is simply all the nodes by decreasing
+    sequence number, each AccumulateGrad run as soon as its last consumer has run (in
+    the heap's order when several are ready at once): a sort instead of a heap, and
+    dependencies counted for the AccumulateGrad nodes only.
+    """
+    deps: dict = {}
+    deps_get = deps.get
+    seen = set(root_nodes)
+    stack = list(seen)
+    order = []
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        for x in n.inputs:
+            if isinstance(x, Node):
+                d = deps_get(x)
+                if d is None:
+                    deps[x] = 1
+                    if x not in seen:  # met for the first time (roots are on the stack)
+                        stack.append(x)
+                else:
+                    deps[x] = d + 1
+    order.sort(key=_SEQ, reverse=True)
+    first = 0  # the AccumulateGrad nodes (sequence number inf) come first: not in order
+    while first < len(order) and order[first].__class__ is AccumulateGrad:
+        first += 1
+    ready_roots = [n for n in order[:first] if n not in deps]
+    owned: set = set()  # ids of gradient sums this pass allocated
+    prev_mode = GRAD_MODE.enabled
+    GRAD_MODE.enabled = False
+    buffers_pop, buffers_get = buffers.pop, buffers.get
+    try:
+        if ready_roots:
+            _run_accumulators(ready_roots, buffers, owned)
+        for k in range(first, len(order)):
+            node = order[k]
+            g = buffers_pop(node, None)
+            if owned and id(g) in owned:
+                owned.discard(id(g))  # ids are reused once an array dies
+            accs = None  # the AccumulateGrad nodes this node makes ready
+            if node._plain and g is not None:
+                saved = node._saved
+                if saved:
+                    if node._released:
+                        raise RuntimeError(_FREED)
+                    values = []
+                    for s, v in zip(saved, node._versions):
+                        if v is None:  # not a tensor
+                            values.append(s)
+                        elif s._vc[0] != v:
+                            raise _version_error(node, len(values), s)
+                        else:
+                            d = s._data
+                            values.append(d[()] if d.__class__ is _ndarray and not d.ndim
+                                          else d)
+                else:
+                    values = ()
+                rules = node.op.grads
+                meta = node._meta
+                for i, x in enumerate(node.inputs):
+                    if not isinstance(x, Node):
+                        continue
+                    rule = rules[i]
+                    if rule is not None:
+                        gi = rule(NUMPY, g, *values)
+                        if gi is not None:
+                            shape, dt = meta[i]
+                            if gi.__class__ is not dt.np.type or shape:
+                                if gi.shape != shape:
+                                    gi = NUMPY.sum_to(gi, shape)
+                                if gi.dtype is not dt.np and gi.dtype != dt.np:
+                                    gi = np.asarray(gi).astype(dt.np)
+                            b = buffers_get(x)
+                            if b is None:
+                                buffers[x] = gi
+                            elif owned and id(b) in owned and b.shape == gi.shape:
+                                b += gi  # a sum this pass made: nobody else holds it
+                            else:
+                                b = buffers[x] = b + gi
+                                if b.__class__ is _ndarray:
+                                    owned.add(id(b))
+                    if x.__class__ is AccumulateGrad:
+                        left = deps[x] - 1
+                        deps[x] = left
+                        if not left:
+                            if accs is None:
+                                accs = [x]
+                            else:
+                                accs.append(x)
+                if saved and not retain_graph:
+                    _release(node)
+            else:
+                grads = _node_grads(node, g)
+                if not retain_graph and node._saved and not node._released:
+                    _release(node)
+                nrs = node._input_nrs
+                for i, x in enumerate(node.inputs):
+                    if not isinstance(x, Node):
+                        continue
+                    gi = grads[i] if i < len(grads) else None
+                    if gi is not None:
+                        b = buffers_get(x)
+                        if nrs is not None:
+                            if x._n_outputs != 1:
+                                _add_to_output(buffers, x, nrs[i], gi)
+                            else:  # never in place: b may be shared
+                                buffers[x] = gi if b is None else b + gi
+                        elif b is None:
+                            buffers[x] = gi
+                        elif id(b) in owned and b.shape == gi.shape:
+                            b += gi
+                        else:
+                            b = buffers[x] = b + gi
+                            if b.__class__ is _ndarray:
+                                owned.add(id(b))
+                    if x.__class__ is AccumulateGrad:
+                        left = deps[x] - 1
+                        deps[x] = left
+                        if not left:
+                            if accs is None:
+                                accs = [x]
+                            else:
+                                accs.append(x)
+            if accs is not None:
+                _run_accumulators(accs, buffers, owned)
+    finally:
+        GRAD_MODE.enabled = prev_mode
+
+
+def _SEQ(node):
+    return node._seq
+
+
+def _node_grads(node: Node, g) -> list:
+    """A node's input gradients with its hooks, as the heap loop of ``run_backward``
+    computes them (no captures, no graph recorded)."""
+    multi = node._n_outputs != 1
+    if multi and g is None:
+        g = [None] * node._n_outputs
+    if multi:
+        g = node._output_tensor_hooks(g, False)
+    else:
+        if node._tensor_pre_hooks:
+            g = _call_hooks(node._tensor_pre_hooks, g, False)
+        if node._retain is not None:
+            t = node._retain()
+            if t is not None and g is not None:
+                _accumulate(t, g, False)
+    if node._pre_hooks:
+        g = _call_pre_hooks(node, g, False)
+    if g is None:
+        grads = [None] * len(node.inputs)
+    else:
+        grads = _input_grads(node, g, False, None)
+    if node._hooks:
+        grads = _call_post_hooks(node, grads, g, False)
+    return grads
+
+
+def _run_accumulators(nodes: list, buffers: dict, owned: set) -> None:
+    """Run AccumulateGrad nodes that became ready together, in the heap's order."""
+    if len(nodes) > 1:
+        nodes.sort(key=id)
+    for node in nodes:
+        g = buffers.pop(node, None)
+        g_owned = id(g) in owned
+        if g_owned:
+            owned.discard(id(g))
+        # As PyTorch: tensor hooks, node pre-hooks, accumulation, post-accumulate hooks,
+        # node hooks (as the heap loop of run_backward).
+        if node._tensor_pre_hooks:
+            g = _call_hooks(node._tensor_pre_hooks, g, False)
+            g_owned = False  # a hook may keep the gradient it was given
+        if node._pre_hooks:
+            g = _call_pre_hooks(node, g, False)
+            g_owned = False
+        if g is not None:
+            _accumulate(node.variable, g, False, g_owned)
+            post = node.variable._post_accumulate_hooks
+            if post:
+                for h in list(post):
+                    r = h(node.variable)
+                    if r is not None:
+                        raise TypeError("expected Variable, but hook returned "
+                                        f"'{type(r).__name__}'")
+        if node._hooks:
+            _call_post_hooks(node, (), g, False)
 
 
 def _capture(results: list, ks: list, g, multi: bool, nrs: dict) -> None:
