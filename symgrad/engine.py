@@ -460,6 +460,7 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = False
     buffers_pop, buffers_get = buffers.pop, buffers.get
+    meta0 = _scalar_meta().get
     try:
         if ready_roots:
             _run_accumulators(ready_roots, buffers, owned)
@@ -495,8 +496,9 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                     if rule is not None:
                         gi = rule(NUMPY, g, *values)
                         if gi is not None:
-                            shape, dt = meta[i]
-                            if gi.__class__ is not dt.np.type or shape:
+                            mi = meta[i]
+                            if mi is not meta0(gi.__class__):  # not a 0-d gradient as is
+                                shape, dt = mi
                                 if gi.shape != shape:
                                     gi = NUMPY.sum_to(gi, shape)
                                 if gi.dtype is not dt.np and gi.dtype != dt.np:
@@ -556,6 +558,18 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                 _run_accumulators(accs, buffers, owned)
     finally:
         GRAD_MODE.enabled = prev_mode
+
+
+_SCALAR_META = None
+
+
+def _scalar_meta() -> dict:
+    """numpy scalar type -> the shared metadata of a 0-d input of that dtype."""
+    global _SCALAR_META
+    if _SCALAR_META is None:
+        from .tensor import _META0
+        _SCALAR_META = {d.np.type: m for d, m in _META0.items()}
+    return _SCALAR_META
 
 
 def _SEQ(node):

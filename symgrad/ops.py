@@ -143,11 +143,11 @@ _SIMPLE_DTYPES = frozenset(("same", "promote", "float", "div"))
 
 def _simple_saves(op: "Op") -> tuple | None:
     """For an op that tensor.apply may run on its fast path (at most two inputs, no
-    attributes, a dtype that follows its floating operands, not a view, saving only inputs
-    and its result): per set of inputs requiring grad (bit ``i`` for input ``i``), a
+    attributes, a dtype that follows its floating operands, not a view, differentiable, saving
+    only inputs and its result): per set of inputs requiring grad (bit ``i`` for input ``i``), a
     function picking the saved values from ``(input0, input1, result, None)``, optional
     saves (see ``_optional_saves``) already dropped.  None for other ops."""
-    if (op.variadic or op.view or op.attrs or len(op.inputs) > 2
+    if (op.grads is None or op.variadic or op.view or op.attrs or len(op.inputs) > 2
             or op.dtype not in _SIMPLE_DTYPES
             or any(kind not in ("input", "result") for kind, _ in op.plan)):
         return None

@@ -168,7 +168,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
                 out.grad_fn = None
                 out._requires_grad = False
                 out._vc = [0]
-                if not GRAD_MODE.enabled or op.grads is None:
+                if not GRAD_MODE.enabled:  # (a simple op always has gradient rules)
                     return out
                 ea = a.grad_fn
                 if ea is None:
@@ -177,7 +177,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
                     if ea is a:
                         return out
                     inputs = (ea,)
-                    meta = ((d0.shape, dt),)
+                    meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),)
                     mask = 1
                 else:
                     if cb is Tensor:
@@ -185,11 +185,13 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
                         if eb is None:
                             eb = (b._accum or b._accumulator()) if b._requires_grad else b
                         mask = (ea is not a) | (eb is not b) << 1
-                        meta = ((d0.shape, dt), (d1.shape, dt))
+                        meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),
+                                _META0[dt] if d1.__class__ is not _ndarray else (d1.shape, dt))
                     else:
                         eb = b
                         mask = ea is not a
-                        meta = ((d0.shape, dt), _NUMBER_META)
+                        meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),
+                                _NUMBER_META)
                     if not mask:
                         return out
                     inputs = (ea, eb)
@@ -304,6 +306,9 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
 
 
 _NUMBER_META = ((), None)
+# The input metadata of 0-d operands, shared: the engine recognises them by identity.
+_META0 = {d: ((), d) for d in (_dt.float16, _dt.float32, _dt.float64, _dt.int64, _dt.int32,
+                               _dt.bool)}
 _next_seq = _sequence.__next__
 _FAST_OPERANDS = frozenset((float, int))
 _FAST_RULES = frozenset(("same", "promote", "float", "div"))
