@@ -310,7 +310,7 @@ _NUMBER_META = ((), None)
 _META0 = {d: ((), d) for d in (_dt.float16, _dt.float32, _dt.float64, _dt.int64, _dt.int32,
                                _dt.bool)}
 _next_seq = _sequence.__next__
-_FAST_OPERANDS = frozenset((float, int))
+_FAST_OPERANDS = frozenset((float, int))  # with Tensor, once the class exists (below)
 _FAST_RULES = frozenset(("same", "promote", "float", "div"))
 
 
@@ -978,12 +978,18 @@ class Tensor(metaclass=_TensorMeta):
     __hash__ = object.__hash__
 
     # -- arithmetic ----------------------------------------------------------------------
+    # Tensors and Python numbers go straight to apply (what _binary would do, one call
+    # less: these are the hottest calls of scalar code).
     def __add__(self, other):
+        if other.__class__ in _FAST_OPERANDS:
+            return apply(O.ADD, (self, other))
         return _binary(O.ADD, self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other):
+        if other.__class__ in _FAST_OPERANDS:
+            return apply(O.SUB, (self, other))
         return _binary(O.SUB, self, other)
 
     def __rsub__(self, other):
@@ -993,11 +999,15 @@ class Tensor(metaclass=_TensorMeta):
         return apply(O.RSUB, (self,), (other,))
 
     def __mul__(self, other):
+        if other.__class__ in _FAST_OPERANDS:
+            return apply(O.MUL, (self, other))
         return _binary(O.MUL, self, other)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
+        if other.__class__ in _FAST_OPERANDS:
+            return apply(O.DIV, (self, other))
         return _binary(O.DIV, self, other)
 
     def __rtruediv__(self, other):
@@ -1878,4 +1888,5 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
     return apply(O.MINIMUM, (a, b))
 
 
+_FAST_OPERANDS = frozenset((float, int, Tensor))  # operands _as_tensor_arg keeps as they are
 _LEGACY_DTYPE: dict[type, _dtype] = {}
