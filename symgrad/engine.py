@@ -476,9 +476,11 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                     if node._released:
                         raise RuntimeError(_FREED)
                     values = []
+                    tensors_only = True
                     for s, v in zip(saved, node._versions):
                         if v is None:  # not a tensor
                             values.append(s)
+                            tensors_only = False
                         elif s._vc[0] != v:
                             raise _version_error(node, len(values), s)
                         else:
@@ -521,7 +523,11 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                             else:
                                 accs.append(x)
                 if saved and not retain_graph:
-                    _release(node)
+                    if tensors_only and len(saved) < len(_ALL_FREED):
+                        node._saved = _ALL_FREED[len(saved)]  # what _release makes of it
+                        node._released = True
+                    else:
+                        _release(node)
             else:
                 grads = _node_grads(node, g)
                 if not retain_graph and node._saved and not node._released:
@@ -687,6 +693,7 @@ def _release(node: Node) -> None:
 
 
 _NUMBERS = (int, float, bool)
+_ALL_FREED = tuple((FREED,) * n for n in range(6))
 
 
 def _needed(parents: dict, captures: dict) -> set:
