@@ -10,6 +10,7 @@ run on tensors, so the backward pass is itself recorded and can be differentiate
 from __future__ import annotations
 
 import heapq
+import operator
 import re
 from typing import Sequence
 
@@ -456,6 +457,7 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
     while first < len(order) and order[first].__class__ is AccumulateGrad:
         first += 1
     ready_roots = [n for n in order[:first] if n not in deps]
+    del order[:first]
     owned: set = set()  # ids of gradient sums this pass allocated
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = False
@@ -464,8 +466,7 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
     try:
         if ready_roots:
             _run_accumulators(ready_roots, buffers, owned)
-        for k in range(first, len(order)):
-            node = order[k]
+        for node in order:
             g = buffers_pop(node, None)
             if owned and id(g) in owned:
                 owned.discard(id(g))  # ids are reused once an array dies
@@ -578,8 +579,7 @@ def _scalar_meta() -> dict:
     return _SCALAR_META
 
 
-def _SEQ(node):
-    return node._seq
+_SEQ = operator.attrgetter("_seq")
 
 
 def _node_grads(node: Node, g) -> list:
