@@ -6,6 +6,10 @@ accumulate, call hooks.  Iterative throughout, so a 100,000-op chain is fine.
 
 Without ``create_graph`` the rules run on numpy arrays (no graph is built); with it they
 run on tensors, so the backward pass is itself recorded and can be differentiated again.
+
+A plain ``backward()`` (every node runs, no graph recorded) takes ``_run_ordered``: the
+same order without a heap, and a fast path for nodes without hooks (``Node._plain``).
+``inputs=``, ``autograd.grad`` and ``create_graph`` take the general heap loop.
 """
 from __future__ import annotations
 
