@@ -344,20 +344,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     for k in captures[node]:
                         results[k] = g
                     continue
-                if node._pre_hooks:
-                    g = _call_pre_hooks(node, g, create_graph)
-                    g_owned = False
-                if g is not None:
-                    _accumulate(node.variable, g, create_graph, g_owned)
-                    post = node.variable._post_accumulate_hooks
-                    if post:
-                        for h in list(post):
-                            r = h(node.variable)
-                            if r is not None:
-                                raise TypeError("expected Variable, but hook returned "
-                                                f"'{type(r).__name__}'")
-                if node._hooks:
-                    _call_post_hooks(node, (), g, create_graph)
+                _accumulate_leaf(node, g, g_owned, create_graph)
                 continue
             if needed is not None and node not in needed:
                 for x in node.inputs:
@@ -626,20 +613,26 @@ def _run_accumulators(nodes: list, buffers: dict, owned: set) -> None:
         if node._tensor_pre_hooks:
             g = _call_hooks(node._tensor_pre_hooks, g, False)
             g_owned = False  # a hook may keep the gradient it was given
-        if node._pre_hooks:
-            g = _call_pre_hooks(node, g, False)
-            g_owned = False
-        if g is not None:
-            _accumulate(node.variable, g, False, g_owned)
-            post = node.variable._post_accumulate_hooks
-            if post:
-                for h in list(post):
-                    r = h(node.variable)
-                    if r is not None:
-                        raise TypeError("expected Variable, but hook returned "
-                                        f"'{type(r).__name__}'")
-        if node._hooks:
-            _call_post_hooks(node, (), g, False)
+        _accumulate_leaf(node, g, g_owned, False)
+
+
+def _accumulate_leaf(node: AccumulateGrad, g, g_owned: bool, create_graph: bool) -> None:
+    """An AccumulateGrad node after its tensor hooks: node pre-hooks, accumulation,
+    post-accumulate hooks, node hooks (PyTorch's order)."""
+    if node._pre_hooks:
+        g = _call_pre_hooks(node, g, create_graph)
+        g_owned = False  # a hook may keep the gradient it was given
+    if g is not None:
+        _accumulate(node.variable, g, create_graph, g_owned)
+        post = node.variable._post_accumulate_hooks
+        if post:
+            for h in list(post):
+                r = h(node.variable)
+                if r is not None:
+                    raise TypeError("expected Variable, but hook returned "
+                                    f"'{type(r).__name__}'")
+    if node._hooks:
+        _call_post_hooks(node, (), g, create_graph)
 
 
 def _capture(results: list, ks: list, g, multi: bool, nrs: dict) -> None:
