@@ -241,6 +241,8 @@ def _public(value):
 class AccumulateGrad(Node):
     """The node that adds incoming gradients into a leaf's ``.grad``."""
 
+    __module__ = "builtins"  # as PyTorch's: type(fn) prints <class 'AccumulateGrad'>
+
     __slots__ = ("variable",)
     op = None  # type: ignore[assignment]
 
@@ -269,7 +271,8 @@ def node_class(op: Op) -> type:
     """The ``grad_fn`` class of ``op``, named as PyTorch names it."""
     cls = _CLASSES.get(op.key)
     if cls is None:
-        namespace = {"__slots__": (), "op": op, "__module__": "symgrad.graph"}
+        # PyTorch's node classes live in no module: type(fn) prints <class 'MulBackward0'>.
+        namespace = {"__slots__": (), "op": op, "__module__": "builtins"}
         qualified = op.node_name
         if "::" in qualified:
             # PyTorch's hand-written nodes (torch::autograd::CopyBackwards) report their

@@ -1772,3 +1772,13 @@ def test_grad_mode_decorators_with_and_without_parentheses_and_generators():
         r.append(lib.no_grad.__name__)
         return r
     check_same(scenario)
+
+
+def test_node_classes_print_as_pytorch_prints_them():
+    outs = []
+    for lib in (torch, symgrad):
+        x = lib.ones(2, requires_grad=True)
+        y = (x * 2).sum()
+        outs.append([repr(type(y.grad_fn)), repr(type(y.grad_fn.next_functions[0][0])),
+                     repr(type(y.grad_fn.next_functions[0][0].next_functions[0][0]))])
+    assert outs[0] == outs[1]
