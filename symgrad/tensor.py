@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 import numbers
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -959,8 +959,8 @@ class Tensor(metaclass=_TensorMeta):
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
-                               f"ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is "
+                               "ambiguous")
         return builtins.bool(self._data.reshape(()))
 
     def __float__(self) -> float:
@@ -1386,9 +1386,10 @@ class Tensor(metaclass=_TensorMeta):
         if self._data.__class__ is not _ndarray:
             self._data = np.array(self._data)  # a 0-d result held as a numpy scalar
         if values.shape != self._data.shape:
-            if np.broadcast_shapes(values.shape, self._data.shape) != self._data.shape:
+            shape = np.broadcast_shapes(values.shape, self._data.shape)
+            if shape != self._data.shape:
                 raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                                   f"broadcast shape {list(np.broadcast_shapes(values.shape, self._data.shape))}")
+                                   f"broadcast shape {list(shape)}")
         if (values.dtype.kind == "f" and self._dtype.np.kind in "biu") or (
                 values.dtype.kind in "iu" and self._dtype.np.kind == "b"):
             raise RuntimeError(f"result type {_SCALAR_NAMES[_dt.from_numpy(values.dtype).name]}"

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..engine import run_backward
-from ..graph import GRAD_MODE
 from ..tensor import Tensor, _make
 from .function import Function, FunctionCtx
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
@@ -16,7 +15,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 __all__ = ["grad", "backward", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "functional", "gradcheck", "gradgradcheck",
-           "Variable"]
+           "GradcheckError", "Variable"]
 
 
 def _as_tuple(x) -> tuple:
