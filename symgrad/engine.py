@@ -396,15 +396,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 if not isinstance(x, Node):
                     continue
                 if gi is not None:
-                    b = buffers.get(x)
-                    if b is None:
-                        buffers[x] = gi
-                    elif id(b) in owned and b.shape == gi.shape:
-                        b += gi  # a sum this pass made: nobody else holds it
-                    else:
-                        b = buffers[x] = b + gi
-                        if not create_graph and b.__class__ is _ndarray:
-                            owned.add(id(b))
+                    _add_grad(buffers, owned, x, gi, not create_graph)
                 left = deps[x] - 1
                 deps[x] = left
                 if left == 0:
@@ -497,6 +489,7 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                                     gi = NUMPY.sum_to(gi, shape)
                                 if gi.dtype is not dt.np and gi.dtype != dt.np:
                                     gi = np.asarray(gi).astype(dt.np)
+                            # _add_grad, inlined on the hottest loop
                             b = buffers_get(x)
                             if b is None:
                                 buffers[x] = gi
@@ -530,20 +523,13 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                         continue
                     gi = grads[i] if i < len(grads) else None
                     if gi is not None:
-                        b = buffers_get(x)
-                        if nrs is not None:
-                            if x._n_outputs != 1:
-                                _add_to_output(buffers, x, nrs[i], gi)
-                            else:  # never in place: b may be shared
-                                buffers[x] = gi if b is None else b + gi
-                        elif b is None:
-                            buffers[x] = gi
-                        elif id(b) in owned and b.shape == gi.shape:
-                            b += gi
-                        else:
-                            b = buffers[x] = b + gi
-                            if b.__class__ is _ndarray:
-                                owned.add(id(b))
+                        if nrs is None:
+                            _add_grad(buffers, owned, x, gi, True)
+                        elif x._n_outputs != 1:
+                            _add_to_output(buffers, x, nrs[i], gi)
+                        else:  # never in place: the buffer may be shared
+                            b = buffers_get(x)
+                            buffers[x] = gi if b is None else b + gi
                     if x.__class__ is AccumulateGrad:
                         left = deps[x] - 1
                         deps[x] = left
@@ -663,6 +649,20 @@ def _propagate_by_output(node: Node, grads, buffers: dict, deps: dict, ready: li
         deps[x] = left
         if left == 0:
             heapq.heappush(ready, (-x._seq, id(x), x))
+
+
+def _add_grad(buffers: dict, owned: set, x: Node, gi, track: bool) -> None:
+    """Add ``gi`` to the gradient waiting for ``x``: in place into a sum this pass made
+    (nobody else holds it), otherwise into a new array that ``track`` marks as such."""
+    b = buffers.get(x)
+    if b is None:
+        buffers[x] = gi
+    elif id(b) in owned and b.shape == gi.shape:
+        b += gi
+    else:
+        b = buffers[x] = b + gi
+        if track and b.__class__ is _ndarray:
+            owned.add(id(b))
 
 
 def _release(node: Node) -> None:
