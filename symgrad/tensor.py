@@ -725,10 +725,20 @@ class Tensor(metaclass=_TensorMeta):
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got "
                                 f"grad of type {type(value).__name__}")
-            if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP_NAMES[value.dtype.name]}'"
+                    f" to a tensor with grad_dtype '{_SCALAR_NAMES[self.dtype.name]}'. The "
+                    "gradient must match the tensor's grad_dtype (defaults to the tensor's "
+                    "dtype). You can set the tensor's grad_dtype attribute with a specific "
+                    "dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging "
+                    "the dtypes of a tensor and its gradient may break downstream systems that "
+                    "assume they match.")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -1458,6 +1468,9 @@ _CPU = _Device()
 _SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                  "int32": "Int", "bool": "Bool"}
 _LEGACY_NAMES = {k: v + "Tensor" for k, v in _SCALAR_NAMES.items()}
+# The C++ type names PyTorch's messages print (typeid names of the element types).
+_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+              "int64": "long int", "int32": "int", "bool": "bool"}
 
 
 def _is_param(t) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..engine import run_backward
-from ..tensor import Tensor, _make
+from ..tensor import Size, Tensor, _make
 from .function import Function, FunctionCtx
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
@@ -19,8 +19,7 @@ __all__ = ["grad", "backward", "Function", "FunctionCtx", "no_grad", "enable_gra
 
 
 def _as_tuple(x) -> tuple:
-    if x is None:
-        return ()
+    # As PyTorch: anything but a tensor is iterated (None fails with Python's TypeError).
     if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
@@ -37,21 +36,36 @@ def _inputs_tuple(inputs, caller: str) -> tuple:
     return tuple(inputs)
 
 
-def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
+def _make_grads(outputs: tuple, grads: tuple, create_graph: bool,
+                batched: bool = False) -> list:
     """The gradients that start the backward pass, checked as PyTorch checks them.
 
     ``grads.index(grad)`` is PyTorch's own way of naming the culprit (it compares tensors,
-    so it can itself fail); it is kept so that the messages are the same.
+    so it can itself fail); it is kept so that the messages are the same.  With
+    ``batched`` (``is_grads_batched``) a gradient's first dimension is the batch.
     """
     out = []
     for grad, t in zip(grads, outputs):
         if isinstance(grad, Tensor):
-            if grad.shape != t.shape:
+            first = grad[0] if batched else grad
+            if first.shape != t.shape:
+                # PyTorch's batched message drops one dimension too many (its first
+                # gradient is already indexed): kept, so that the text is the same.
+                if batched:
+                    raise RuntimeError(
+                        "If `is_grads_batched=True`, we interpret the first dimension of each "
+                        "grad_output as the batch dimension. The sizes of the remaining "
+                        "dimensions are expected to match the shape of corresponding output, "
+                        "but a mismatch was detected: grad_output[" + str(grads.index(grad))
+                        + "] has a shape of " + str(Size(first.shape[1:])) + " and output["
+                        + str(outputs.index(t)) + "] has a shape of " + str(t.shape) + ". "
+                        "If you only want some tensors in `grad_output` to be considered "
+                        "batched, consider using vmap.")
                 raise RuntimeError(
                     "Mismatch in shape: grad_output[" + str(grads.index(grad)) + "] has a "
                     "shape of " + str(grad.shape) + " and output[" + str(outputs.index(t))
                     + "] has a shape of " + str(t.shape) + ".")
-            out.append(grad if create_graph else grad._data)
+            out.append(grad if create_graph or batched else grad._data)
         elif grad is None:
             if not t.requires_grad:
                 out.append(None)
@@ -118,10 +132,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if retain_graph is None:
         retain_graph = create_graph
     _check_roots(outputs, roots)
-    if targets:
-        _check_inputs(targets)
-        for t in targets:
-            t.retain_grad()  # PyTorch's engine does this; a no-op on leaves
+    for t in targets:
+        # PyTorch's engine, input by input: retain_grad (a no-op on leaves; an error on a
+        # tensor that does not require grad), then its own check.
+        t.retain_grad()
+        _check_inputs((t,))
     if create_graph:
         from ..tensor import _warn_once
         _warn_once(
@@ -160,13 +175,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                       "True). To accumulate gradient for other parts of the graph, please "
                       "use torch.autograd.backward.", FutureWarning, stacklevel=2)
     grads = (None,) * len(outs) if grad_outputs is None else _as_tuple(grad_outputs)
-    roots = _make_grads(outs, grads, create_graph)
+    roots = _make_grads(outs, grads, create_graph, is_grads_batched)
     if retain_graph is None:
         retain_graph = create_graph
     _check_roots(outs, roots)
     _check_inputs(ins)
-    results = run_backward(outs, roots, retain_graph, create_graph, inputs=ins,
-                           accumulate=False)
+    if is_grads_batched:
+        results = _batched_grads(outs, roots, ins, retain_graph, create_graph)
+    else:
+        results = run_backward(outs, roots, retain_graph, create_graph, inputs=ins,
+                               accumulate=False)
     out = []
     for k, (t, g) in enumerate(zip(ins, results)):
         if g is None:
@@ -186,6 +204,42 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), out))
     return tuple(out)
+
+
+def _batched_grads(outs: tuple, roots: list, ins: tuple, retain_graph: bool,
+                   create_graph: bool) -> list:
+    """``is_grads_batched``: one backward pass per row of the gradients, stacked (PyTorch
+    maps its pass over the first dimension with vmap: same values)."""
+    from ..functional import stack
+    sizes = []
+    for g in roots:
+        if g is not None:
+            if g.ndim == 0:
+                raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some "
+                                 "input, but that input is a Tensor of dimensionality 0 so "
+                                 "expected in_dim to satisfy 0 <= in_dim < 0.")
+            sizes.append(g.shape[0])
+    if len(set(sizes)) > 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    n = sizes[0] if sizes else 1
+    rows = []
+    for b in range(n):
+        row_roots = [None if g is None else g[b] if create_graph else g[b]._data
+                     for g in roots]
+        rows.append(run_backward(outs, row_roots, retain_graph or b < n - 1, create_graph,
+                                 inputs=ins, accumulate=False))
+    results = []
+    for k, t in enumerate(ins):
+        column = [row[k] for row in rows]
+        if any(g is None for g in column):
+            results.append(None)
+            continue
+        if create_graph:
+            results.append(stack(column))
+        else:
+            results.append(np.stack([np.asarray(g) for g in column]))
+    return results
 
 
 def Variable(data, requires_grad: bool = False):  # noqa: N802 - PyTorch's legacy name
