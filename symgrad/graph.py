@@ -161,11 +161,18 @@ class Node:
         from .engine import call_node
         return call_node(self, grads)
 
+    def __dir__(self) -> list:
+        # PyTorch lists a node's saved values: dir(fn) shows _saved_self, _saved_other.
+        op = type(self).op
+        saved = [] if op is None else ["_saved_" + s for s in op.saves + tuple(op.consts)
+                                       if s[:1] != "_"]
+        return sorted(set(super().__dir__()) | set(saved))
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_saved_"):
             key = name[7:]
             names = type(self).op.saves
-            if key in names:
+            if key in names and key[:1] != "_":  # "_name": kept for backward, not shown
                 value = self._saved[names.index(key)] if self._saved else FREED
                 if value is FREED:
                     raise RuntimeError(
@@ -184,8 +191,8 @@ class Node:
                 if key in _INT64_SAVES:
                     return _as_uint64(_public(value))
                 return _public(value)
-            if key == "self_sym_numel" or key == "sizes":
-                pass
+            if key in type(self).op.consts:
+                return type(self).op.consts[key]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __repr__(self) -> str:

@@ -55,13 +55,14 @@ class Op:
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
                  "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
-                 "simple")
+                 "simple", "consts")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
                  dtype: str = "same", broadcasts: bool = False, key: str | None = None,
                  doc: str = "", node: str | None = None, view: bool = False,
-                 domain: tuple = (-np.inf, np.inf), ranks: tuple | None = None) -> None:
+                 domain: tuple = (-np.inf, np.inf), ranks: tuple | None = None,
+                 consts: dict | None = None) -> None:
         self.name = name
         self.overload = overload
         self.inputs = tuple(inputs)
@@ -81,6 +82,9 @@ class Op:
         self.variadic = self.inputs == ("tensors",)
         self.domain = tuple(domain)
         self.ranks = None if ranks is None else tuple(tuple(r) for r in ranks)
+        # Values PyTorch's node saves that this op fixes (``x + y`` is add with alpha 1):
+        # shown as ``_saved_*`` attributes, never stored per node.
+        self.consts = dict(consts or {})
         # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
         # ("derived", name) -- resolved by tensor.apply without per-op code.
         self.plan = tuple(
@@ -138,7 +142,8 @@ def _optional_saves(op: "Op") -> tuple:
                  if r != everyone and len(r) == 1)
 
 
-_SIMPLE_DTYPES = frozenset(("same", "promote", "float", "div"))
+# Rules that give the operands' dtype when they share one floating dtype.
+_SIMPLE_DTYPES = frozenset(("same", "promote", "float", "div", "sub", "neg"))
 
 
 def _simple_saves(op: "Op") -> tuple | None:
@@ -370,6 +375,16 @@ def _squeeze_dims(shape, dim):
                  if shape[d % len(shape)] == 1) if shape else ()
 
 
+def _times(alpha, b):
+    # alpha * b, except that alpha 1 leaves b alone (bool operands stay bool).
+    return b if alpha == 1 else alpha * b
+
+
+def _maybe_multiply(m, grad, alpha):
+    # PyTorch's maybe_multiply: a gradient times alpha (mul.Scalar), unless alpha is 1.
+    return grad if alpha == 1 else m.mul_scalar(grad, alpha)
+
+
 # --------------------------------------------------------------------------- SymPy
 # ``sym`` mappings run on numpy object arrays of SymPy expressions.  numpy applies its
 # arithmetic, sums and matmul to such arrays itself, but not ``np.exp`` or comparisons:
@@ -436,15 +451,31 @@ def _sym_log_softmax(a, dim):
 
 
 # --------------------------------------------------------------------------- arithmetic
+# ``x + y`` is PyTorch's add with alpha 1 (AddBackward0 shows _saved_alpha = 1); any other
+# alpha, ``x.add(y, alpha=2)``, is the same node saving its alpha: one op for each, so that
+# the common case keeps no attribute.
 ADD = Op("add", inputs=("self", "other"), broadcasts=True, dtype="promote",
          forward=operator.add, grads=(lambda m, grad: grad, lambda m, grad: grad),
-         local=("1", "1"), doc="self + other")
-SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype="promote",
+         consts={"alpha": 1}, local=("1", "1"), doc="self + other")
+ADD_ALPHA = Op("add", key="add_alpha", inputs=("self", "other"), attrs=("alpha",),
+               broadcasts=True, dtype="alpha", saves=("alpha",),
+               forward=lambda a, b, alpha: a + _times(alpha, b),
+               grads=(lambda m, grad, alpha: grad,
+                      lambda m, grad, alpha: _maybe_multiply(m, grad, alpha)),
+               local=("1", "{alpha}"), doc="self + alpha * other")
+SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype="sub",
          forward=operator.sub, grads=(lambda m, grad: grad, lambda m, grad: -grad),
-         local=("1", "-1"), doc="self - other")
-RSUB = Op("rsub", 1, inputs=("self",), attrs=("other",), dtype="promote",
-          forward=lambda a, other: other - a, grads=(lambda m, grad: -grad,),
-          local=("-1",), doc="other - self, other a Python number")
+         consts={"alpha": 1}, local=("1", "-1"), doc="self - other")
+SUB_ALPHA = Op("sub", key="sub_alpha", inputs=("self", "other"), attrs=("alpha",),
+               broadcasts=True, dtype="sub_alpha", saves=("alpha",),
+               forward=lambda a, b, alpha: a - _times(alpha, b),
+               grads=(lambda m, grad, alpha: grad,
+                      lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha)),
+               local=("1", "-{alpha}"), doc="self - alpha * other")
+RSUB = Op("rsub", 1, inputs=("self",), attrs=("other", "alpha"), dtype="sub_alpha",
+          forward=lambda a, other, alpha: other - _times(alpha, a), saves=("alpha",),
+          grads=(lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha),),
+          local=("-{alpha}",), doc="other - alpha * self, other a Python number")
 MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype="promote",
          forward=operator.mul, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad * other,
@@ -474,7 +505,7 @@ DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype="div",
 RECIPROCAL = Op("reciprocal", dtype="float", forward=lambda a: 1.0 / a, saves=("result",),
                 grads=(lambda m, grad, result: -grad * (result * result),),
                 sym="reciprocal", local=("-1/{self}²",), doc="1 / self")
-NEG = Op("neg", forward=operator.neg, grads=(lambda m, grad: -grad,), local=("-1",),
+NEG = Op("neg", forward=operator.neg, dtype="neg", grads=(lambda m, grad: -grad,), local=("-1",),
          doc="-self")
 POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
          forward=np.power, domain=(0, np.inf), saves=("self", "exponent"),

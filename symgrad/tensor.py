@@ -89,6 +89,44 @@ def _strict(args, attrs):
     return a.dtype
 
 
+def _alpha(args, attrs):
+    """add/sub/rsub with ``alpha`` (the last attribute; the others are operands)."""
+    d = _promote(tuple(args) + tuple(attrs[:-1]), attrs)
+    alpha = attrs[-1]
+    if isinstance(alpha, (bool, np.bool_)) and d is not _dt.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not d.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return d
+
+
+def _is_bool(a) -> bool:
+    return a.dtype is _dt.bool if isinstance(a, Tensor) else isinstance(a, (bool, np.bool_))
+
+
+def _sub(args, attrs):
+    """Subtraction refuses bool operands, as PyTorch does."""
+    operands = tuple(args) + tuple(attrs[:-1])
+    n = builtins.sum(_is_bool(a) for a in operands)
+    if n == 2:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if n:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return _promote(operands, attrs)
+
+
+def _neg(args, attrs):
+    if args[0].dtype is _dt.bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return args[0].dtype
+
+
 def _c_name(d):
     return {"float32": "float", "float64": "double", "float16": "c10::Half",
             "int64": "long int", "int32": "int", "bool": "bool"}[d.name]
@@ -99,7 +137,9 @@ _DTYPE_RULES: dict[str, Callable] = {
     "pow_scalar": _pow_scalar, "rpow": _rpow, "sum": _sum_dtype,
     "bool": lambda args, attrs: _dt.bool, "int64": lambda args, attrs: _dt.int64,
     "where": lambda args, attrs: _promote(args[1:], attrs), "promote_strict": _strict,
-    "attr": lambda args, attrs: attrs[0],
+    "attr": lambda args, attrs: attrs[0], "alpha": _alpha, "neg": _neg,
+    "sub": lambda args, attrs: _sub(args, attrs + (None,)),
+    "sub_alpha": lambda args, attrs: (_sub(args, attrs), _alpha(args, attrs))[1],
     "clamp": lambda args, attrs: _promote((args[0],) + tuple(a for a in attrs if a is not None),
                                           attrs),
 }
@@ -352,6 +392,13 @@ def _as_tensor_arg(x):
     if isinstance(x, (np.ndarray, list, tuple)):
         return tensor(x)
     return NotImplemented
+
+
+def _number(x):
+    """A Python number for a scalar argument (``alpha=torch.tensor(2.)`` is 2.0)."""
+    if isinstance(x, Tensor):
+        return x.item()
+    return x.item() if isinstance(x, np.generic) else x
 
 
 def _binary(op, a, b):
@@ -1006,7 +1053,7 @@ class Tensor(metaclass=_TensorMeta):
         other = _as_tensor_arg(other)
         if isinstance(other, Tensor):
             return apply(O.SUB, (other, self))
-        return apply(O.RSUB, (self,), (other,))
+        return apply(O.RSUB, (self,), (other, 1))
 
     def __mul__(self, other):
         if other.__class__ in _FAST_OPERANDS:
@@ -1095,10 +1142,14 @@ class Tensor(metaclass=_TensorMeta):
 
     # -- named operations ------------------------------------------------------------------
     def add(self, other, *, alpha=1):
-        return self + (other if alpha == 1 else other * alpha)
+        if alpha.__class__ is int and alpha == 1:
+            return self + other
+        return apply(O.ADD_ALPHA, (self, _as_tensor_arg(other)), (_number(alpha),))
 
     def sub(self, other, *, alpha=1):
-        return self - (other if alpha == 1 else other * alpha)
+        if alpha.__class__ is int and alpha == 1:
+            return self - other
+        return apply(O.SUB_ALPHA, (self, _as_tensor_arg(other)), (_number(alpha),))
 
     def mul(self, other):
         return self * other
@@ -1408,12 +1459,14 @@ class Tensor(metaclass=_TensorMeta):
         np.copyto(self._data, values, casting="unsafe")
 
     def add_(self, other, *, alpha=1):
-        other = _as_tensor_arg(other if alpha == 1 else other * alpha)
-        return self._in_place(O.ADD, (other,))
+        if alpha.__class__ is int and alpha == 1:
+            return self._in_place(O.ADD, (_as_tensor_arg(other),))
+        return self._in_place(O.ADD_ALPHA, (_as_tensor_arg(other),), (_number(alpha),))
 
     def sub_(self, other, *, alpha=1):
-        other = _as_tensor_arg(other if alpha == 1 else other * alpha)
-        return self._in_place(O.SUB, (other,))
+        if alpha.__class__ is int and alpha == 1:
+            return self._in_place(O.SUB, (_as_tensor_arg(other),))
+        return self._in_place(O.SUB_ALPHA, (_as_tensor_arg(other),), (_number(alpha),))
 
     def mul_(self, other):
         return self._in_place(O.MUL, (_as_tensor_arg(other),))

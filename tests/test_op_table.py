@@ -44,6 +44,7 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "keepdim": [False, True],
         "exponent": [3, -1.5, 0.5, 0],
         "other": [2.0],
+        "alpha": [2, -0.5],
         "self": [1.7],
         "min": [-1.0, None],
         "max": [1.0, None],

@@ -1248,6 +1248,10 @@ GRAPHS = [
      "MvBackward0(AccumulateGrad, AccumulateGrad)"),
     ("vector @ vector", lambda L, x, y: x @ y, [V, V],
      "DotBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("add(alpha=2)", lambda L, x, y: x.add(y, alpha=2), [V, V],
+     "AddBackward0(AccumulateGrad, AccumulateGrad)"),
+    ("sub(alpha=2)", lambda L, x, y: L.sub(x, y, alpha=2), [V, V],
+     "SubBackward0(AccumulateGrad, AccumulateGrad)"),
     ("matrix @ matrix.T", lambda L, a, b: a @ b.T, [A, A],
      "MmBackward0(AccumulateGrad, PermuteBackward0(AccumulateGrad))"),
     ("mm t()", lambda L, a, b: a.mm(b.t()), [A, A],
@@ -1515,6 +1519,10 @@ SAVED = [
     ("clamp(min=)", lambda L, x: x.clamp(min=-0.5), [V], ("min", "max")),
     ("where", lambda L, x, y: L.where(x > 0, x, y), [V, V], ("condition",)),
     ("maximum", lambda L, x, y: L.maximum(x, y), [V, V], ("self", "other")),
+    ("add", lambda L, x, y: x + y, [V, V], ("alpha",)),
+    ("add(alpha=2)", lambda L, x, y: x.add(y, alpha=2), [V, V], ("alpha",)),
+    ("sub(alpha=-0.5)", lambda L, x, y: L.sub(x, y, alpha=-0.5), [V, V], ("alpha",)),
+    ("rsub", lambda L, x: 2 - x, [V], ("alpha",)),
 ]
 
 
@@ -1642,10 +1650,6 @@ def _gradient_graph(f, shapes):
 
 KNOWN_DIFFERENCES = [
     # (case, fn(lib, *leaves), leaf shapes, why symgrad differs)
-    ("add(alpha=)", lambda L, x, y: x.add(y, alpha=2), [V, V],
-     "add/sub have no alpha: x.add(y, alpha=2) records MulBackward0 then AddBackward0"),
-    ("_saved_alpha", lambda L, x, y: (x + y).grad_fn._saved_alpha, [V, V],
-     "AddBackward0/SubBackward0/RsubBackward1 save no alpha"),
     ("max(dim)._saved_indices", lambda L, a: a.max(1)[0].grad_fn._saved_indices, [A],
      "MaxBackward0/MinBackward0 save self and result, not indices and sizes"),
     ("mm._saved_self_sym_sizes", lambda L, a, b: a.mm(b.t()).grad_fn._saved_self_sym_sizes,
