@@ -274,7 +274,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
         else:
             buffers[node] = g if node not in buffers else buffers[node] + g
     if inputs is None and not create_graph:
-        _run_ordered(root_nodes, buffers, retain_graph)
+        (_run_ordered_compiled or _run_ordered)(root_nodes, buffers, retain_graph)
         return None
 
     # Dependency counts over everything reachable from the roots.
@@ -484,11 +484,7 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                         if gi is not None:
                             mi = meta[i]
                             if mi is not meta0(gi.__class__):  # not a 0-d gradient as is
-                                shape, dt = mi
-                                if gi.shape != shape:
-                                    gi = NUMPY.sum_to(gi, shape)
-                                if gi.dtype is not dt.np and gi.dtype != dt.np:
-                                    gi = np.asarray(gi).astype(dt.np)
+                                gi = _conform(gi, mi)
                             # _add_grad, inlined on the hottest loop
                             b = buffers_get(x)
                             if b is None:
@@ -514,34 +510,53 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                     else:
                         _release(node)
             else:
-                grads = _node_grads(node, g)
-                if not retain_graph and node._saved and not node._released:
-                    _release(node)
-                nrs = node._input_nrs
-                for i, x in enumerate(node.inputs):
-                    if not isinstance(x, Node):
-                        continue
-                    gi = grads[i] if i < len(grads) else None
-                    if gi is not None:
-                        if nrs is None:
-                            _add_grad(buffers, owned, x, gi, True)
-                        elif x._n_outputs != 1:
-                            _add_to_output(buffers, x, nrs[i], gi)
-                        else:  # never in place: the buffer may be shared
-                            b = buffers_get(x)
-                            buffers[x] = gi if b is None else b + gi
-                    if x.__class__ is AccumulateGrad:
-                        left = deps[x] - 1
-                        deps[x] = left
-                        if not left:
-                            if accs is None:
-                                accs = [x]
-                            else:
-                                accs.append(x)
+                accs = _run_other(node, g, buffers, owned, deps, retain_graph)
             if accs is not None:
                 _run_accumulators(accs, buffers, owned)
     finally:
         GRAD_MODE.enabled = prev_mode
+def _conform(gi, meta: tuple):
+    """A gradient un-broadcast to its input's shape and converted to its dtype."""
+    shape, dt = meta
+    if gi.shape != shape:
+        gi = NUMPY.sum_to(gi, shape)
+    if gi.dtype is not dt.np and gi.dtype != dt.np:
+        gi = np.asarray(gi).astype(dt.np)
+    return gi
+
+
+def _run_other(node: Node, g, buffers: dict, owned: set, deps: dict,
+               retain_graph: bool) -> list | None:
+    """``_run_ordered`` for a node off its fast path (hooks, no gradient, several
+    outputs, a custom backward): returns the AccumulateGrad nodes it makes ready."""
+    grads = _node_grads(node, g)
+    if not retain_graph and node._saved and not node._released:
+        _release(node)
+    nrs = node._input_nrs
+    accs = None
+    for i, x in enumerate(node.inputs):
+        if not isinstance(x, Node):
+            continue
+        gi = grads[i] if i < len(grads) else None
+        if gi is not None:
+            if nrs is None:
+                _add_grad(buffers, owned, x, gi, True)
+            elif x._n_outputs != 1:
+                _add_to_output(buffers, x, nrs[i], gi)
+            else:  # never in place: the buffer may be shared
+                b = buffers.get(x)
+                buffers[x] = gi if b is None else b + gi
+        if x.__class__ is AccumulateGrad:
+            left = deps[x] - 1
+            deps[x] = left
+            if not left:
+                if accs is None:
+                    accs = [x]
+                else:
+                    accs.append(x)
+    return accs
+
+
 
 
 _SCALAR_META = None
@@ -555,6 +570,7 @@ def _scalar_meta() -> dict:
         _SCALAR_META = {d.np.type: m for d, m in _META0.items()}
     return _SCALAR_META
 
+_run_ordered_compiled = None  # symgrad/_speedups.c's version, set by symgrad._compiled
 
 _SEQ = operator.attrgetter("_seq")
 

@@ -347,6 +347,14 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
 
 _NUMBER_META = ((), None)
 # The input metadata of 0-d operands, shared: the engine recognises them by identity.
+def _conform_data(data, dt: _dtype):
+    """A forward result stored in ``dt`` (numpy may widen a type or give a 0-d array)."""
+    npdt = dt.np
+    if data.__class__ is not npdt.type and data.dtype is not npdt and data.dtype != npdt:
+        data = data.astype(npdt)
+    return data
+
+
 _META0 = {d: ((), d) for d in (_dt.float16, _dt.float32, _dt.float64, _dt.int64, _dt.int32,
                                _dt.bool)}
 _next_seq = _sequence.__next__
@@ -1957,3 +1965,8 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 
 _FAST_OPERANDS = frozenset((float, int, Tensor))  # operands _as_tensor_arg keeps as they are
 _LEGACY_DTYPE: dict[type, _dtype] = {}
+
+
+# The compiled fast path of apply, when symgrad/_speedups.c was built (see _compiled).
+from . import _compiled  # noqa: E402  (needs everything above)
+apply = _compiled.accelerate(apply)
