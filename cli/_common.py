@@ -10,7 +10,7 @@ from typing import Any, Iterable
 import click
 import numpy as np
 
-__all__ = ["InputError", "CheckFailed", "load_expression", "parse_at", "echo_json",
+__all__ = ["InputError", "CheckFailed", "ExpressionCommand", "check_output", "load_expression", "parse_at", "echo_json",
            "style", "fmt", "to_plain"]
 
 #: Exit statuses (CONTRACT §4).
@@ -35,6 +35,31 @@ class CheckFailed(click.ClickException):
 
     def show(self, file=None) -> None:
         pass
+
+
+class ExpressionCommand(click.Command):
+    """A command whose EXPRESSION may start with a minus sign (``symgrad diff "-x**2"``).
+
+    Unknown short options are read as the expression; an unknown ``--long`` option is
+    still an error (with click's "did you mean").
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        settings = dict(kwargs.pop("context_settings", None) or {})
+        settings["ignore_unknown_options"] = True
+        super().__init__(*args, context_settings=settings, **kwargs)
+
+    def parse_args(self, ctx: click.Context, args: list) -> list:
+        known = {o for p in self.get_params(ctx) for o in (*p.opts, *p.secondary_opts)}
+        for arg in args:
+            if arg == "--":
+                break
+            name = arg.split("=", 1)[0]
+            if name.startswith("--") and name[2:3].isalpha() and name not in known:
+                raise click.NoSuchOption(name, possibilities=[o for o in known
+                                                              if o.startswith("--")],
+                                         ctx=ctx)
+        return super().parse_args(ctx, args)
 
 
 def load_expression(text: str, what: str = "expression"):
@@ -68,6 +93,15 @@ def parse_at(items: Iterable[str], variables: list[str]) -> dict:
         except ParseError as err:
             raise InputError(f"--at {name}=...: {err.pretty()}") from None
     return values
+
+
+def check_output(path: str) -> None:
+    """``-o PATH`` must name a file in an existing directory (nothing is created)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise InputError(f"-o {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"-o {path}: the directory {parent} is not writable")
 
 
 def to_plain(v: Any) -> Any:

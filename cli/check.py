@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, InputError, echo_json,
+from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand, InputError, echo_json,
                       load_expression, parse_at, style)
 
 __all__ = ["check"]
@@ -109,7 +109,7 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool) -> None:
         raise CheckFailed(code)
 
 
-@click.command()
+@click.command(cls=ExpressionCommand)
 @click.argument("expression", required=False)
 @click.option("--grad", "grad_items", multiple=True, metavar="VAR=EXPR",
               help="The gradient you derived for VAR (repeatable).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from ._common import InputError, echo_json, fmt, load_expression, parse_at, style, to_plain
+from ._common import ExpressionCommand, InputError, echo_json, fmt, load_expression, parse_at, style, to_plain
 
 __all__ = ["diff"]
 
@@ -40,8 +40,9 @@ def _hessian(expr, at: dict, names: list, timeout: float):
     """Symbolic and reverse-mode second derivatives over the variables' elements."""
     import sympy as sp
     from symgrad.autograd.functional import hessian
-    program = expr.gradient_program(names, **{v: at.get(v, 0.5) for v in expr.variables})
-    f = sp.sympify(program.inline()[program.output.symbols[()]])
+    shapes = expr.shape_values(at)
+    program = expr.gradient_program(names, **shapes)
+    f = sp.sympify(expr.to_sympy(**shapes))  # also when the output is a leaf (f = x)
     syms = [s for n in names for s in np.ravel(program.leaves[n][0])]
     h_sym = _simplified(sp.hessian(f, syms), timeout)
     result = {"symbolic": [[str(e) for e in row] for row in h_sym.tolist()]}
@@ -62,11 +63,12 @@ def _hessian(expr, at: dict, names: list, timeout: float):
         h_at = np.array(h_sym.xreplace(_symbol_values(program, at)).evalf(),
                         dtype=np.float64)
         result["value"] = to_plain(h_num)
-        result["agree"] = bool(np.allclose(h_num, h_at, rtol=1e-9, atol=1e-12))
+        result["agree"] = bool(np.allclose(h_num, h_at, rtol=1e-9, atol=1e-12,
+                                           equal_nan=True))
     return h_sym, result
 
 
-@click.command()
+@click.command(cls=ExpressionCommand)
 @click.argument("expression")
 @click.option("--wrt", multiple=True, metavar="VAR",
               help="Differentiate with respect to VAR (repeatable; default: all variables).")
@@ -100,8 +102,13 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
         if n not in expr.variables:
             raise InputError(f"--wrt {n}: not a variable of the expression (variables: "
                              f"{', '.join(expr.variables) or 'none'})")
-    shapes = {v: at.get(v, 0.5) for v in expr.variables}
     try:
+        shapes = expr.shape_values(at)
+        complete = all(v in at for v in expr.variables)
+        bad = expr.domain_error(**at) if complete else None
+        if bad is not None:
+            point = ", ".join(f"{k} = {fmt(at[k])}" for k in expr.variables)
+            raise InputError(f"not defined at {point}: {bad.pretty()}")
         out = expr.trace(**shapes)
         if out.numel() != 1:
             raise InputError(f"the expression's value has shape {list(out.shape)}; "
@@ -110,15 +117,14 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
     closed = program.closed_form(timeout=timeout) if program else {}
-    complete = all(v in at for v in expr.variables)
     value = grads = None
     agree = None
     if complete:
         value = expr.evaluate(**at)
         grads = expr.gradient(**at)
         symbolic_at = program.evaluate(at) if program else {}
-        agree = all(np.allclose(grads[n], symbolic_at[n], rtol=1e-9, atol=1e-12)
-                    for n in names)
+        agree = all(np.allclose(grads[n], symbolic_at[n], rtol=1e-9, atol=1e-12,
+                                equal_nan=True) for n in names)
     hess = _hessian(expr, at, names, timeout) if order == 2 and names else None
 
     if as_json:
@@ -143,9 +149,11 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
 
     args = ", ".join(expr.variables)
     click.echo(f"f({args}) = {sp.sympify(expr.to_sympy(**shapes))}")
-    if complete:
+    if complete and expr.variables:
         point = ", ".join(f"{k} = {fmt(at[k])}" for k in expr.variables)
         click.echo(f"at {point}:  f = {fmt(value)}")
+    elif not expr.variables:
+        click.echo(f"f = {fmt(value)}   (a constant: no variables to differentiate)")
     for n in names:
         sym = closed[n]
         if isinstance(sym, sp.MatrixBase) and not latex:
@@ -158,7 +166,7 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
             click.echo(f"\n∂f/∂{n} = {sp.latex(sym) if latex else sym}")
         if grads is not None:
             num = symbolic_at[n]
-            ok = np.allclose(grads[n], num, rtol=1e-9, atol=1e-12)
+            ok = np.allclose(grads[n], num, rtol=1e-9, atol=1e-12, equal_nan=True)
             mark = style("✓ agrees", fg="green") if ok else style("✗ DIFFERS", fg="red")
             click.echo(f"  symbolic at the point: {fmt(num)}")
             click.echo(f"  reverse mode:          {fmt(grads[n])}   {mark}")

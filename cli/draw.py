@@ -5,12 +5,13 @@ import pathlib
 
 import click
 
-from ._common import InputError, load_expression, parse_at
+from ._common import (ExpressionCommand, InputError, check_output, echo_json,
+                      load_expression, parse_at)
 
 __all__ = ["draw"]
 
 
-@click.command()
+@click.command(cls=ExpressionCommand)
 @click.argument("expression")
 @click.option("--at", "at_items", multiple=True, metavar="VAR=VALUE",
               help="Values (repeatable). With none, values are left out of the drawing.")
@@ -26,8 +27,10 @@ __all__ = ["draw"]
               show_default=True, help="Layout direction.")
 @click.option("--local/--no-local", default=True, show_default=True,
               help="Show each edge's local derivative.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print what was written as one JSON object.")
 def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: str | None,
-         theme: str, rankdir: str, local: bool) -> None:
+         theme: str, rankdir: str, local: bool, as_json: bool) -> None:
     """Draw the graph of EXPRESSION: forward (values), backward (PyTorch's grad_fn
     nodes, .grad after backward) or both side by side.
 
@@ -43,8 +46,16 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
     complete = all(v in at for v in expr.variables)
+    check_output(output)
     try:
-        out = expr.evaluate(**{v: at.get(v, 1.0) for v in expr.variables})
+        bad = expr.domain_error(**at) if complete else None
+        if bad is not None:
+            raise InputError(f"not defined at the point: {bad.pretty()}")
+        values = {**expr.shape_values(at, scalar=False), **at}
+        out = expr.evaluate(**values)
+        if steps_dir and out.numel() != 1:
+            raise InputError(f"--steps needs a scalar expression; this one has shape "
+                             f"{list(out.shape)} (wrap it in sum(...))")
         leaves = _leaves(out)
         if complete and out.numel() == 1 and out.requires_grad and kind != "forward":
             out.backward(retain_graph=True)
@@ -52,19 +63,26 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
                                rankdir=rankdir, show_values=complete, show_grads=complete,
                                show_local=local, title=expression)
         path = diagram.render(output)
-        click.echo(f"wrote {path}")
+        frames = None
         if steps_dir:
-            out2 = expr.evaluate(**{v: at.get(v, 1.0) for v in expr.variables})
-            if out2.numel() != 1:
-                raise InputError("--steps needs a scalar expression")
+            out2 = expr.evaluate(**values)
             frames = symgrad.draw_steps(out2, pathlib.Path(steps_dir), theme=theme,
                                         rankdir=rankdir, show_values=complete,
                                         names={**_leaves(out2), "f": out2})
-            click.echo(f"wrote {len(frames)} frames to {steps_dir}")
     except RenderError as err:
         raise InputError(str(err)) from None
+    except OSError as err:
+        raise InputError(f"cannot write {output}: {err.strerror or err}") from None
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
+    if as_json:
+        echo_json({"output": str(path), "format": path.suffix.lstrip("."), "kind": kind,
+                   "nodes": diagram.node_count,
+                   "frames": [str(p) for p in frames.paths] if frames else []})
+        return
+    click.echo(f"wrote {path}")
+    if frames:
+        click.echo(f"wrote {len(frames)} frames to {steps_dir}")
 
 
 def _leaves(out) -> dict:

@@ -1,12 +1,13 @@
 """``symgrad trace``: run a teaching script written for torch on symgrad, and draw it."""
 from __future__ import annotations
 
+import contextlib
 import runpy
 import sys
 
 import click
 
-from ._common import InputError
+from ._common import InputError, check_output, echo_json
 
 __all__ = ["trace"]
 
@@ -20,7 +21,9 @@ __all__ = ["trace"]
               help="Output file; the suffix picks the format: .svg .png .pdf .dot")
 @click.option("--kind", type=click.Choice(["forward", "backward", "both"]),
               default="backward", show_default=True)
-def trace(script: str, variables: tuple, output: str, kind: str) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print what was written as one JSON object.")
+def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) -> None:
     """Run SCRIPT (written for torch.autograd) with `torch` mapped to symgrad, then draw
     the named tensors. The script is Python and runs as such: only trace your own.
 
@@ -35,8 +38,17 @@ def trace(script: str, variables: tuple, output: str, kind: str) -> None:
     saved = {k: sys.modules.get(k) for k in ("torch", "torch.autograd")}
     sys.modules["torch"] = symgrad
     sys.modules["torch.autograd"] = symgrad.autograd
+    check_output(output)
     try:
-        namespace = runpy.run_path(script, run_name="__main__")
+        # With --json, stdout is for the JSON object: the script's prints go to stderr.
+        with contextlib.redirect_stdout(sys.stderr if as_json else sys.stdout):
+            namespace = runpy.run_path(script, run_name="__main__")
+    except SystemExit as err:
+        if err.code not in (None, 0):
+            raise InputError(f"{script} exited with status {err.code}") from None
+        raise InputError(f"{script} exited before its tensors could be drawn") from None
+    except Exception as err:  # the script's own error: where it is, in one line
+        raise InputError(_script_error(script, err)) from None
     finally:
         for k, v in saved.items():
             if v is None:
@@ -58,6 +70,28 @@ def trace(script: str, variables: tuple, output: str, kind: str) -> None:
     try:
         roots = list(targets.values())
         d = symgrad.draw(roots[0] if len(roots) == 1 else targets, kind=kind, names=names)
-        click.echo(f"wrote {d.render(output)}")
+        path = d.render(output)
     except RenderError as err:
         raise InputError(str(err)) from None
+    except OSError as err:
+        raise InputError(f"cannot write {output}: {err.strerror or err}") from None
+    if as_json:
+        echo_json({"output": str(path), "format": path.suffix.lstrip("."), "kind": kind,
+                   "nodes": d.node_count, "variables": list(targets)})
+    else:
+        click.echo(f"wrote {path}")
+
+
+def _script_error(script: str, err: BaseException) -> str:
+    """``lesson.py, line 4: ValueError: boom``: the innermost frame in the script."""
+    import os
+    import traceback
+    line = getattr(err, "lineno", None) if isinstance(err, SyntaxError) else None
+    if line is None:
+        target = os.path.abspath(script)
+        for frame in traceback.extract_tb(err.__traceback__):
+            if os.path.abspath(frame.filename) == target:
+                line = frame.lineno
+    where = f"{script}, line {line}" if line else script
+    text = err.msg if isinstance(err, SyntaxError) else err
+    return f"{where}: {type(err).__name__}: {text}"

@@ -157,8 +157,7 @@ def _fmt(v) -> str:
     a = np.asarray(v, dtype=float)
     if a.ndim == 0:
         return f"{float(a):.6g}"
-    return np.array2string(a, precision=6, separator=", ", max_line_width=10 ** 6).replace(
-        "\n", "")
+    return "[" + ", ".join(_fmt(x) for x in a) + "]"
 
 
 # --------------------------------------------------------------------------- symbolic
@@ -540,7 +539,8 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
     for k in at:
         if k not in variables:
             raise ValueError(f"--at {k}: {k!r} is not a variable of {f.text!r}")
-    shapes = {k: (at[k].shape if k in at else ()) for k in variables}
+    # Variables without a value are scalars where that fits, else vectors/matrices.
+    shapes = {k: np.shape(v) for k, v in f.shape_values(at).items()}
     rng = np.random.default_rng(seed)
     notes: list = []
 
@@ -673,8 +673,10 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
             if status == "ok":
                 for k, text in zip(claims, shown):
                     if text is not None:
+                        # As _show writes it: [y_0*cos(...), ...], no quotes.
                         per_var[k]["true"] = text if shapes[k] == () else str(
-                            np.asarray(text, dtype=object).reshape(shapes[k]).tolist())
+                            np.asarray(text, dtype=object).reshape(shapes[k]).tolist()
+                        ).replace("'", "")
 
     for k in claims:
         if shapes[k] != ():

@@ -22,6 +22,7 @@ tensor(80., dtype=torch.float64, grad_fn=<AddBackward0>)
 """
 from __future__ import annotations
 
+import heapq
 import math
 from typing import Any, Mapping
 
@@ -51,6 +52,9 @@ same number of elements, but got 2 and 3 elements respectively
             ^
     """
 
+
+#: Placeholder values of the shapes tried for variables without a value.
+_SHAPED = {0: 0.5, 1: [0.5] * 3, 2: [[0.5] * 3] * 3}
 
 _METHODS = {"sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs",
             "sum", "mean", "norm"}
@@ -124,7 +128,34 @@ class Expression:
             leaves = self._leaves(values)
         return self._run(leaves)
 
-    def _run(self, leaves: Mapping):
+    def domain_error(self, **values: Any) -> "EvaluationError | None":
+        """The first operation whose value is not finite at the point, or None.
+
+        Finds where an expression leaves its domain at given values (``log`` of a
+        negative number, division by zero, ``inf - inf``): the error points at the
+        operation that turned finite inputs into ``nan`` or ``inf``.
+
+        Examples
+        --------
+        >>> print(parse("x + log(x - 1)").domain_error(x=0.5).pretty())
+        column 5: log: log of a negative number (log(-0.5) is nan)
+            x + log(x - 1)
+                ^
+        >>> parse("log(x)").domain_error(x=2.0) is None
+        True
+        """
+        from .autograd import no_grad
+        leaves = self._leaves(values)
+        try:
+            with no_grad(), np.errstate(all="ignore"):
+                self._run(leaves, finite=True)
+        except EvaluationError as err:
+            if getattr(err, "domain", False):
+                return err
+            raise
+        return None
+
+    def _run(self, leaves: Mapping, finite: bool = False):
         from . import functional as F
         from .tensor import Tensor, dot, matmul, tensor
         from . import float64
@@ -151,6 +182,11 @@ class Expression:
                 args = []
             try:
                 results.append(_apply(node, args, leaves, as_tensor, dot, matmul, F))
+                if finite and _all_finite(args) and not _all_finite(results[-1:]):
+                    err = EvaluationError(f"{_describe(node)}: {_why_not_finite(node, args)}",
+                                          self.text, node.pos)
+                    err.domain = True
+                    raise err
             except EvaluationError:
                 raise
             except (RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError,
@@ -177,19 +213,54 @@ class Expression:
             raise ValueError(f"the expression gives shape {tuple(out.shape)}; gradients "
                              "need a scalar (wrap it in sum(...))")
         if out.grad_fn is None:
-            return {k: _plain(np.zeros(v.shape)) for k, v in leaves.items()}
+            # The output is a constant or one of the leaves itself (``f = x``).
+            return {k: _plain(np.ones(v.shape) if v is out else np.zeros(v.shape))
+                    for k, v in leaves.items()}
         names = list(leaves)
         gs = grad(out, [leaves[k] for k in names], allow_unused=True,
                   materialize_grads=True)
         return {k: _plain(g.numpy()) for k, g in zip(names, gs)}
 
     # -- symbols -------------------------------------------------------------------------
-    def _shape_values(self, values: Mapping) -> dict:
-        """Values for tracing symbolically: the given ones, else 0.5 (a scalar)."""
+    def _shape_values(self, values: Mapping | None = None, scalar: bool = True) -> dict:
+        """Values for tracing symbolically: the given ones, else 0.5 in a shape that fits.
+
+        A variable without a value is a scalar where that works; otherwise (``dot(x, y)``,
+        ``x.T @ A @ x``) the fewest dimensions that make the expression evaluate (to a
+        scalar, with ``scalar``): vectors of 3 elements and 3x3 matrices.
+
+        Examples
+        --------
+        >>> parse("sin(dot(x, y)) + z").shape_values()
+        {'x': [0.5, 0.5, 0.5], 'y': [0.5, 0.5, 0.5], 'z': 0.5}
+        """
+        values = values or {}
+        out = {v: values[v] for v in self.variables if v in values}
+        free = [v for v in self.variables if v not in values]
+        if not free:
+            return out
+        # Capitalised names (A, W) are matrices first, as in the course notes.
+        prefs = tuple(2 if v[:1].isupper() else 0 for v in free)
+        for ranks in _rank_choices(prefs, limit=200):
+            cand = {**out, **{v: _SHAPED[r] for v, r in zip(free, ranks)}}
+            try:
+                t = self._probe(cand)
+            except (ValueError, TypeError):  # EvaluationError: this shape does not fit
+                continue
+            if t.numel() == 1 or not scalar:
+                return {v: cand[v] for v in self.variables}
         return {v: values.get(v, 0.5) for v in self.variables}
 
+    shape_values = _shape_values
+
+    def _probe(self, values: Mapping):
+        from .autograd import no_grad
+        with no_grad(), np.errstate(all="ignore"):
+            return self._run(self._leaves(values))
+
     def trace(self, **values: Any):
-        """The traced output tensor, scalars defaulting to 0.5 (shapes only matter)."""
+        """The traced output tensor; missing values are 0.5 in a shape that fits
+        (see :meth:`shape_values`; only shapes matter)."""
         return self.evaluate(**self._shape_values(values))
 
     def to_sympy(self, **values: Any):
@@ -283,6 +354,67 @@ def _plain(a: np.ndarray):
     return float(a) if a.ndim == 0 else a
 
 
+def _rank_choices(prefs: tuple, limit: int):
+    """Ranks (0 scalar, 1 vector, 2 matrix) per variable, fewest changes from ``prefs``
+    first: a best-first walk, so many variables never mean a product of all choices."""
+    heap = [(0, prefs)]
+    seen = {prefs}
+    while heap and limit > 0:
+        _, ranks = heapq.heappop(heap)
+        yield ranks
+        limit -= 1
+        for i in range(len(ranks)):
+            for r in range(3):
+                nxt = ranks[:i] + (r,) + ranks[i + 1:]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    cost = sum(abs(a - b) for a, b in zip(nxt, prefs))
+                    heapq.heappush(heap, (cost, nxt))
+
+
+def _all_finite(values) -> bool:
+    from .tensor import Tensor
+    return all(bool(np.all(np.isfinite(v.detach().numpy() if isinstance(v, Tensor) else v)))
+               for v in values)
+
+
+def _why_not_finite(node, args) -> str:
+    """Why an operation gave nan or inf from finite inputs, in words."""
+    from .tensor import Tensor
+    arrays = [np.asarray(a.detach().numpy() if isinstance(a, Tensor) else a, dtype=float)
+              for a in args]
+    if len(arrays) == 2 and not (isinstance(node, P.BinOp) and node.op == "@"):
+        arrays = list(np.broadcast_arrays(*arrays))
+
+    def first(mask, a) -> str | None:
+        hits = np.asarray(a)[np.asarray(mask)]
+        return f"{float(hits.ravel()[0]):.6g}" if hits.size else None
+
+    name = node.func if isinstance(node, P.Call) else getattr(node, "op", "")
+    a = arrays[0] if arrays else None
+    if name == "/" and first(arrays[1] == 0, arrays[1]) is not None:
+        return "division by zero"
+    if name in ("log", "sqrt"):
+        v = first(a < 0, a)
+        what = "log" if name == "log" else "square root"
+        if v is not None:
+            return f"{what} of a negative number ({name}({v}) is nan)"
+        if name == "log":
+            return "log of zero (log(0) is -inf)"
+    if name in ("**", "^"):
+        b = arrays[1]
+        if first((a == 0) & (b < 0), a) is not None:
+            return f"zero to a negative power ({first((a == 0) & (b < 0), b)}): division by zero"
+        v = first((a < 0) & (b != np.round(b)), a)
+        if v is not None:
+            return (f"a negative number to a fractional power (({v})**"
+                    f"{first((a < 0) & (b != np.round(b)), b)} is nan)")
+        return "overflow: the power is too large for a float (inf)"
+    if name == "exp":
+        return f"overflow: exp({first(a > 709, a)}) is inf"
+    return "the result is not finite here (an overflow to inf, or nan)"
+
+
 def _children(node) -> tuple:
     if isinstance(node, P.BinOp):
         return (node.left, node.right)
@@ -333,7 +465,8 @@ def _apply(node, args, leaves, as_tensor, dot, matmul, F):
         if op == "*":
             return a * b
         if op == "/":
-            if not isinstance(a, Tensor) and not isinstance(b, Tensor) and b == 0:
+            # Dividing by a constant zero is a mistake in the text whatever the values.
+            if not isinstance(b, Tensor) and b == 0:
                 raise ZeroDivisionError("division by zero")
             return a / b
         if op in ("**", "^"):

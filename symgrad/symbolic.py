@@ -463,12 +463,13 @@ class GradientProgram:
                 raise ValueError(f"value of {name!r} has shape {v.shape}, expected "
                                  f"{syms.shape}")
             for ix in np.ndindex(*syms.shape):
-                env[syms[ix]] = float(v[ix])
+                env[syms[ix]] = np.float64(v[ix])
         if values:
             raise ValueError(f"unknown variables: {', '.join(sorted(values))}")
+        # numpy floats, not Python's: 1/0 is inf (as in reverse mode), not an exception.
         with np.errstate(all="ignore"):
             for sym, args, fn in self._compile():
-                env[sym] = float(fn(*(env[a] for a in args)))
+                env[sym] = np.float64(fn(*(env[a] for a in args)))
         return env
 
     def evaluate(self, values: Mapping | None = None) -> dict:
