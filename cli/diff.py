@@ -60,12 +60,21 @@ def _hessian(expr, at: dict, names: list, timeout: float):
                 sizes[i], sizes[j]) for j in range(len(names))]
             rows.append(np.concatenate(row, axis=1))
         h_num = np.concatenate(rows, axis=0)
-        h_at = np.array(h_sym.xreplace(_symbol_values(program, at)).evalf(),
-                        dtype=np.float64)
+        h_at = np.array([[_float(e) for e in row] for row in
+                         h_sym.xreplace(_symbol_values(program, at)).evalf().tolist()],
+                        dtype=np.float64).reshape(h_num.shape)
         result["value"] = to_plain(h_num)
         result["agree"] = bool(np.allclose(h_num, h_at, rtol=1e-9, atol=1e-12,
                                            equal_nan=True))
     return h_sym, result
+
+
+def _float(e) -> float:
+    """A SymPy number as a float; nan for what has no real value (a kink, a complex)."""
+    try:
+        return float(e)
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 @click.command(cls=ExpressionCommand)

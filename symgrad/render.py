@@ -148,6 +148,8 @@ def format_value(value: Any, precision: int = 4, max_items: int = 12) -> str:
     '[[1.25, 1.25],\\n [1.25, 1.25]]'
     >>> format_value(np.arange(100.0))
     '[0, 1, …, 98, 99]'
+    >>> format_value(np.sin(11.0)), format_value(0.99996)
+    ('-0.99999', '0.99996')
     """
     a = _as_array(value)
     if a is None:
@@ -163,7 +165,13 @@ def format_value(value: Any, precision: int = 4, max_items: int = 12) -> str:
             return str(v)
         if v == int(v) and abs(v) < 1e6:
             return str(int(v))
-        return f"{v:.{precision}g}"
+        text = f"{v:.{precision}g}"
+        # sin(11) = -0.99999 must not read as an exact "-1": more digits until it shows.
+        for more in range(precision + 1, 11):
+            if "." in text or "e" in text:
+                break
+            text = f"{v:.{more}g}"
+        return text
 
     if a.ndim == 0:
         return num(a.item())

@@ -469,7 +469,10 @@ class GradientProgram:
         # numpy floats, not Python's: 1/0 is inf (as in reverse mode), not an exception.
         with np.errstate(all="ignore"):
             for sym, args, fn in self._compile():
-                env[sym] = np.float64(fn(*(env[a] for a in args)))
+                r = fn(*(env[a] for a in args))
+                # A complex value (log of a negative constant) has no real meaning: nan.
+                env[sym] = (np.float64(np.nan) if np.iscomplexobj(r) and np.imag(r) != 0
+                            else np.float64(np.real(r)))
         return env
 
     def evaluate(self, values: Mapping | None = None) -> dict:

@@ -362,7 +362,8 @@ def _call_rules(n, a, shapes, shape_of):
         v = n.args[1]
         return [(u, _mul(a, v)), (v, _mul(a, u))]
     if f == "matmul":
-        return _matmul_rules(u, n.args[1], a, su, shapes[id(n.args[1])], shape_of)
+        return _matmul_rules(u, n.args[1], a, su, shapes[id(n)], shapes[id(n.args[1])],
+                             shape_of)
     scalar = shape_of(a) == ()  # a scalar adjoint text stands for a constant vector
     k = _num(int(np.prod(su)) if su else 1)
     if f == "softmax":
