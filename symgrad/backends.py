@@ -66,7 +66,13 @@ class _Numpy:
     sum_to = staticmethod(sum_to)
     mul_scalar = staticmethod(np.multiply)
     add_scalar = staticmethod(np.add)
-    sub_scalar = staticmethod(np.subtract)
+
+    @staticmethod
+    def sub_scalar(a, c):
+        if getattr(a, "dtype", None) == np.bool_:
+            raise RuntimeError(O()._SUB_BOOL)  # as PyTorch's sub (pow's gradient, bool y)
+        return np.subtract(a, c)
+
     div_scalar = staticmethod(np.true_divide)
 
     @staticmethod
@@ -105,8 +111,9 @@ class _Numpy:
     def threshold_backward(self, grad, s, threshold):
         if grad.__class__ in _FLOAT_SCALARS and s.__class__ in _FLOAT_SCALARS:
             # 0-d: numpy scalars, without np.where's ~2 us (and its 0-d array result)
-            return grad if s > threshold else grad.__class__(0.0)
-        return self.where(self.gt(s, threshold), grad, 0.0)
+            return grad.__class__(0.0) if s <= threshold else grad
+        # As PyTorch: zero where self <= threshold, so a NaN lets the gradient through.
+        return self.where(self.le(s, threshold), 0.0, grad)
 
     @staticmethod
     def sum(g, dim, keepdim):

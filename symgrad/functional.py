@@ -32,8 +32,15 @@ def _method(name: str):
 
 
 for _name in _METHODS:
-    if _name != "square":
+    if _name not in ("square", "pow"):
         globals()[_name] = _method(_name)
+
+
+def pow(input, exponent) -> Tensor:
+    """``input ** exponent``; a number raised to a tensor is ``PowBackward2``, as in PyTorch."""
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        return exponent.__rpow__(input)
+    return _method("pow")(input, exponent)
 
 
 def square(input: Tensor) -> Tensor:

@@ -55,14 +55,14 @@ class Op:
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
                  "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
-                 "simple", "consts")
+                 "simple", "consts", "refuse")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
                  dtype: str = "same", broadcasts: bool = False, key: str | None = None,
                  doc: str = "", node: str | None = None, view: bool = False,
                  domain: tuple = (-np.inf, np.inf), ranks: tuple | None = None,
-                 consts: dict | None = None) -> None:
+                 consts: dict | None = None, refuse: dict | None = None) -> None:
         self.name = name
         self.overload = overload
         self.inputs = tuple(inputs)
@@ -85,6 +85,8 @@ class Op:
         # Values PyTorch's node saves that this op fixes (``x + y`` is add with alpha 1):
         # shown as ``_saved_*`` attributes, never stored per node.
         self.consts = dict(consts or {})
+        # Result dtypes PyTorch has no kernel for: dtype name -> (error type, message).
+        self.refuse = dict(refuse or {})
         # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
         # ("derived", name) -- resolved by tensor.apply without per-op code.
         self.plan = tuple(
@@ -143,7 +145,7 @@ def _optional_saves(op: "Op") -> tuple:
 
 
 # Rules that give the operands' dtype when they share one floating dtype.
-_SIMPLE_DTYPES = frozenset(("same", "promote", "float", "div", "sub", "neg"))
+_SIMPLE_DTYPES = frozenset(("same", "promote", "float", "div", "sub"))
 
 
 def _simple_saves(op: "Op") -> tuple | None:
@@ -232,10 +234,36 @@ _FLOAT_SCALARS = (np.float64, np.float32, np.float16)
 
 
 def _relu(a):
-    if a.__class__ in _FLOAT_SCALARS:
-        # A 0-d tensor's numpy scalar: np.maximum's rule (a NaN stays) without its ~0.7 us.
-        return a if a > 0 or a != a else a.__class__(0.0)
-    return np.maximum(a, 0)
+    # PyTorch keeps what is not below zero as it is: NaN, and -0.0 with its sign.
+    if a.__class__ in _FLOAT_SCALARS:  # a 0-d tensor's numpy scalar, without np.where
+        return a.__class__(0.0) if a < 0 else a
+    return np.where(a < 0, np.zeros((), np.result_type(a)), a)
+
+
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+
+
+def _pow_scalar(a, exponent):
+    try:
+        return np.power(a, exponent)
+    except ValueError:  # numpy's refusal of int ** negative int, in PyTorch's words
+        raise RuntimeError(_NEGATIVE_POWER) from None
+
+
+def _power(a, b):
+    """Elementwise ``a ** b``; integers to negative integer powers as PyTorch's kernel
+    gives them (1 and -1 keep their powers, anything else truncates to 0)."""
+    try:
+        return np.power(a, b)
+    except ValueError:
+        a, b = np.asarray(a), np.asarray(b)
+        ones = np.where(a == -1, 1 - 2 * (b % 2), a == 1).astype(np.result_type(a, b))
+        return np.where(b < 0, ones, np.power(a, np.maximum(b, 0)))
+
+
+def _sign(a):
+    # sign of a bool tensor is itself (numpy's sign has no bool loop).
+    return np.array(a, copy=True) if np.result_type(a) == np.bool_ else np.sign(a)
 
 
 def _keep(g, shape, dim, keepdim):
@@ -375,6 +403,14 @@ def _squeeze_dims(shape, dim):
                  if shape[d % len(shape)] == 1) if shape else ()
 
 
+_SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+_SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+              "`^` or `logical_xor()` operator instead.")
+_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 def _times(alpha, b):
     # alpha * b, except that alpha 1 leaves b alone (bool operands stay bool).
     return b if alpha == 1 else alpha * b
@@ -492,6 +528,7 @@ ADD_SCALAR = Op("add", 1, inputs=("self",), attrs=("other",), forward=np.add,
                 grads=(lambda m, grad: grad,), local=("1",),
                 doc="self + other, other a number inside a gradient rule")
 SUB_SCALAR = Op("sub", 1, inputs=("self",), attrs=("other",), forward=np.subtract,
+                dtype="sub",
                 grads=(lambda m, grad: grad,), local=("1",),
                 doc="self - other, other a number inside a gradient rule")
 DIV_SCALAR = Op("div", 1, inputs=("self",), attrs=("other",), forward=np.true_divide,
@@ -505,17 +542,18 @@ DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype="div",
 RECIPROCAL = Op("reciprocal", dtype="float", forward=lambda a: 1.0 / a, saves=("result",),
                 grads=(lambda m, grad, result: -grad * (result * result),),
                 sym="reciprocal", local=("-1/{self}²",), doc="1 / self")
-NEG = Op("neg", forward=operator.neg, dtype="neg", grads=(lambda m, grad: -grad,), local=("-1",),
-         doc="-self")
+NEG = Op("neg", forward=operator.neg, refuse={"bool": (RuntimeError, _NEGATION)},
+         grads=(lambda m, grad: -grad,), local=("-1",), doc="-self")
+_BOOL_POW = {"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}
 POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
-         forward=np.power, domain=(0, np.inf), saves=("self", "exponent"),
+         forward=_pow_scalar, refuse=_BOOL_POW, domain=(0, np.inf), saves=("self", "exponent"),
          grads=(lambda m, grad, self, exponent:
                 m.zeros_like(grad) if exponent == 0
                 # PyTorch's formula takes the exponent as a double: MulBackward1 saves 2.0.
                 else grad * m.mul_scalar(self ** (float(exponent) - 1), float(exponent)),),
          local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)")
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
-                forward=np.power, domain=(0, np.inf), saves=("self", "exponent", "result"),
+                forward=_power, refuse=_BOOL_POW, domain=(0, np.inf), saves=("self", "exponent", "result"),
                 grads=(lambda m, grad, self, exponent, result:
                        m.where(m.eq(exponent, 0), 0.0,
                                grad * (exponent * self ** m.sub_scalar(exponent, 1))),
@@ -526,7 +564,7 @@ POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="p
                 local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
                 doc="self ** exponent (a tensor)")
 RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype="rpow",
-          forward=lambda e, base: np.power(base, e), saves=("self", "exponent", "result"),
+          forward=lambda e, base: _power(base, e), refuse=_BOOL_POW, saves=("self", "exponent", "result"),
           grads=(lambda m, grad, self, exponent, result:
                  grad * m.mul_scalar(result, float(np.log(self))) if self != 0 else
                  grad * m.where(m.ge(exponent, 0), 0.0, result * float("-inf")),),
@@ -534,10 +572,11 @@ RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype="rpow",
 
 # --------------------------------------------------------------------------- elementwise
 ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
+         refuse={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')},
          grads=(lambda m, grad, self: grad * m.sgn(self),), local=("sign({self})",))
 # sign and sgn: zero gradient, but recorded, so that abs's gradient stays connected to its
 # input (a second derivative of zero, not "does not require grad"), as in PyTorch.
-SIGN = Op("sign", forward=np.sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
+SIGN = Op("sign", forward=_sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
           local=("0",))
 SGN = Op("sgn", forward=np.sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
          local=("0",))
@@ -580,13 +619,14 @@ SIGMOID = Op("sigmoid", dtype="float", saves=("result",), sym="sigmoid",
              grads=(lambda m, grad, result: m.sigmoid_backward(grad, result),),
              local=("σ({self})(1 - σ({self}))",))
 RELU = Op("relu", forward=_relu, saves=("result",), sym="relu",
+          refuse={"bool": (RuntimeError, "Boolean inputs not supported for relu")},
           grads=(lambda m, grad, result: m.threshold_backward(grad, result, 0),),
           local=("[{self} > 0]",))
 # relu's gradient as its own op (PyTorch's threshold_backward): it stays connected to the
 # relu's result, so second derivatives are zeros rather than "unused".
 THRESHOLD_BACKWARD = Op(
     "threshold_backward", inputs=("grad_output", "self"), attrs=("threshold",),
-    forward=lambda g, s, t: np.where(s > t, g, 0.0),
+    forward=lambda g, s, t: np.where(s <= t, 0.0, g),
     sym=lambda g, s, t: g * _sym_map("Heaviside", s - t), saves=("self", "threshold"),
     grads=(lambda m, grad, self, threshold: m.threshold_backward(grad, self, threshold),
            lambda m, grad, self, threshold: m.zeros_like(grad)),

@@ -109,22 +109,9 @@ def _sub(args, attrs):
     """Subtraction refuses bool operands, as PyTorch does."""
     operands = tuple(args) + tuple(attrs[:-1])
     n = builtins.sum(_is_bool(a) for a in operands)
-    if n == 2:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
     if n:
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
-                           "supported. If you are trying to invert a mask, use the `~` or "
-                           "`logical_not()` operator instead.")
+        raise RuntimeError(O._SUB_BOOLS if n == 2 else O._SUB_BOOL)
     return _promote(operands, attrs)
-
-
-def _neg(args, attrs):
-    if args[0].dtype is _dt.bool:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or "
-                           "`logical_not()` operator instead.")
-    return args[0].dtype
 
 
 def _c_name(d):
@@ -137,7 +124,7 @@ _DTYPE_RULES: dict[str, Callable] = {
     "pow_scalar": _pow_scalar, "rpow": _rpow, "sum": _sum_dtype,
     "bool": lambda args, attrs: _dt.bool, "int64": lambda args, attrs: _dt.int64,
     "where": lambda args, attrs: _promote(args[1:], attrs), "promote_strict": _strict,
-    "attr": lambda args, attrs: attrs[0], "alpha": _alpha, "neg": _neg,
+    "attr": lambda args, attrs: attrs[0], "alpha": _alpha,
     "sub": lambda args, attrs: _sub(args, attrs + (None,)),
     "sub_alpha": lambda args, attrs: (_sub(args, attrs), _alpha(args, attrs))[1],
     "clamp": lambda args, attrs: _promote((args[0],) + tuple(a for a in attrs if a is not None),
@@ -269,6 +256,9 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             len(args) > 1 and (len(args) > 2 or isinstance(args[1], Tensor)
                                and args[1]._dtype is not dt))):
         dt = _DTYPE_RULES[rule](args, attrs)
+        if op.refuse and dt.name in op.refuse:
+            kind, message = op.refuse[dt.name]
+            raise kind(message)  # a result dtype PyTorch has no kernel for
         if dt.is_floating_point:
             # PyTorch computes in the result dtype: integer and bool operands are converted
             # first (numpy would compute exp(bool) in float16, int * float32 in float64).
@@ -345,8 +335,6 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     return out
 
 
-_NUMBER_META = ((), None)
-# The input metadata of 0-d operands, shared: the engine recognises them by identity.
 def _conform_data(data, dt: _dtype):
     """A forward result stored in ``dt`` (numpy may widen a type or give a 0-d array)."""
     npdt = dt.np
@@ -355,11 +343,13 @@ def _conform_data(data, dt: _dtype):
     return data
 
 
+_NUMBER_META = ((), None)
+# The input metadata of 0-d operands, shared: the engine recognises them by identity.
 _META0 = {d: ((), d) for d in (_dt.float16, _dt.float32, _dt.float64, _dt.int64, _dt.int32,
                                _dt.bool)}
 _next_seq = _sequence.__next__
 _FAST_OPERANDS = frozenset((float, int))  # with Tensor, once the class exists (below)
-_FAST_RULES = frozenset(("same", "promote", "float", "div"))
+_FAST_RULES = frozenset(("same", "promote", "float", "div", "sub"))
 
 
 def _shape_error(op, arrays, attrs, err):

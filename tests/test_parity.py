@@ -348,6 +348,7 @@ def scalar_arith(g):
         (f"{{0}}.mul({c!r})", lambda L, x: x.mul(c)),
         (f"L.sub({{0}}, {c!r})", lambda L, x: L.sub(x, c)),
         (f"{{0}}.div({c!r})", lambda L, x: x.div(c)),
+        (f"{{0}}.add({c!r}, alpha=3)", lambda L, x: x.add(c, alpha=3)),
     ])
     return g.add(text, fn, i)
 
@@ -420,6 +421,8 @@ def arith(g):
         ("{0} * {1}", lambda L, x, y: x * y), ("L.add({0}, {1})", lambda L, x, y: L.add(x, y)),
         ("{0}.sub({1})", lambda L, x, y: x.sub(y)),
         ("L.mul({0}, {1})", lambda L, x, y: L.mul(x, y)),
+        ("{0}.add({1}, alpha=2)", lambda L, x, y: x.add(y, alpha=2)),
+        ("L.sub({0}, {1}, alpha=-0.5)", lambda L, x, y: L.sub(x, y, alpha=-0.5)),
     ])
     return g.add(text, fn, *ij)
 
