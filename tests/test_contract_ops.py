@@ -1,0 +1,301 @@
+"""Every operation of CONTRACT.md §1 "Operations" against PyTorch 2.13, node by node.
+
+Each case is a snippet ``fn(lib, *leaves)`` run in symgrad and in torch on the same leaves.
+Both runs are described in plain Python and the descriptions must be equal:
+
+* the result: its value (float64 rounding aside, signed zeros and NaNs exactly), dtype,
+  shape, ``requires_grad`` and ``is_leaf``; tuples (``max(dim)``) element by element,
+  with their type name and ``repr``;
+* every node of the ``grad_fn`` graph, walked through ``next_functions``: its class name,
+  its edges (``None`` entries, output numbers, sharing and which leaf an
+  ``AccumulateGrad`` holds), the names of its ``_saved_*`` attributes (as ``dir`` lists
+  them) and their values (tensors by value and dtype, numbers, sizes and strides exactly);
+* the leaves' ``.grad`` after ``backward`` with a fixed, non-uniform gradient, and the
+  versions (``_version``) of the leaves and of the result;
+* where torch raises, the type and message of the error, in the forward or the backward.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import symgrad  # noqa: E402
+
+LIBS = (symgrad, torch)
+RTOL, ATOL = 1e-6, 1e-12
+
+
+# =========================================================================== describing
+class Leaf:
+    """A leaf of a case: its data, dtype name and ``requires_grad``."""
+
+    def __init__(self, data, dtype: str = "float64", rg: bool | None = None) -> None:
+        self.data = data
+        self.dtype = dtype
+        self.rg = dtype.startswith("float") if rg is None else rg
+
+    def make(self, lib):
+        return lib.tensor(self.data, dtype=getattr(lib, self.dtype), requires_grad=self.rg)
+
+
+def const(data, dtype: str = "float64") -> Leaf:
+    return Leaf(data, dtype, rg=False)
+
+
+class Close:
+    """Float values compared within float64 rounding; NaNs and signs of zeros exactly."""
+
+    def __init__(self, a) -> None:
+        self.a = np.asarray(a)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Close):
+            return NotImplemented
+        a, b = self.a, other.a
+        if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+            return False
+        if a.dtype.kind != "f":
+            return bool(np.array_equal(a, b))
+        if not np.array_equal(np.isnan(a), np.isnan(b)):
+            return False
+        zero = (a == 0) | (b == 0)
+        if not np.array_equal(np.signbit(a[zero]), np.signbit(b[zero])):
+            return False
+        # float32: torch's kernels round differently (sigmoid, fused multiply-adds).
+        rtol, atol = (RTOL, ATOL) if a.dtype == np.float64 else (2e-5, 1e-7)
+        return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+
+    def __repr__(self) -> str:
+        return f"Close({self.a.tolist()!r})"
+
+
+def _array(t) -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        if t._is_zerotensor():
+            return np.zeros(tuple(t.shape), dtype=str(t.dtype).replace("torch.", ""))
+        return t.detach().numpy()
+    return np.asarray(t.detach().numpy())
+
+
+def _is_tensor(v) -> bool:
+    return isinstance(v, (torch.Tensor, symgrad.Tensor))
+
+
+def tensor_desc(t) -> tuple:
+    return ("tensor", str(t.dtype), tuple(t.shape), Close(_array(t)))
+
+
+def saved_names(fn) -> list:
+    return sorted(a for a in dir(fn) if a.startswith("_saved_"))
+
+
+def value_desc(v):
+    """A saved value or a result, in plain Python."""
+    if _is_tensor(v):
+        return tensor_desc(v)
+    if isinstance(v, (tuple, list)):
+        return type(v).__name__ if type(v) in (tuple, list) else "Size", tuple(
+            value_desc(x) for x in v)
+    if isinstance(v, float):
+        return ("float", "nan" if math.isnan(v) else v)
+    if isinstance(v, (bool, int, str)) or v is None:
+        return v
+    return repr(v)  # dtypes, layouts
+
+
+def graph_desc(root, leaves) -> list:
+    """Every node reachable from ``root``: name, saved values and edges (by number)."""
+    if root is None:
+        return []
+    leaf_no = {id(x): k for k, x in enumerate(leaves)}
+    ids: dict = {id(root): 0}
+    order = [root]
+    out = []
+    k = 0
+    while k < len(order):
+        fn = order[k]
+        k += 1
+        name = type(fn).__name__
+        if name == "AccumulateGrad":
+            out.append((name, leaf_no.get(id(fn.variable), "?")))
+            continue
+        saved = {}
+        for a in saved_names(fn):
+            try:
+                saved[a] = value_desc(getattr(fn, a))
+            except Exception as e:  # noqa: BLE001 - freed values: the error is compared
+                saved[a] = (type(e).__name__, str(e))
+        edges = []
+        for nxt, nr in fn.next_functions:
+            if nxt is None:
+                edges.append((None, nr))
+                continue
+            if id(nxt) not in ids:
+                ids[id(nxt)] = len(order)
+                order.append(nxt)
+            edges.append((ids[id(nxt)], nr))
+        out.append((name, fn.name(), saved, tuple(edges)))
+    return out
+
+
+def result_desc(v, leaves):
+    if _is_tensor(v):
+        return {"tensor": tensor_desc(v), "requires_grad": v.requires_grad,
+                "is_leaf": v.is_leaf, "version": v._version,
+                "graph": graph_desc(v.grad_fn, leaves)}
+    if isinstance(v, tuple) and type(v) is not tuple:  # torch.return_types
+        return (type(v).__name__, repr(v), tuple(result_desc(x, leaves) for x in v))
+    if isinstance(v, (tuple, list)):
+        return tuple(result_desc(x, leaves) for x in v)
+    return value_desc(v)
+
+
+def _first_tensor(v):
+    if _is_tensor(v):
+        return v
+    if isinstance(v, (tuple, list)) and v and _is_tensor(v[0]):
+        return v[0]
+    return None
+
+
+def _error(e: Exception) -> tuple:
+    return ("raises", type(e).__name__, str(e))
+
+
+def run(lib, fn, leaves: list, backward: bool = True) -> dict:
+    """Run one case in ``lib`` and describe everything that is compared."""
+    made = [leaf.make(lib) for leaf in leaves]
+    report: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = fn(lib, *made)
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            report["forward"] = _error(e)
+            return report
+        report["forward"] = result_desc(out, made)
+        report["leaf versions"] = [x._version for x in made]
+        t = _first_tensor(out)
+        if backward and t is not None and t.requires_grad:
+            n = max(t.numel(), 1)
+            g = lib.tensor(np.linspace(0.5, 2.0, n).reshape(tuple(t.shape)),
+                           dtype=t.dtype)
+            try:
+                t.backward(g)
+            except Exception as e:  # noqa: BLE001
+                report["backward"] = _error(e)
+            else:
+                report["grads"] = [None if x.grad is None else tensor_desc(x.grad)
+                                   for x in made]
+    return report
+
+
+def compare(fn, *leaves, backward: bool = True) -> None:
+    s = run(symgrad, fn, list(leaves), backward)
+    t = run(torch, fn, list(leaves), backward)
+    for key in sorted(set(s) | set(t)):
+        assert s.get(key) == t.get(key), f"{key}:\nsymgrad {s.get(key)!r}\ntorch   {t.get(key)!r}"
+
+
+# =========================================================================== cases
+CASES: list = []
+
+
+def case(name: str, fn, *leaves, backward: bool = True) -> None:
+    CASES.append(pytest.param(fn, leaves, backward, id=name))
+
+
+@pytest.mark.parametrize("fn, leaves, backward", CASES)
+def test_op_matches_torch(fn, leaves, backward):
+    compare(fn, *leaves, backward=backward)
+
+
+# --------------------------------------------------------------------------- leaves
+A = Leaf([[0.5, -1.25, 2.0], [1.5, 0.25, -0.75]])          # (2, 3), no ties
+B = Leaf([[1.5, -0.5], [0.25, 2.0], [-1.0, 0.75]])          # (3, 2)
+V = Leaf([0.75, -1.5, 2.25])                                # (3,)
+W = Leaf([1.25, 0.5, -0.25])                                # (3,)
+S = Leaf(1.75)                                              # 0-d
+P = Leaf([[0.5, 1.25, 2.0], [3.5, 0.25, 1.75]])            # (2, 3), positive
+Q = Leaf([[-0.5, 1.5, 0.25], [2.0, -1.0, 0.5]])            # (2, 3)
+R = Leaf([[0.5, 1.5, -1.0]])                                # (1, 3)
+T3 = Leaf(np.linspace(-2, 2.6, 24).reshape(2, 3, 4).tolist())  # (2, 3, 4)
+M3 = Leaf(np.linspace(-1, 1.3, 24).reshape(2, 4, 3).tolist())  # (2, 4, 3)
+A32 = Leaf(A.data, "float32")
+V32 = Leaf(V.data, "float32")
+Ac = const(A.data)
+Vc = const(V.data)
+I = const([[1, -2, 3], [4, 0, -6]], "int64")
+IV = const([2, -1, 0], "int64")
+BM = const([[True, False, True], [False, False, True]], "bool")
+BV = const([True, False, True], "bool")
+Z = Leaf([[0.0, -0.0, 1.0], [-1.0, 0.0, 2.0]])             # signed zeros
+TIE = Leaf([[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]])            # ties along dim 1
+
+
+# --------------------------------------------------------------------------- arithmetic
+for _name, _f in [
+        ("x+y", lambda L, x, y: x + y), ("x-y", lambda L, x, y: x - y),
+        ("x*y", lambda L, x, y: x * y), ("x/y", lambda L, x, y: x / y),
+        ("x**y", lambda L, x, y: x ** y), ("x.add(y)", lambda L, x, y: x.add(y)),
+        ("add(alpha=2)", lambda L, x, y: x.add(y, alpha=2)),
+        ("add(alpha=0.5)", lambda L, x, y: L.add(x, y, alpha=0.5)),
+        ("sub(alpha=2)", lambda L, x, y: x.sub(y, alpha=2)),
+        ("L.sub(alpha=-1.5)", lambda L, x, y: L.sub(x, y, alpha=-1.5)),
+        ("x.mul(y)", lambda L, x, y: x.mul(y)), ("L.div(x, y)", lambda L, x, y: L.div(x, y)),
+        ("L.pow(x, y)", lambda L, x, y: L.pow(x, y)), ("maximum", lambda L, x, y: L.maximum(x, y)),
+        ("minimum", lambda L, x, y: L.minimum(x, y)), ("x.maximum", lambda L, x, y: x.maximum(y)),
+        ("max(x, y)", lambda L, x, y: L.max(x, y)), ("min(x, y)", lambda L, x, y: x.min(y))]:
+    case(f"{_name} A,V", _f, P, V)
+    case(f"{_name} S,A", _f, S, A)
+    case(f"{_name} A,Vc", _f, P, Vc)
+    case(f"{_name} A32,S", _f, A32, S)
+    case(f"{_name} A,I", _f, P, I)
+    case(f"{_name} I,A", _f, I, A)
+    case(f"{_name} A,BM", _f, A, BM)
+    case(f"{_name} I,IV", _f, I, IV)
+    case(f"{_name} A,B shape error", _f, A, B)
+    case(f"{_name} ties", _f, TIE, Leaf([[1.0, 3.0, 0.0], [2.0, 5.0, -1.0]]))
+
+for _name, _f in [
+        ("x+2", lambda L, x: x + 2), ("2+x", lambda L, x: 2 + x), ("x+2.5", lambda L, x: x + 2.5),
+        ("x-2", lambda L, x: x - 2), ("2-x", lambda L, x: 2 - x), ("2.5-x", lambda L, x: 2.5 - x),
+        ("x*3", lambda L, x: x * 3), ("3*x", lambda L, x: 3 * x), ("x*2.5", lambda L, x: x * 2.5),
+        ("x/2", lambda L, x: x / 2), ("2/x", lambda L, x: 2 / x), ("x/0", lambda L, x: x / 0),
+        ("x**2", lambda L, x: x ** 2), ("x**0.5", lambda L, x: x ** 0.5),
+        ("x**-1", lambda L, x: x ** -1), ("x**0", lambda L, x: x ** 0),
+        ("x**1", lambda L, x: x ** 1), ("2**x", lambda L, x: 2 ** x),
+        ("0**x", lambda L, x: 0 ** x), ("2.5**x", lambda L, x: 2.5 ** x),
+        ("x.pow(3)", lambda L, x: x.pow(3)), ("L.pow(x, 2.5)", lambda L, x: L.pow(x, 2.5)),
+        ("L.pow(2, x)", lambda L, x: L.pow(2, x)),
+        ("-x", lambda L, x: -x), ("x.neg()", lambda L, x: x.neg()),
+        ("x+True", lambda L, x: x + True), ("x*False", lambda L, x: x * False),
+        ("add(2, alpha=3)", lambda L, x: x.add(2, alpha=3)),
+        ("sub(2, alpha=3)", lambda L, x: x.sub(2, alpha=3)),
+        ("x+1.5 chain", lambda L, x: (x + 1.5) * (x - 0.5) / (2 - x))]:
+    case(f"{_name} A", _f, A)
+    case(f"{_name} S", _f, S)
+    case(f"{_name} A32", _f, A32)
+    case(f"{_name} I", _f, I)
+    case(f"{_name} BM", _f, BM)
+
+# --------------------------------------------------------------------------- unary
+for _name in ("abs", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu",
+              "neg", "reciprocal", "sign"):
+    case(f"{_name}() P", lambda L, x, n=_name: getattr(x, n)(), P)
+    case(f"{_name}() A", lambda L, x, n=_name: getattr(x, n)(), A)
+    case(f"L.{_name} S", lambda L, x, n=_name: getattr(L, n)(x), S)
+    case(f"L.{_name} A32", lambda L, x, n=_name: getattr(L, n)(x), A32)
+    case(f"{_name}() zeros", lambda L, x, n=_name: getattr(x, n)(), Z)
+    case(f"{_name}() int", lambda L, x, n=_name: getattr(x, n)(), I)
+    case(f"{_name}() bool", lambda L, x, n=_name: getattr(x, n)(), BM)
+case("abs(x)", lambda L, x: abs(x), A)
+case("relu(-0.0)", lambda L, x: x.relu(), Leaf([-0.0, 0.0, -1.0, 2.0]))
+case("relu(nan)", lambda L, x: L.relu(x), Leaf([float("nan"), -1.0]))
+case("sqrt(-1)", lambda L, x: x.sqrt(), Leaf([-1.0, 4.0]))
+case("log(0)", lambda L, x: x.log(), Leaf([0.0, 4.0]))
