@@ -34,6 +34,8 @@ from . import autograd, nn  # noqa: E402
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                                    set_anomaly_enabled)
 from .tensor import _LEGACY_DTYPE, _LegacyMeta
 
 
@@ -65,7 +67,8 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "bool", "half", "float", "double", "long", "int", "get_default_dtype",
            "set_default_dtype", "promote_types", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "is_inference_mode_enabled", "autograd", "nn", "ops",
+           "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "set_anomaly_enabled", "autograd", "nn", "ops",
            "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
            "gradient_program", "check", "verify", "Report", "draw", "draw_steps",
            "make_dot"] + list(_functional_all)

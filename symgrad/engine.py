@@ -23,9 +23,13 @@ import numpy as np
 from .backends import NUMPY, TENSOR
 from .graph import FREED, GRAD_MODE, AccumulateGrad, Node
 
-__all__ = ["run_backward", "call_node"]
+__all__ = ["run_backward", "call_node", "ANOMALY"]
 
 _ndarray = np.ndarray
+
+# Anomaly detection (autograd.set_detect_anomaly): [enabled, check_nan].  When on, every
+# pass takes the general loop, which checks each node's gradients for NaN.
+ANOMALY = [False, True]
 
 
 _TENSOR = None
@@ -145,14 +149,24 @@ def call_node(node: Node, grads: tuple):
     # As in PyTorch the rule runs under the caller's grad mode, so its results record a
     # graph whenever a gradient or a saved value requires grad (``grad * other`` for mul).
     create = GRAD_MODE.enabled
+    Tensor = _tensor_cls()[0]
+    if len(grads) != node._n_outputs:
+        raise TypeError(f"expected {node._n_outputs} arguments, got {len(grads)} instead")
+    for i, x in enumerate(grads):
+        if x is not None and not isinstance(x, Tensor):
+            raise TypeError(f"argument {i} is not a Variable")
     if isinstance(node, AccumulateGrad):
-        _accumulate(node.variable, _unwrap(grads[0], create), create)
+        if grads[0] is not None:  # an undefined gradient accumulates nothing
+            _accumulate(node.variable, _unwrap(grads[0], create), create)
         return ()
     if node._n_outputs != 1:
         g = [_unwrap(x, create) for x in grads]
     else:
-        g = _unwrap(grads[0], create) if grads else None
-    out = _input_grads(node, g, create, None)
+        g = _unwrap(grads[0], create)
+    if g is None or (node._n_outputs != 1 and all(x is None for x in g)):
+        out = [None] * len(node.inputs)  # undefined gradients in, undefined out
+    else:
+        out = _input_grads(node, g, create, None)
     out = tuple(_wrap(x) for x in out)
     return out[0] if len(out) == 1 else out
 
@@ -273,7 +287,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
             _add_to_output(buffers, node, t._output_nr, g)
         else:
             buffers[node] = g if node not in buffers else buffers[node] + g
-    if inputs is None and not create_graph:
+    if inputs is None and not create_graph and not ANOMALY[0]:
         (_run_ordered_compiled or _run_ordered)(root_nodes, buffers, retain_graph)
         return None
 
@@ -297,6 +311,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                     stack.append(x)
 
     captures = None
+    lone_root = None
     target_nrs: dict = {}  # input k -> output number, for outputs k > 0 of custom Functions
     needed = None  # the nodes whose incoming gradient is wanted
     runs = None  # the nodes that run their rule and hooks (PyTorch's ``needed_``)
@@ -313,7 +328,9 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
         else:
             captures = targets
         if len(root_nodes) == 1:
-            runs.add(root_nodes[0])  # a single root is PyTorch's graph root: it always runs
+            # A single root is PyTorch's graph root: it is queued even when no input is
+            # reached through it, and then runs its tensor hooks only.
+            lone_root = root_nodes[0]
         needed = runs | targets.keys()
     results: list = [None] * (len(inputs) if inputs is not None else 0)
 
@@ -336,6 +353,8 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 # pre-hooks, accumulation, post-accumulate hooks, node hooks.  A node
                 # reached only by undefined (None) gradients still runs its hooks.
                 if needed is not None and node not in needed:
+                    if node is lone_root and node._tensor_pre_hooks:
+                        _call_hooks(node._tensor_pre_hooks, g, create_graph)
                     continue
                 if node._tensor_pre_hooks:
                     g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
@@ -347,6 +366,8 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 _accumulate_leaf(node, g, g_owned, create_graph)
                 continue
             if needed is not None and node not in needed:
+                if node is lone_root:
+                    _root_tensor_hooks(node, g, create_graph)
                 for x in node.inputs:
                     if isinstance(x, Node):
                         deps[x] -= 1
@@ -387,6 +408,8 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                                      None if needed is None else needed.__contains__)
             if node._hooks:
                 grads = _call_post_hooks(node, grads, g, create_graph)
+            if ANOMALY[0] and ANOMALY[1]:
+                _check_nan(node, grads)
             if not retain_graph and node._saved and not node._released:
                 _release(node)
             if node._input_nrs is not None:
@@ -406,6 +429,28 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
     if inputs is None:
         return None
     return results
+
+
+def _check_nan(node: Node, grads) -> None:
+    for i, gi in enumerate(grads):
+        if gi is not None:
+            d = gi._data if isinstance(gi, _TENSOR or _tensor_cls()[0]) else gi
+            if np.isnan(d).any():
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                   f"{i}th output.")
+
+
+def _root_tensor_hooks(node: Node, g, create_graph: bool) -> None:
+    """Tensor hooks and retain_grad of a root that leads to no input (PyTorch runs them)."""
+    if node._n_outputs != 1:
+        node._output_tensor_hooks([None] * node._n_outputs if g is None else g, create_graph)
+        return
+    if node._tensor_pre_hooks:
+        g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
+    if node._retain is not None:
+        t = node._retain()
+        if t is not None and g is not None:
+            _accumulate(t, g, create_graph)
 
 
 def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..engine import run_backward
 from ..tensor import Size, Tensor, _make
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
@@ -15,7 +16,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 __all__ = ["grad", "backward", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "functional", "gradcheck", "gradgradcheck",
-           "GradcheckError", "Variable"]
+           "GradcheckError", "Variable", "detect_anomaly", "set_detect_anomaly"]
 
 
 def _as_tuple(x) -> tuple:
@@ -23,6 +24,12 @@ def _as_tuple(x) -> tuple:
     if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
+
+
+def _QUIET():  # noqa: N802 - used as a context manager
+    # PyTorch computes 1/0 = inf and 0/0 = nan silently: so does a backward pass, even
+    # under warnings.simplefilter("always") (which overrides the package's filter).
+    return np.errstate(all="ignore")
 
 
 def _inputs_tuple(inputs, caller: str) -> tuple:
@@ -146,7 +153,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             "this function, make sure to reset the .grad fields of your parameters to None "
             "after use to break the cycle and avoid the leak. (Triggered internally at "
             "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
-    run_backward(outputs, roots, retain_graph, create_graph, inputs=targets or None)
+    with _QUIET():
+        run_backward(outputs, roots, retain_graph, create_graph, inputs=targets or None)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -183,8 +191,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         results = _batched_grads(outs, roots, ins, retain_graph, create_graph)
     else:
-        results = run_backward(outs, roots, retain_graph, create_graph, inputs=ins,
-                               accumulate=False)
+        with _QUIET():
+            results = run_backward(outs, roots, retain_graph, create_graph, inputs=ins,
+                                   accumulate=False)
     out = []
     for k, (t, g) in enumerate(zip(ins, results)):
         if g is None:
@@ -227,8 +236,9 @@ def _batched_grads(outs: tuple, roots: list, ins: tuple, retain_graph: bool,
     for b in range(n):
         row_roots = [None if g is None else g[b] if create_graph else g[b]._data
                      for g in roots]
-        rows.append(run_backward(outs, row_roots, retain_graph or b < n - 1, create_graph,
-                                 inputs=ins, accumulate=False))
+        with _QUIET():
+            rows.append(run_backward(outs, row_roots, retain_graph or b < n - 1,
+                                     create_graph, inputs=ins, accumulate=False))
     results = []
     for k, t in enumerate(ins):
         column = [row[k] for row in rows]

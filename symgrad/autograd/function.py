@@ -8,6 +8,7 @@ A Function may return several tensors: its node then has several outputs.
 """
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any
 
@@ -158,6 +159,15 @@ class BackwardCFunction(Node, FunctionCtx):
     def __repr__(self) -> str:
         return f"<torch.autograd.function.{type(self).__name__} object at {id(self):#x}>"
 
+    def __call__(self, *grads):
+        # PyTorch's custom-Function nodes are Python objects without __call__ (their
+        # ``apply`` runs the user's backward), unlike its C++ nodes.
+        raise TypeError(f"'{type(self).__name__}' object is not callable")
+
+    def apply(self, *grads) -> Any:
+        """The user's ``backward(ctx, *grads)``, called directly (as PyTorch's node)."""
+        return self._function.backward(self, *grads)
+
 
 def _expandable(shape: tuple, to: tuple) -> bool:
     """Can a tensor of ``shape`` be expanded to ``to`` (so ``to`` sums back to it)?"""
@@ -172,14 +182,45 @@ def _expandable(shape: tuple, to: tuple) -> bool:
 class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs) -> None:
         super().__init__(name, bases, attrs)
-        if bases and "forward" in attrs:
-            op = Op(f"{name}", inputs=("tensors",), forward=None, grads=(None,),
-                    node=f"{name}Backward", key=f"function:{cls.__module__}.{name}")
-            OPS.pop(op.key, None)  # a user's Function is no op of the table
-            cls._node_class = type(f"{name}Backward", (BackwardCFunction,), {
-                "__slots__": (), "op": op, "_function": cls,
-                "__module__": "torch.autograd.function"})
-            op.node_class = cls._node_class
+        # Every class gets its own node class, as PyTorch's FunctionMeta gives each its
+        # ``_backward_cls``: a subclass that only overrides backward is ``<Sub>Backward``.
+        op = Op(f"{name}", inputs=("tensors",), forward=None, grads=(None,),
+                node=f"{name}Backward", key=f"function:{cls.__module__}.{name}")
+        OPS.pop(op.key, None)  # a user's Function is no op of the table
+        cls._node_class = type(f"{name}Backward", (BackwardCFunction,), {
+            "__slots__": (), "op": op, "_function": cls,
+            "__module__": "torch.autograd.function"})
+        op.node_class = cls._node_class
+
+
+def _forward_params(forward) -> list:
+    """The names of ``forward``'s positional parameters after the first (``ctx``)."""
+    try:
+        params = list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in params[1:] if p.kind in kinds]
+
+
+def _bind_kwargs(forward, args: tuple, kwargs: dict) -> tuple:
+    """Keyword arguments of ``apply`` placed by position, as PyTorch's C++ ``apply`` does:
+    each must name a positional parameter of ``forward`` after ``ctx``, and together with
+    the positional ones leave no gap (defaults are not filled in)."""
+    params = _forward_params(forward)
+    placed: dict = {}
+    for name, value in kwargs.items():
+        if name not in params:
+            raise TypeError(f"forward() got an unexpected keyword argument '{name}'")
+        i = params.index(name)
+        if i < len(args) or i in placed:
+            raise TypeError(f"forward() got multiple values for argument '{name}'")
+        placed[i] = value
+    for i in range(len(args), max(placed) + 1):
+        if i not in placed:
+            raise TypeError(f"forward() missing required argument: '{params[i]}' "
+                            f"(position {i})")
+    return tuple(args) + tuple(placed[i] for i in range(len(args), max(placed) + 1))
 
 
 class Function(metaclass=_FunctionMeta):
@@ -219,6 +260,11 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:
+        """Override to use a ``forward`` without ``ctx``: save what backward needs here."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
                       "are all static, so you should invoke them on the class itself. "
@@ -229,10 +275,16 @@ class Function(metaclass=_FunctionMeta):
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` without recording, then record one ``<Name>Backward`` node."""
         from ..tensor import Tensor, _make
-        node_cls = getattr(cls, "_node_class", None)
-        if node_cls is None:
-            raise RuntimeError("Function.apply is only available on subclasses that define "
-                               "forward")
+        setup = cls.setup_context is not Function.setup_context
+        if setup:
+            # PyTorch binds the arguments of a forward without ctx in Python first
+            # (defaults filled in): setup_context sees them all as ``inputs``.
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        if kwargs:
+            args = _bind_kwargs(cls.forward, args, kwargs)
+        node_cls = cls._node_class
         ctx = node_cls.__new__(node_cls)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx.materialize_grads = True
@@ -240,12 +292,20 @@ class Function(metaclass=_FunctionMeta):
         prev = GRAD_MODE.enabled
         GRAD_MODE.enabled = False
         try:
-            out = cls.forward(ctx, *args, **kwargs)
+            if setup:
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args)
         finally:
             GRAD_MODE.enabled = prev
         saved = ctx.__dict__.pop("_to_save", ())
         if not (prev and any(ctx.needs_input_grad)):
             return out
+        for k, s in enumerate(saved):
+            if s is not None and not isinstance(s, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument "
+                                f"{k} is of type {type(s).__name__}")
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         tensors = [args[i] for i in positions]
         inputs = []
@@ -291,17 +351,75 @@ class Function(metaclass=_FunctionMeta):
         return tuple(outs) if is_tuple else outs[0]
 
 
+_TWICE = ("trying to differentiate twice a function that was marked with "
+          "@once_differentiable")
+
+
+class _DelayedError(Function):
+    """The outputs of a ``once_differentiable`` backward run with grad mode on: the same
+    values, on a node (PyTorch's ``Error``) that raises if a later pass reaches it."""
+
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tensors[0] if len(tensors) == 1 else tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_TWICE)
+
+
+def _error_call(self, *grads):
+    raise RuntimeError(_TWICE)
+
+
+_error_node = _DelayedError._node_class
+_error_node.__name__ = _error_node.__qualname__ = "Error"
+_error_node.__module__ = "builtins"  # as PyTorch's C++ node: <class 'Error'>
+_error_node.name = lambda self: "torch::autograd::Error"
+_error_node.__repr__ = lambda self: f"<Error object at {id(self):#x}>"
+_error_node.__call__ = _error_call
+
+
 def once_differentiable(fn):
-    """Mark a ``backward`` as not differentiable itself: it runs without recording."""
+    """Mark a ``backward`` as not differentiable itself: it runs without recording, and
+    differentiating its result (``create_graph=True``, then another pass) raises.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> from symgrad.autograd.function import once_differentiable
+    >>> class Square(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 2
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, grad):
+    ...         x, = ctx.saved_tensors
+    ...         return 2 * x * grad
+    >>> x = torch.tensor(3.0, requires_grad=True)
+    >>> y = Square.apply(x)
+    >>> torch.autograd.grad(y * y, x, create_graph=True)
+    (tensor(108., grad_fn=<Error>),)
+    """
     import functools
 
     @functools.wraps(fn)
-    def wrapper(ctx, *args):
+    def wrapper(ctx, *args, **kwargs):
         prev = GRAD_MODE.enabled
         GRAD_MODE.enabled = False
         try:
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args, **kwargs)
         finally:
             GRAD_MODE.enabled = prev
+        if not prev:
+            return outputs
+        from ..tensor import Tensor
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        outs = outputs if isinstance(outputs, tuple) else (outputs,)
+        fakes = [None if v is None else v.detach().requires_grad_(True) for v in outs]
+        return _DelayedError.apply(*fakes)
     return wrapper
 

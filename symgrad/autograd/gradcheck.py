@@ -89,8 +89,9 @@ def _numerical_jacobians(func, inputs: tuple, numels: list, eps: float) -> list:
             outb = _all_outputs(func, inputs)
             flat[k] = orig
             for o in range(n_outputs):
-                a, b = outa[o]._data, outb[o]._data
-                cols[o].append(np.asarray((b - a) / (2 * eps)).reshape(-1))
+                # The library's subtraction, as PyTorch's: bool outputs raise its error.
+                d = (outb[o].detach() - outa[o].detach())._data
+                cols[o].append(np.asarray(d / (2 * eps)).reshape(-1))
         per_output = []
         for o in range(n_outputs):
             jac = np.zeros((flat.size, numels[o]), dtype=x.dtype.np)

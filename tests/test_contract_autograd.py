@@ -1,0 +1,2495 @@
+"""The autograd API of the contract (CONTRACT.md section 1, "Autograd") against PyTorch 2.13.
+
+Each scenario is one snippet, written once against the library ``L`` and run in torch and
+in symgrad in the same session.  The outcomes are compared in full: returned values
+(``repr`` text, dtype, ``requires_grad``, ``is_leaf``, nested tuple/list/dict structure),
+the type and message of an error, and the category and text of every warning.
+"""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import symgrad
+
+torch = pytest.importorskip("torch")
+
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
+# --------------------------------------------------------------------------- helpers
+def _error_kind(e: BaseException) -> str:
+    """``GradcheckError`` by its name (both libraries have one), others by built-in base."""
+    if type(e).__name__ == "GradcheckError":
+        return "GradcheckError"
+    for c in type(e).__mro__:
+        if c.__module__ == "builtins":
+            return c.__name__
+    return type(e).__name__
+
+
+def _norm(x, lib):
+    """A library-neutral, comparable picture of a result."""
+    if isinstance(x, lib.Tensor):
+        return ("Tensor", type(x).__name__, _ADDRESS.sub("", repr(x)), str(x.dtype),
+                tuple(x.shape), x.requires_grad, x.is_leaf,
+                None if x.grad_fn is None else x.grad_fn.name())
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__, tuple(_norm(v, lib) for v in x))
+    if isinstance(x, dict):
+        return ("dict", tuple((k, _norm(v, lib)) for k, v in x.items()))
+    if isinstance(x, (bool, int, str, type(None))):
+        return x
+    if isinstance(x, float):
+        return round(x, 6)
+    if type(x).__name__ in ("torch.Size", "Size"):
+        return ("Size", tuple(x))
+    if hasattr(x, "next_functions") or type(x).__name__ == "AccumulateGrad":
+        return ("Node", x.name())
+    if isinstance(x, type):
+        return ("type", x.__name__)
+    return ("other", _ADDRESS.sub("", str(x)))
+
+
+def outcome(scenario, lib):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = ("ok", _norm(scenario(lib), lib))
+        except Exception as e:  # noqa: BLE001 - the outcome is what we compare
+            result = ("error", _error_kind(e), _ADDRESS.sub("", str(e)))
+    warned = [(w.category.__name__, str(w.message)) for w in caught
+              if not issubclass(w.category, DeprecationWarning)]
+    return result, warned
+
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def _x(L, v=(1.0, 2.0, 3.0), dtype=None):
+    return L.tensor(list(v), dtype=dtype, requires_grad=True)
+
+
+# =========================================================================== autograd.grad
+@scenario
+def grad_tensors(L):
+    x = L.tensor(3.0, requires_grad=True)
+    return L.autograd.grad(x ** 2, x)
+
+
+@scenario
+def grad_lists(L):
+    a, b = _x(L), L.tensor(2.0, requires_grad=True)
+    y1, y2 = (a * b).sum(), (a.sin() * b).sum()
+    return L.autograd.grad([y1, y2], [a, b])
+
+
+@scenario
+def grad_tuples(L):
+    a, b = _x(L), L.tensor(2.0, requires_grad=True)
+    return L.autograd.grad(((a * b).sum(),), (a, b))
+
+
+@scenario
+def grad_outputs_tensor(L):
+    a = _x(L)
+    return L.autograd.grad(a * a, a, grad_outputs=L.tensor([1.0, 0.5, -1.0]))
+
+
+@scenario
+def grad_outputs_list_with_none(L):
+    a = _x(L)
+    return L.autograd.grad([(a * a).sum(), a.exp()], a,
+                           grad_outputs=[None, L.tensor([1.0, 2.0, 3.0])])
+
+
+@scenario
+def grad_outputs_none_nonscalar(L):
+    a = _x(L)
+    return L.autograd.grad([(a * a).sum(), a.exp()], a, grad_outputs=[None, None])
+
+
+@scenario
+def grad_outputs_number(L):
+    a = _x(L)
+    return L.autograd.grad((a * a).sum(), a, grad_outputs=1.0)
+
+
+@scenario
+def grad_outputs_wrong_count(L):
+    a = _x(L)
+    return L.autograd.grad([(a * a).sum(), a.sum()], a, grad_outputs=[L.tensor(1.0)])
+
+
+@scenario
+def grad_outputs_wrong_shape(L):
+    a = _x(L)
+    return L.autograd.grad(a * 2, a, grad_outputs=L.ones(2))
+
+
+@scenario
+def grad_outputs_float64_for_float32(L):
+    a = _x(L)
+    return L.autograd.grad(a * 2, a, grad_outputs=L.ones(3, dtype=L.float64))
+
+
+@scenario
+def grad_outputs_int_for_float(L):
+    a = _x(L)
+    return L.autograd.grad(a * 2, a, grad_outputs=L.tensor([1, 2, 3]))
+
+
+@scenario
+def grad_twice_without_retain(L):
+    a = _x(L)
+    y = (a.exp() * a).sum()
+    L.autograd.grad(y, a)
+    return L.autograd.grad(y, a)
+
+
+@scenario
+def grad_twice_with_retain(L):
+    a = _x(L)
+    y = (a.exp() * a).sum()
+    first = L.autograd.grad(y, a, retain_graph=True)
+    return first, L.autograd.grad(y, a)
+
+
+@scenario
+def grad_create_graph_third_order(L):
+    x = L.tensor(1.5, requires_grad=True)
+    y = x.sin() * x ** 3
+    (g1,) = L.autograd.grad(y, x, create_graph=True)
+    (g2,) = L.autograd.grad(g1, x, create_graph=True)
+    (g3,) = L.autograd.grad(g2, x)
+    return g1, g2, g3
+
+
+@scenario
+def grad_create_graph_vector(L):
+    a = _x(L)
+    (g,) = L.autograd.grad((a ** 3).sum(), a, create_graph=True)
+    return g, L.autograd.grad(g.sum(), a)
+
+
+@scenario
+def grad_allow_unused_false(L):
+    a, b = _x(L), _x(L)
+    return L.autograd.grad((a * 2).sum(), [a, b])
+
+
+@scenario
+def grad_allow_unused_default_error_index(L):
+    a, b, c = _x(L), _x(L), _x(L)
+    return L.autograd.grad((a * c).sum(), [a, b, c], allow_unused=False)
+
+
+@scenario
+def grad_allow_unused_true(L):
+    a, b = _x(L), _x(L)
+    return L.autograd.grad((a * 2).sum(), [a, b], allow_unused=True)
+
+
+@scenario
+def grad_materialize(L):
+    a, b = _x(L), _x(L, dtype=L.float64)
+    return L.autograd.grad((a * 2).sum(), [a, b], materialize_grads=True)
+
+
+@scenario
+def grad_materialize_create_graph(L):
+    a, b = _x(L), _x(L)
+    return L.autograd.grad((a * 2).sum(), [a, b], materialize_grads=True, create_graph=True)
+
+
+@scenario
+def grad_materialize_allow_unused_false(L):
+    a, b = _x(L), _x(L)
+    return L.autograd.grad((a * 2).sum(), [a, b], materialize_grads=True, allow_unused=False)
+
+
+@scenario
+def grad_materialize_allow_unused_true(L):
+    a, b = _x(L), _x(L)
+    return L.autograd.grad((a * 2).sum(), [a, b], materialize_grads=True, allow_unused=True)
+
+
+@scenario
+def grad_nonleaf_input(L):
+    a = _x(L)
+    h = a * 2
+    z = (h ** 2).sum()
+    return L.autograd.grad(z, h), a.grad, h.retains_grad
+
+
+@scenario
+def grad_nonleaf_and_leaf_inputs(L):
+    a = _x(L)
+    h = a.exp()
+    z = (h * a).sum()
+    return L.autograd.grad(z, [h, a])
+
+
+@scenario
+def grad_output_no_grad(L):
+    a = _x(L)
+    return L.autograd.grad(L.tensor(1.0), a)
+
+
+@scenario
+def grad_output_no_grad_second(L):
+    a = _x(L)
+    return L.autograd.grad([a.sum(), L.tensor(1.0)], a)
+
+
+@scenario
+def grad_nonscalar_no_grad_outputs(L):
+    a = _x(L)
+    return L.autograd.grad(a * 2, a)
+
+
+@scenario
+def grad_input_no_grad(L):
+    a = _x(L)
+    b = L.ones(3)
+    return L.autograd.grad((a * b).sum(), [a, b])
+
+
+@scenario
+def grad_empty_inputs(L):
+    a = _x(L)
+    return L.autograd.grad(a.sum(), [])
+
+
+@scenario
+def grad_does_not_touch_dot_grad(L):
+    a = _x(L)
+    L.autograd.grad((a * a).sum(), a)
+    return a.grad
+
+
+@scenario
+def grad_same_input_twice(L):
+    a = _x(L)
+    return L.autograd.grad((a * a).sum(), [a, a])
+
+
+@scenario
+def grad_output_is_input(L):
+    a = _x(L)
+    return L.autograd.grad(a, a, grad_outputs=L.ones(3))
+
+
+@scenario
+def grad_int_output(L):
+    a = _x(L)
+    return L.autograd.grad(a.sum() > 0, a)
+
+
+@scenario
+def grad_under_no_grad(L):
+    a = _x(L)
+    y = (a * a).sum()
+    with L.no_grad():
+        return L.autograd.grad(y, a)
+
+
+@scenario
+def grad_create_graph_under_no_grad(L):
+    a = _x(L)
+    y = (a * a).sum()
+    with L.no_grad():
+        return L.autograd.grad(y, a, create_graph=True)
+
+
+@scenario
+def grad_only_inputs_false(L):
+    a = _x(L)
+    return L.autograd.grad((a * a).sum(), a, only_inputs=False)
+
+
+@scenario
+def grad_dict_inputs(L):
+    a, b = _x(L), _x(L)
+    return L.autograd.grad((a * b).sum(), {"a": a, "b": b})
+
+
+# =========================================================================== backward
+@scenario
+def backward_scalar(L):
+    x = L.tensor(2.0, requires_grad=True)
+    r = L.autograd.backward(x ** 3)
+    return r, x.grad
+
+
+@scenario
+def backward_lists(L):
+    a, b = _x(L), _x(L)
+    L.autograd.backward([a * b, (a ** 2).sum()], [L.ones(3), None])
+    return a.grad, b.grad
+
+
+@scenario
+def backward_single_grad_tensor(L):
+    a = _x(L)
+    L.autograd.backward(a * 3, L.tensor([1.0, 2.0, 3.0]))
+    return a.grad
+
+
+@scenario
+def backward_tuple_grad_tensors(L):
+    a = _x(L)
+    L.autograd.backward((a * 3, a.sum()), (L.tensor([1.0, 2.0, 3.0]), L.tensor(2.0)))
+    return a.grad
+
+
+@scenario
+def backward_inputs_restrict(L):
+    a, b = _x(L), _x(L)
+    (a * b).sum().backward(inputs=[a])
+    return a.grad, b.grad
+
+
+@scenario
+def backward_inputs_tensor(L):
+    a, b = _x(L), _x(L)
+    L.autograd.backward((a * b).sum(), inputs=b)
+    return a.grad, b.grad
+
+
+@scenario
+def backward_inputs_nonleaf(L):
+    a = _x(L)
+    h = a * 2
+    (h ** 2).sum().backward(inputs=[h])
+    return a.grad, h.grad, h.retains_grad
+
+
+@scenario
+def backward_inputs_no_grad(L):
+    a = _x(L)
+    (a * 2).sum().backward(inputs=[L.ones(3)])
+
+
+@scenario
+def backward_inputs_unused(L):
+    a, b = _x(L), _x(L)
+    (a * 2).sum().backward(inputs=[a, b])
+    return a.grad, b.grad
+
+
+@scenario
+def backward_twice(L):
+    a = _x(L)
+    y = (a * a).sum()
+    y.backward()
+    y.backward()
+
+
+@scenario
+def backward_twice_retain(L):
+    a = _x(L)
+    y = (a * a).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    return a.grad
+
+
+@scenario
+def backward_shape_mismatch(L):
+    a = L.ones(2, requires_grad=True)
+    (a * 2).backward(L.ones(3))
+
+
+@scenario
+def backward_shape_mismatch_second(L):
+    a = L.ones(2, requires_grad=True)
+    L.autograd.backward([a.sum(), a * 2], [L.tensor(1.0), L.ones(2, 2)])
+
+
+@scenario
+def backward_shape_mismatch_scalar(L):
+    a = L.ones(2, requires_grad=True)
+    a.sum().backward(L.ones(1))
+
+
+@scenario
+def backward_gradient_float64(L):
+    a = _x(L)
+    (a * 2).backward(L.ones(3, dtype=L.float64))
+    return a.grad
+
+
+@scenario
+def backward_gradient_float64_to_double_leaf(L):
+    a = _x(L, dtype=L.float64)
+    (a * 2).backward(L.tensor([1.0, 2.0, 3.0]))
+    return a.grad
+
+
+@scenario
+def backward_gradient_not_tensor(L):
+    a = _x(L)
+    (a * 2).backward([1.0, 1.0, 1.0])
+
+
+@scenario
+def backward_nonscalar(L):
+    a = _x(L)
+    (a * 2).backward()
+
+
+@scenario
+def backward_no_grad_output(L):
+    L.tensor([1.0, 2.0]).sum().backward()
+
+
+@scenario
+def backward_leaf_itself(L):
+    x = L.tensor(2.0, requires_grad=True)
+    x.backward()
+    return x.grad
+
+
+@scenario
+def backward_accumulates(L):
+    a = _x(L)
+    for k in range(3):
+        (a * k).sum().backward()
+    g = a.grad
+    (a ** 2).sum().backward()
+    return a.grad, g is a.grad
+
+
+@scenario
+def backward_zero_grad_then_accumulate(L):
+    a = _x(L)
+    (a * 2).sum().backward()
+    a.grad.zero_()
+    (a * 3).sum().backward()
+    first = a.grad.clone()
+    a.grad = None
+    (a * 4).sum().backward()
+    return first, a.grad
+
+
+@scenario
+def backward_create_graph(L):
+    x = L.tensor(2.0, requires_grad=True)
+    (x ** 3).backward(create_graph=True)
+    g = x.grad
+    return g, g.requires_grad
+
+
+@scenario
+def backward_create_graph_then_grad(L):
+    x = L.tensor(2.0, requires_grad=True)
+    (x ** 3).backward(create_graph=True)
+    return L.autograd.grad(x.grad, x)
+
+
+@scenario
+def backward_retain_graph_false_explicit(L):
+    x = L.tensor(2.0, requires_grad=True)
+    y = x.exp()
+    y.backward(retain_graph=False)
+    y.backward()
+
+
+@scenario
+def backward_grad_variables(L):
+    a = _x(L)
+    L.autograd.backward(a * 2, grad_variables=L.ones(3))
+    return a.grad
+
+
+@scenario
+def backward_grad_tensors_count(L):
+    a = _x(L)
+    L.autograd.backward([a.sum(), a.sum()], [L.tensor(1.0)])
+
+
+@scenario
+def backward_none_root(L):
+    L.autograd.backward(None)
+
+
+@scenario
+def backward_empty_list(L):
+    L.autograd.backward([])
+
+
+@scenario
+def backward_returns_none(L):
+    a = _x(L)
+    return (a * a).sum().backward()
+
+
+# =========================================================================== .grad of non-leaves
+@scenario
+def nonleaf_grad_warns(L):
+    a = _x(L)
+    h = a * 2
+    h.sum().backward()
+    return h.grad, a.grad
+
+
+@scenario
+def nonleaf_grad_retain(L):
+    a = _x(L)
+    h = a * 2
+    h.retain_grad()
+    (h * h).sum().backward()
+    return h.grad, h.retains_grad, h.is_leaf, a.retains_grad
+
+
+@scenario
+def nonleaf_retain_grad_accumulates(L):
+    a = _x(L)
+    h = a * 2
+    h.retain_grad()
+    y = (h * h).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    return h.grad
+
+
+@scenario
+def retain_grad_no_grad(L):
+    L.ones(2).retain_grad()
+
+
+@scenario
+def retain_grad_on_leaf(L):
+    a = _x(L)
+    a.retain_grad()
+    return a.retains_grad
+
+
+def test_nonleaf_grad_warning_once_per_line_and_attributed_to_caller():
+    """Under the default filter the warning shows once per calling line, and it points at
+    the user's line (so that it is reported once per place, as PyTorch's)."""
+    def run(L):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            # A fresh registry: the default filter remembers what it showed per module.
+            globals().pop("__warningregistry__", None)
+            a = _x(L)
+            h = a * 2
+            for _ in range(3):
+                h.grad  # noqa: B018 - the access is the test
+            h.grad  # noqa: B018
+        return [(w.category.__name__, str(w.message), w.filename) for w in caught]
+
+    want, got = run(torch), run(symgrad)
+    assert len(want) == 2
+    assert got == want
+
+
+# =========================================================================== grad modes
+@scenario
+def no_grad_context(L):
+    a = _x(L)
+    with L.no_grad():
+        y = a * 2
+        inside = L.is_grad_enabled()
+    return y, inside, L.is_grad_enabled()
+
+
+@scenario
+def no_grad_decorators(L):
+    a = _x(L)
+
+    @L.no_grad
+    def f(t):
+        return t * 2
+
+    @L.no_grad()
+    def g(t):
+        return t * 3
+
+    return f(a), g(a), f.__name__, g.__name__, L.is_grad_enabled()
+
+
+@scenario
+def no_grad_requires_grad_creation_inside(L):
+    with L.no_grad():
+        a = L.ones(2, requires_grad=True)
+        b = a * 2
+    return a, b
+
+
+@scenario
+def enable_grad_inside_no_grad(L):
+    a = _x(L)
+    with L.no_grad():
+        with L.enable_grad():
+            y = a * 2
+            e = L.is_grad_enabled()
+        z = a * 2
+    return y, z, e
+
+
+@scenario
+def enable_grad_decorator(L):
+    a = _x(L)
+
+    @L.enable_grad()
+    def f(t):
+        return t * 2
+
+    @L.enable_grad
+    def g(t):
+        return t * 2
+
+    with L.no_grad():
+        return f(a), g(a), L.is_grad_enabled()
+
+
+@scenario
+def set_grad_enabled_call(L):
+    a = _x(L)
+    r = L.set_grad_enabled(False)
+    try:
+        y = a * 2
+        off = L.is_grad_enabled()
+    finally:
+        L.set_grad_enabled(True)
+    return y, off, L.is_grad_enabled(), repr(r)
+
+
+@scenario
+def set_grad_enabled_context(L):
+    a = _x(L)
+    with L.set_grad_enabled(False):
+        y = a * 2
+        with L.set_grad_enabled(True):
+            z = a * 2
+    return y, z, L.is_grad_enabled()
+
+
+@scenario
+def set_grad_enabled_decorator(L):
+    a = _x(L)
+
+    @L.set_grad_enabled(False)
+    def f(t):
+        return t * 2, L.is_grad_enabled()
+
+    return L.is_grad_enabled(), f(a), L.is_grad_enabled()
+
+
+@scenario
+def set_grad_enabled_no_arg(L):
+    return L.set_grad_enabled()
+
+
+@scenario
+def inference_mode_context(L):
+    a = _x(L)
+    with L.inference_mode():
+        y = a * 2
+        flags = L.is_grad_enabled(), L.is_inference_mode_enabled()
+    return y.requires_grad, y.grad_fn, flags, L.is_inference_mode_enabled()
+
+
+@scenario
+def inference_mode_false(L):
+    a = _x(L)
+    with L.inference_mode(False):
+        y = a * 2
+        flags = L.is_grad_enabled(), L.is_inference_mode_enabled()
+    return y, flags
+
+
+@scenario
+def inference_mode_decorators(L):
+    a = _x(L)
+
+    @L.inference_mode
+    def f(t):
+        return (t * 2).requires_grad, L.is_inference_mode_enabled()
+
+    @L.inference_mode()
+    def g(t):
+        return (t * 2).requires_grad, L.is_grad_enabled()
+
+    return f(a), g(a), f.__name__, L.is_inference_mode_enabled()
+
+
+@scenario
+def grad_modes_in_autograd_namespace(L):
+    a = _x(L)
+    with L.autograd.no_grad():
+        y = a * 2
+    with L.autograd.set_grad_enabled(False):
+        z = a * 2
+    with L.autograd.enable_grad():
+        w = a * 2
+    return y, z, w, L.autograd.grad_mode.no_grad.__name__
+
+
+@scenario
+def no_grad_restores_after_error(L):
+    try:
+        with L.no_grad():
+            raise KeyError("x")
+    except KeyError:
+        pass
+    return L.is_grad_enabled()
+
+
+@scenario
+def no_grad_generator(L):
+    a = _x(L)
+
+    @L.no_grad()
+    def gen():
+        for k in range(2):
+            yield (a * k).requires_grad
+
+    return list(gen()), L.is_grad_enabled()
+
+
+@scenario
+def backward_inside_no_grad(L):
+    a = _x(L)
+    y = (a * a).sum()
+    with L.no_grad():
+        y.backward()
+    return a.grad
+
+
+# =========================================================================== custom Function
+def _cube(L):
+    class MyCube(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x ** 2
+    return MyCube
+
+
+@scenario
+def function_basic(L):
+    MyCube = _cube(L)
+    x = _x(L)
+    y = MyCube.apply(x)
+    y.sum().backward()
+    return y, x.grad, type(y.grad_fn).__name__, y.grad_fn.name()
+
+
+@scenario
+def function_next_functions(L):
+    MyCube = _cube(L)
+    x = _x(L)
+    y = MyCube.apply(x * 2)
+    return y.grad_fn.next_functions, MyCube.apply(x).grad_fn.next_functions
+
+
+@scenario
+def function_double_backward(L):
+    MyCube = _cube(L)
+    x = L.tensor(2.0, requires_grad=True)
+    (g,) = L.autograd.grad(MyCube.apply(x), x, create_graph=True)
+    return g, L.autograd.grad(g, x)
+
+
+def _mixed(L, log):
+    class Mixed(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k, w, flag):
+            log.append(("needs", ctx.needs_input_grad))
+            ctx.k = k
+            ctx.save_for_backward(x, w)
+            return x * w * k if flag else x
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+            log.append(("needs_bw", ctx.needs_input_grad))
+            return grad * w * ctx.k, None, None, None
+    return Mixed
+
+
+@scenario
+def function_needs_input_grad_and_non_tensor_args(L):
+    log = []
+    Mixed = _mixed(L, log)
+    x = _x(L)
+    w = L.tensor([2.0, 2.0, 2.0])
+    y = Mixed.apply(x, 3, w, True)
+    y.sum().backward()
+    return y, x.grad, log
+
+
+@scenario
+def function_grad_for_non_tensor_arg(L):
+    class Bad(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, grad
+
+    x = _x(L)
+    Bad.apply(x, 2.0).sum().backward()
+
+
+@scenario
+def function_too_many_grads(L):
+    class TooMany(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, grad
+
+    x = _x(L)
+    TooMany.apply(x).sum().backward()
+
+
+@scenario
+def function_too_many_nones_ok(L):
+    class ExtraNone(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, None, None
+
+    x = _x(L)
+    ExtraNone.apply(x).sum().backward()
+    return x.grad
+
+
+@scenario
+def function_too_few_grads(L):
+    class TooFew(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    x, y = _x(L), _x(L)
+    TooFew.apply(x, y).sum().backward()
+
+
+@scenario
+def function_wrong_grad_shape(L):
+    class WrongShape(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return L.ones(2)
+
+    WrongShape.apply(_x(L)).backward()
+
+
+@scenario
+def function_broadcastable_grad(L):
+    class Bcast(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return L.ones(2, 3)
+
+    x = _x(L)
+    Bcast.apply(x).backward()
+    return x.grad
+
+
+@scenario
+def function_grad_not_tensor(L):
+    class NotTensor(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return 1.0
+
+    NotTensor.apply(_x(L)).sum().backward()
+
+
+@scenario
+def function_apply_kwargs(L):
+    MyCube = _cube(L)
+    return MyCube.apply(x=_x(L))
+
+
+@scenario
+def function_forward_directly(L):
+    MyCube = _cube(L)
+    x = _x(L)
+
+    class Ctx:
+        def save_for_backward(self, *t):
+            self.saved = t
+
+    return MyCube.forward(Ctx(), x)
+
+
+@scenario
+def function_instantiate(L):
+    MyCube = _cube(L)
+    f = MyCube()
+    return type(f).__name__
+
+
+@scenario
+def function_base_apply(L):
+    return L.autograd.Function.apply(_x(L))
+
+
+def _two_outputs(L, materialize, log):
+    class Split(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            log.append((g1, g2))
+            out = L.zeros(3)
+            if g1 is not None:
+                out = out + g1 * 2
+            if g2 is not None:
+                out = out + g2 * 3
+            return out
+    return Split
+
+
+@scenario
+def function_two_outputs_materialized(L):
+    log = []
+    Split = _two_outputs(L, True, log)
+    x = _x(L)
+    a, b = Split.apply(x)
+    a.sum().backward()
+    return a, b, x.grad, log
+
+
+@scenario
+def function_set_materialize_grads_false(L):
+    log = []
+    Split = _two_outputs(L, False, log)
+    x = _x(L)
+    a, b = Split.apply(x)
+    a.sum().backward()
+    return x.grad, log
+
+
+@scenario
+def function_mark_non_differentiable(L):
+    log = []
+
+    class SortLike(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            idx = L.tensor([2, 1, 0])
+            out = x * 1
+            ctx.mark_non_differentiable(idx)
+            return out, idx
+
+        @staticmethod
+        def backward(ctx, g, g_idx):
+            log.append(g_idx)
+            return g
+
+    x = _x(L)
+    out, idx = SortLike.apply(x)
+    out.sum().backward()
+    return out, idx, idx.requires_grad, idx.grad_fn, x.grad, log
+
+
+@scenario
+def function_mark_non_differentiable_float(L):
+    log = []
+
+    class Half(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            a, b = x * 2, x * 3
+            ctx.mark_non_differentiable(b)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            log.append(gb)
+            return ga * 2
+
+    x = _x(L)
+    a, b = Half.apply(x)
+    a.sum().backward()
+    return a, b, x.grad, log
+
+
+@scenario
+def function_saved_tensor_modified(L):
+    MyCube = _cube(L)
+    x = _x(L)
+    h = x * 1
+    y = MyCube.apply(h)
+    h.mul_(2)
+    y.sum().backward()
+
+
+@scenario
+def function_saved_tensors_after_backward(L):
+    keep = []
+
+    class Keep(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            keep.append(ctx)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = _x(L)
+    Keep.apply(x).sum().backward()
+    return keep[0].saved_tensors
+
+
+@scenario
+def function_saved_tensors_retained(L):
+    keep = []
+
+    class Keep(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, None)
+            keep.append(ctx)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = _x(L)
+    Keep.apply(x).sum().backward(retain_graph=True)
+    return keep[0].saved_tensors
+
+
+@scenario
+def function_returns_input(L):
+    class Ident(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    x = _x(L)
+    y = Ident.apply(x)
+    y.sum().backward()
+    return y is x, y, x.grad
+
+
+@scenario
+def function_input_without_grad(L):
+    MyCube = _cube(L)
+    y = MyCube.apply(L.tensor([1.0, 2.0]))
+    return y, y.grad_fn
+
+
+@scenario
+def function_under_no_grad(L):
+    MyCube = _cube(L)
+    with L.no_grad():
+        y = MyCube.apply(_x(L))
+    return y
+
+
+@scenario
+def function_backward_not_implemented(L):
+    class NoBackward(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+    NoBackward.apply(_x(L)).sum().backward()
+
+
+@scenario
+def function_ctx_attributes(L):
+    class Scale(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, s):
+            ctx.s = s
+            ctx.shape = x.shape
+            return x * s
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.s, None
+
+    x = _x(L)
+    y = Scale.apply(x, 4.0)
+    y.sum().backward()
+    return x.grad, y.grad_fn.s
+
+
+@scenario
+def function_once_differentiable(L):
+    from importlib import import_module
+    once = import_module(L.__name__ + ".autograd.function").once_differentiable
+
+    class Sq(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        @once
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = L.tensor(3.0, requires_grad=True)
+    (g,) = L.autograd.grad(Sq.apply(x), x, create_graph=True)
+    return g
+
+
+@scenario
+def function_gradcheck(L):
+    class Sin(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos()
+
+    x = L.tensor([0.1, 0.5, 1.2], dtype=L.float64, requires_grad=True)
+    return L.autograd.gradcheck(Sin.apply, (x,))
+
+
+# =========================================================================== functional
+def _F(L):
+    return L.autograd.functional
+
+
+@scenario
+def jacobian_single(L):
+    return _F(L).jacobian(lambda x: x ** 2 * 2, L.tensor([1.0, 2.0, 3.0]))
+
+
+@scenario
+def jacobian_matrix_input(L):
+    return _F(L).jacobian(lambda x: x.sum(0).exp(), L.tensor([[1.0, 2.0], [0.5, 0.1]]))
+
+
+@scenario
+def jacobian_scalar(L):
+    return _F(L).jacobian(lambda x: x.sin(), L.tensor(0.5))
+
+
+@scenario
+def jacobian_tuple_inputs(L):
+    return _F(L).jacobian(lambda x, y: x * y, (L.tensor([1.0, 2.0]), L.tensor(3.0)))
+
+
+@scenario
+def jacobian_tuple_outputs(L):
+    return _F(L).jacobian(lambda x: (x * 2, x.sum()), L.tensor([1.0, 2.0]))
+
+
+@scenario
+def jacobian_tuple_both(L):
+    return _F(L).jacobian(lambda x, y: (x * y, x + y),
+                          (L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0])))
+
+
+@scenario
+def jacobian_one_tuple(L):
+    return _F(L).jacobian(lambda x: x * 3, (L.tensor([1.0, 2.0]),))
+
+
+@scenario
+def jacobian_create_graph(L):
+    return _F(L).jacobian(lambda x: x ** 3, L.tensor([1.0, 2.0]), create_graph=True)
+
+
+@scenario
+def jacobian_create_graph_input_requires_grad(L):
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    j = _F(L).jacobian(lambda t: t ** 3, x, create_graph=True)
+    return j, L.autograd.grad(j.sum(), x)
+
+
+@scenario
+def jacobian_vectorize(L):
+    return _F(L).jacobian(lambda x: x.exp(), L.tensor([0.0, 1.0]), vectorize=True)
+
+
+@scenario
+def jacobian_forward_mode(L):
+    return _F(L).jacobian(lambda x: x.exp(), L.tensor([0.0, 1.0]), vectorize=True,
+                          strategy="forward-mode")
+
+
+@scenario
+def jacobian_unused_input(L):
+    return _F(L).jacobian(lambda x, y: x * 2, (L.tensor([1.0]), L.tensor([2.0])))
+
+
+@scenario
+def jacobian_strict_independent(L):
+    return _F(L).jacobian(lambda x, y: x * 2, (L.tensor([1.0]), L.tensor([2.0])), strict=True)
+
+
+@scenario
+def jacobian_strict_constant_output(L):
+    return _F(L).jacobian(lambda x: L.ones(2), L.tensor([1.0]), strict=True)
+
+
+@scenario
+def jacobian_strict_vectorize(L):
+    return _F(L).jacobian(lambda x: x * 2, L.tensor([1.0]), strict=True, vectorize=True)
+
+
+@scenario
+def jacobian_strict_linear_create_graph(L):
+    return _F(L).jacobian(lambda x: x * 2, L.tensor([1.0]), strict=True, create_graph=True)
+
+
+@scenario
+def jacobian_bad_input(L):
+    return _F(L).jacobian(lambda x: x * 2, [1.0, 2.0])
+
+
+@scenario
+def jacobian_bad_output(L):
+    return _F(L).jacobian(lambda x: 3.0, L.tensor([1.0]))
+
+
+@scenario
+def hessian_single(L):
+    return _F(L).hessian(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]))
+
+
+@scenario
+def hessian_tuple(L):
+    return _F(L).hessian(lambda x, y: (x ** 2 * y).sum(),
+                         (L.tensor([1.0, 2.0]), L.tensor(3.0)))
+
+
+@scenario
+def hessian_create_graph(L):
+    return _F(L).hessian(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), create_graph=True)
+
+
+@scenario
+def hessian_vectorize(L):
+    return _F(L).hessian(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), vectorize=True)
+
+
+@scenario
+def hessian_nonscalar(L):
+    return _F(L).hessian(lambda x: x ** 3, L.tensor([1.0, 2.0]))
+
+
+@scenario
+def hessian_tuple_output(L):
+    return _F(L).hessian(lambda x: (x.sum(),), L.tensor([1.0, 2.0]))
+
+
+@scenario
+def hessian_strict_linear(L):
+    return _F(L).hessian(lambda x: (x * 2).sum(), L.tensor([1.0, 2.0]), strict=True)
+
+
+@scenario
+def hessian_linear_nonstrict(L):
+    return _F(L).hessian(lambda x: (x * 2).sum(), L.tensor([1.0, 2.0]))
+
+
+@scenario
+def vjp_basic(L):
+    return _F(L).vjp(lambda x: x.exp().sum(dim=1), L.zeros(2, 2), L.ones(2))
+
+
+@scenario
+def vjp_scalar_v_none(L):
+    return _F(L).vjp(lambda x: (x ** 2).sum(), L.tensor([1.0, 2.0]))
+
+
+@scenario
+def vjp_v_none_nonscalar(L):
+    return _F(L).vjp(lambda x: x ** 2, L.tensor([1.0, 2.0]))
+
+
+@scenario
+def vjp_tuple(L):
+    return _F(L).vjp(lambda x, y: (x * y, x + y), (L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0])),
+                     (L.ones(2), L.tensor([1.0, -1.0])))
+
+
+@scenario
+def vjp_v_wrong_size(L):
+    return _F(L).vjp(lambda x: x ** 2, L.tensor([1.0, 2.0]), L.ones(3))
+
+
+@scenario
+def vjp_v_wrong_count(L):
+    return _F(L).vjp(lambda x: (x, x), L.tensor([1.0, 2.0]), (L.ones(2),))
+
+
+@scenario
+def vjp_create_graph(L):
+    return _F(L).vjp(lambda x: x ** 2, L.tensor([1.0, 2.0]), L.ones(2), create_graph=True)
+
+
+@scenario
+def vjp_strict_independent(L):
+    return _F(L).vjp(lambda x, y: x * 2, (L.tensor([1.0]), L.tensor([1.0])), L.ones(1),
+                     strict=True)
+
+
+@scenario
+def vjp_strict_no_grad_output(L):
+    return _F(L).vjp(lambda x: L.ones(1), L.tensor([1.0]), L.ones(1), strict=True)
+
+
+@scenario
+def vjp_nonstrict_unused(L):
+    return _F(L).vjp(lambda x, y: x * 2, (L.tensor([1.0]), L.tensor([1.0])), L.ones(1))
+
+
+@scenario
+def jvp_basic(L):
+    return _F(L).jvp(lambda x: x.exp().sum(dim=1), L.zeros(2, 2), L.ones(2, 2))
+
+
+@scenario
+def jvp_tuple(L):
+    return _F(L).jvp(lambda x, y: (x * y, x + y), (L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0])),
+                     (L.ones(2), L.tensor([1.0, -1.0])))
+
+
+@scenario
+def jvp_v_none_scalar_input(L):
+    return _F(L).jvp(lambda x: x ** 3, L.tensor(2.0))
+
+
+@scenario
+def jvp_v_none_vector_input(L):
+    return _F(L).jvp(lambda x: x ** 3, L.tensor([2.0, 1.0]))
+
+
+@scenario
+def jvp_create_graph(L):
+    return _F(L).jvp(lambda x: x ** 3, L.tensor([2.0, 1.0]), L.ones(2), create_graph=True)
+
+
+@scenario
+def jvp_strict_independent(L):
+    return _F(L).jvp(lambda x: L.ones(2) * 1, L.tensor([2.0, 1.0]), L.ones(2), strict=True)
+
+
+@scenario
+def jvp_strict_linear(L):
+    return _F(L).jvp(lambda x: x * 2, L.tensor([2.0, 1.0]), L.ones(2), strict=True)
+
+
+@scenario
+def hvp_basic(L):
+    return _F(L).hvp(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), L.tensor([1.0, 0.5]))
+
+
+@scenario
+def hvp_tuple(L):
+    return _F(L).hvp(lambda x, y: (x ** 2 * y).sum(), (L.tensor([1.0, 2.0]), L.tensor(3.0)),
+                     (L.ones(2), L.tensor(1.0)))
+
+
+@scenario
+def hvp_nonscalar(L):
+    return _F(L).hvp(lambda x: x ** 3, L.tensor([1.0, 2.0]), L.ones(2))
+
+
+@scenario
+def hvp_strict_linear(L):
+    return _F(L).hvp(lambda x: (x * 2).sum(), L.tensor([1.0, 2.0]), L.ones(2), strict=True)
+
+
+@scenario
+def hvp_create_graph(L):
+    return _F(L).hvp(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), L.ones(2),
+                     create_graph=True)
+
+
+@scenario
+def vhp_basic(L):
+    return _F(L).vhp(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), L.tensor([1.0, 0.5]))
+
+
+@scenario
+def vhp_tuple(L):
+    return _F(L).vhp(lambda x, y: (x ** 2 * y).sum(), (L.tensor([1.0, 2.0]), L.tensor(3.0)),
+                     (L.ones(2), L.tensor(1.0)))
+
+
+@scenario
+def vhp_v_none(L):
+    return _F(L).vhp(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]))
+
+
+@scenario
+def vhp_v_none_scalar(L):
+    return _F(L).vhp(lambda x: x ** 3, L.tensor(2.0))
+
+
+@scenario
+def vhp_strict_linear(L):
+    return _F(L).vhp(lambda x: (x * 2).sum(), L.tensor([1.0, 2.0]), L.ones(2), strict=True)
+
+
+@scenario
+def vhp_linear_nonstrict(L):
+    return _F(L).vhp(lambda x: (x * 2).sum(), L.tensor([1.0, 2.0]), L.ones(2))
+
+
+@scenario
+def functional_under_no_grad(L):
+    with L.no_grad():
+        return (_F(L).jacobian(lambda x: x ** 2, L.tensor([1.0, 2.0])),
+                _F(L).vjp(lambda x: x ** 2, L.tensor([1.0, 2.0]), L.ones(2)))
+
+
+# =========================================================================== gradcheck
+def _double(L, v=(0.3, -0.7, 1.1)):
+    return L.tensor(list(v), dtype=L.float64, requires_grad=True)
+
+
+def _wrong(L):
+    class WrongSin(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos() * 1.5
+    return WrongSin
+
+
+def _head(e):
+    return type(e).__name__, str(e).split("\n")[0]
+
+
+@scenario
+def gradcheck_true(L):
+    return L.autograd.gradcheck(lambda x, y: (x.sin() * y).sum() + x.exp(),
+                                (_double(L), _double(L, (0.5, 0.2, -0.1))))
+
+
+@scenario
+def gradcheck_single_tensor_input(L):
+    return L.autograd.gradcheck(lambda x: x ** 2, _double(L))
+
+
+@scenario
+def gradcheck_kwargs(L):
+    return L.autograd.gradcheck(lambda x: x.exp(), (_double(L),), eps=1e-4, atol=1e-3,
+                                rtol=1e-2)
+
+
+@scenario
+def gradcheck_wrong_raises(L):
+    return L.autograd.gradcheck(_wrong(L).apply, (_double(L),))
+
+
+@scenario
+def gradcheck_wrong_head(L):
+    try:
+        L.autograd.gradcheck(_wrong(L).apply, (_double(L),))
+    except Exception as e:  # noqa: BLE001
+        from importlib import import_module
+        cls = import_module(L.__name__ + ".autograd.gradcheck").GradcheckError
+        return _head(e), isinstance(e, RuntimeError), isinstance(e, cls)
+
+
+@scenario
+def gradcheck_wrong_no_raise(L):
+    return L.autograd.gradcheck(_wrong(L).apply, (_double(L),), raise_exception=False)
+
+
+@scenario
+def gradcheck_loose_tolerance_passes(L):
+    return L.autograd.gradcheck(_wrong(L).apply, (_double(L, (0.01, 0.02)),), atol=10.0)
+
+
+@scenario
+def gradcheck_float32_warns(L):
+    x = L.tensor([0.5, 1.0], requires_grad=True)
+    return L.autograd.gradcheck(lambda t: t * 2, (x,), eps=1e-2, atol=1e-2)
+
+
+@scenario
+def gradcheck_no_input_requires_grad(L):
+    return L.autograd.gradcheck(lambda t: t * 2, (L.tensor([1.0], dtype=L.float64),))
+
+
+@scenario
+def gradcheck_second_input_wrong(L):
+    class WrongY(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y, g * x * 2
+
+    try:
+        L.autograd.gradcheck(WrongY.apply, (_double(L), _double(L)))
+    except Exception as e:  # noqa: BLE001
+        return _head(e)
+
+
+@scenario
+def gradgradcheck_true(L):
+    return L.autograd.gradgradcheck(lambda x: x.sin() * x ** 2, (_double(L),))
+
+
+@scenario
+def gradgradcheck_with_grad_outputs(L):
+    return L.autograd.gradgradcheck(lambda x: x.sin() * x ** 2, (_double(L),),
+                                    (L.tensor([1.0, 0.5, -1.0], dtype=L.float64),))
+
+
+@scenario
+def gradgradcheck_wrong(L):
+    class WrongDouble(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x.detach() + 0 * x  # the right values, a wrong derivative
+
+    try:
+        L.autograd.gradgradcheck(WrongDouble.apply, (_double(L),))
+    except Exception as e:  # noqa: BLE001
+        return _head(e)
+
+
+@scenario
+def gradgradcheck_wrong_no_raise(L):
+    class WrongDouble(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x.detach() + 0 * x
+
+    return L.autograd.gradgradcheck(WrongDouble.apply, (_double(L),), raise_exception=False)
+
+
+# =========================================================================== graph nodes
+@scenario
+def node_names(L):
+    x = _x(L)
+    y = ((x * 2 + 1) ** 2).sin().mean()
+    fns = []
+    fn = y.grad_fn
+    while fn is not None:
+        fns.append((fn.name(), type(fn).__name__))
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    return fns
+
+
+@scenario
+def node_next_functions(L):
+    x = _x(L)
+    c = L.ones(3)
+    y = x * c + x
+    return (y.grad_fn.next_functions, y.grad_fn.next_functions[0][0].next_functions,
+            y.grad_fn.next_functions[1][0].variable is x)
+
+
+@scenario
+def node_accumulate_grad(L):
+    x = _x(L)
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    return (acc.name(), type(acc).__name__, acc.next_functions, acc.variable is x,
+            acc.metadata)
+
+
+@scenario
+def node_metadata(L):
+    x = _x(L)
+    y = x * 2
+    y.grad_fn.metadata["tag"] = 1
+    return y.grad_fn.metadata, type(y.grad_fn.metadata).__name__
+
+
+@scenario
+def node_hook_replaces_grad_inputs(L):
+    log = []
+    x = _x(L)
+    y = x * 2
+
+    def hook(grad_inputs, grad_outputs):
+        log.append((grad_inputs, grad_outputs))
+        return (grad_inputs[0] * 10,)
+
+    h = y.grad_fn.register_hook(hook)
+    y.sum().backward()
+    return x.grad, log, type(h).__name__
+
+
+@scenario
+def node_prehook_replaces_grad_outputs(L):
+    log = []
+    x = _x(L)
+    y = x * 2
+
+    def pre(grad_outputs):
+        log.append(grad_outputs)
+        return (grad_outputs[0] + 1,)
+
+    y.grad_fn.register_prehook(pre)
+    y.sum().backward()
+    return x.grad, log
+
+
+@scenario
+def node_hook_wrong_count(L):
+    x = _x(L)
+    y = x * 2
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
+    y.sum().backward()
+
+
+@scenario
+def node_hook_not_tuple(L):
+    x = _x(L)
+    y = x * 2
+    y.grad_fn.register_hook(lambda gi, go: gi[0])
+    y.sum().backward()
+
+
+@scenario
+def node_prehook_wrong_count(L):
+    x = _x(L)
+    y = x * 2
+    y.grad_fn.register_prehook(lambda go: (go[0], go[0]))
+    y.sum().backward()
+
+
+@scenario
+def node_hook_two_inputs(L):
+    log = []
+    a, b = _x(L), L.ones(3)
+    y = a * b
+    y.grad_fn.register_hook(lambda gi, go: log.append((gi, go)))
+    y.sum().backward()
+    return log
+
+
+@scenario
+def node_hook_order(L):
+    log = []
+    x = _x(L)
+    y = x * 2
+    y.register_hook(lambda g: log.append(("tensor", g)))
+    y.grad_fn.register_prehook(lambda go: log.append(("pre", go)))
+    y.grad_fn.register_hook(lambda gi, go: log.append(("hook", gi, go)))
+    y.register_hook(lambda g: log.append(("tensor2", g)))
+    y.grad_fn.register_prehook(lambda go: log.append(("pre2", go)))
+    acc = y.grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda go: log.append(("acc_pre", go)))
+    acc.register_hook(lambda gi, go: log.append(("acc_hook", gi, go)))
+    x.register_hook(lambda g: log.append(("leaf", g)))
+    y.sum().backward()
+    return log
+
+
+@scenario
+def node_hook_remove(L):
+    log = []
+    x = _x(L)
+    y = x * 2
+    h1 = y.grad_fn.register_hook(lambda gi, go: log.append("hook"))
+    h2 = y.grad_fn.register_prehook(lambda go: log.append("pre"))
+    h3 = y.register_hook(lambda g: log.append("tensor"))
+    h1.remove()
+    h2.remove()
+    h3.remove()
+    h3.remove()
+    y.sum().backward()
+    return log, x.grad
+
+
+@scenario
+def node_call_by_hand(L):
+    x = _x(L)
+    y = x.sin() * x
+    r = y.grad_fn(L.ones(3))
+    return r, type(r).__name__
+
+
+@scenario
+def node_call_by_hand_single_input(L):
+    x = _x(L)
+    y = x.exp()
+    return y.grad_fn(L.tensor([1.0, 2.0, 3.0]))
+
+
+@scenario
+def node_call_accumulate_grad(L):
+    x = _x(L)
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    r = acc(L.tensor([1.0, 2.0, 3.0]))
+    r2 = acc(L.tensor([1.0, 1.0, 1.0]))
+    return r, r2, x.grad
+
+
+@scenario
+def node_call_under_no_grad(L):
+    x = _x(L)
+    y = x * x
+    with L.no_grad():
+        return y.grad_fn(L.ones(3))
+
+
+@scenario
+def node_call_sum(L):
+    x = _x(L)
+    y = x.sum()
+    return y.grad_fn(L.tensor(2.0))
+
+
+@scenario
+def node_register_hook_on_leaf_tensor(L):
+    log = []
+    x = _x(L)
+    h = x.register_hook(lambda g: g * 2)
+    x.register_hook(lambda g: log.append(g))
+    (x * 3).sum().backward()
+    h.remove()
+    (x * 3).sum().backward()
+    return x.grad, log
+
+
+@scenario
+def node_grad_fn_of_leaf(L):
+    x = _x(L)
+    return x.grad_fn, x.is_leaf, (x * 2).is_leaf, L.ones(2).is_leaf, (L.ones(2) * 2).is_leaf
+
+
+@scenario
+def node_requires_grad_attr(L):
+    x = _x(L)
+    return getattr((x * 2).grad_fn, "requires_grad", "missing")
+
+
+@scenario
+def node_missing_attr(L):
+    x = _x(L)
+    return (x * 2).grad_fn.nonexistent
+
+
+# =========================================================================== Parameter
+@scenario
+def parameter_repr(L):
+    p = L.nn.Parameter(L.tensor([1.0, 2.0]))
+    return repr(p), str(p), p.requires_grad, p.is_leaf, p.grad_fn, type(p).__name__
+
+
+@scenario
+def parameter_no_grad(L):
+    p = L.nn.Parameter(L.tensor([1.0, 2.0]), requires_grad=False)
+    return repr(p), p.requires_grad, p.is_leaf
+
+
+@scenario
+def parameter_ops(L):
+    p = L.nn.Parameter(L.tensor([1.0, 2.0]))
+    y = p * 2
+    y.sum().backward()
+    return y, type(y).__name__, p.grad, isinstance(p, L.Tensor), y.grad_fn.next_functions
+
+
+@scenario
+def parameter_from_nonleaf(L):
+    x = _x(L)
+    p = L.nn.Parameter(x * 2)
+    return p.is_leaf, p.grad_fn, p.requires_grad, repr(p)
+
+
+@scenario
+def parameter_int(L):
+    return L.nn.Parameter(L.tensor([1, 2]))
+
+
+@scenario
+def parameter_int_no_grad(L):
+    return repr(L.nn.Parameter(L.tensor([1, 2]), requires_grad=False))
+
+
+@scenario
+def parameter_empty(L):
+    return repr(L.nn.Parameter())
+
+
+@scenario
+def parameter_scalar_and_double(L):
+    return (repr(L.nn.Parameter(L.tensor(2.0))),
+            repr(L.nn.Parameter(L.tensor([1.0], dtype=L.float64))))
+
+
+@scenario
+def parameter_detach_data(L):
+    p = L.nn.Parameter(L.tensor([1.0, 2.0]))
+    return type(p.detach()).__name__, type(p.data).__name__, p.data
+
+
+@scenario
+def parameter_in_no_grad(L):
+    with L.no_grad():
+        p = L.nn.Parameter(L.ones(2))
+    return p.requires_grad, repr(p)
+
+
+@scenario
+def parameter_inplace(L):
+    p = L.nn.Parameter(L.ones(2))
+    p.add_(1)
+
+
+@scenario
+def parameter_inplace_no_grad(L):
+    p = L.nn.Parameter(L.ones(2))
+    with L.no_grad():
+        p.add_(1)
+    return p
+
+
+# =========================================================================== more edges
+@scenario
+def grad_outputs_none_value(L):
+    return L.autograd.grad(None, _x(L))
+
+
+@scenario
+def grad_inputs_none_value(L):
+    return L.autograd.grad(_x(L).sum(), None)
+
+
+@scenario
+def grad_is_grads_batched(L):
+    a = _x(L)
+    return L.autograd.grad(a * a, a, grad_outputs=L.eye(3), is_grads_batched=True)
+
+
+@scenario
+def grad_is_grads_batched_two_inputs(L):
+    a, b = _x(L), L.tensor(2.0, requires_grad=True)
+    return L.autograd.grad(a * b, (a, b), grad_outputs=L.tensor([[1.0, 0, 0], [0, 2.0, 1.0]]),
+                           is_grads_batched=True)
+
+
+@scenario
+def grad_is_grads_batched_unused(L):
+    a, b = _x(L), _x(L)
+    return L.autograd.grad(a * 2, (a, b), grad_outputs=L.ones(2, 3), is_grads_batched=True,
+                           allow_unused=True)
+
+
+@scenario
+def grad_is_grads_batched_materialize(L):
+    a, b = _x(L), _x(L)
+    return L.autograd.grad(a * 2, (a, b), grad_outputs=L.ones(2, 3), is_grads_batched=True,
+                           materialize_grads=True)
+
+
+@scenario
+def grad_is_grads_batched_create_graph(L):
+    a = _x(L)
+    (g,) = L.autograd.grad(a ** 3, a, grad_outputs=L.eye(3), is_grads_batched=True,
+                           create_graph=True)
+    # The values only: PyTorch's vmapped pass makes its last op the grad_fn, a loop a stack.
+    return g.detach(), g.requires_grad, L.autograd.grad(g.sum(), a)
+
+
+@scenario
+def grad_is_grads_batched_bad_shape(L):
+    a = _x(L)
+    return L.autograd.grad(a * 2, a, grad_outputs=L.ones(2, 2), is_grads_batched=True)
+
+
+@scenario
+def grad_is_grads_batched_sizes_differ(L):
+    a = _x(L)
+    return L.autograd.grad([a * 2, a * 3], a, grad_outputs=[L.ones(2, 3), L.ones(4, 3)],
+                           is_grads_batched=True)
+
+
+@scenario
+def grad_is_grads_batched_scalar_no_grad_outputs(L):
+    a = _x(L)
+    return L.autograd.grad(a.sum(), a, is_grads_batched=True)
+
+
+@scenario
+def function_apply_kwargs_named(L):
+    log = []
+
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k=2.0, w=None):
+            log.append(ctx.needs_input_grad)
+            return x * k if w is None else x * w * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, g
+
+    x, w = _x(L), _x(L)
+    y1 = F.apply(x, k=3.0)
+    y2 = F.apply(x, w=w, k=1.0)
+    y2.sum().backward()
+    return y1, y2, log, x.grad, w.grad, len(y2.grad_fn.next_functions)
+
+
+def _kwarg_fn(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k=2.0, w=None):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None, None
+    return F
+
+
+@scenario
+def function_apply_kwargs_gap(L):
+    return _kwarg_fn(L).apply(_x(L), w=1.0)
+
+
+@scenario
+def function_apply_kwargs_first_missing(L):
+    return _kwarg_fn(L).apply(k=1.0)
+
+
+@scenario
+def function_apply_kwargs_unknown(L):
+    return _kwarg_fn(L).apply(_x(L), k=1.0, z=2)
+
+
+@scenario
+def function_apply_kwargs_duplicate(L):
+    return _kwarg_fn(L).apply(_x(L), 2.0, k=1.0)
+
+
+@scenario
+def function_apply_kwargs_ctx(L):
+    return _kwarg_fn(L).apply(ctx=1)
+
+
+@scenario
+def function_apply_too_many_positional(L):
+    return _kwarg_fn(L).apply(_x(L), 1.0, None, 4)
+
+
+@scenario
+def function_setup_context(L):
+    log = []
+
+    class Mul(L.autograd.Function):
+        @staticmethod
+        def forward(x, y, scale=2.0):
+            return x * y * scale
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y, scale = inputs
+            log.append((len(inputs), scale, ctx.needs_input_grad))
+            ctx.save_for_backward(x, y)
+            ctx.scale = scale
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y * ctx.scale, g * x * ctx.scale, None
+
+    x, y = _x(L), _x(L, (2.0, 1.0, 0.5))
+    out = Mul.apply(x, y)
+    out2 = Mul.apply(x, y=y, scale=3.0)
+    (out.sum() + out2.sum()).backward()
+    return out, out2, log, x.grad, y.grad
+
+
+@scenario
+def function_setup_context_bad_args(L):
+    class Mul(L.autograd.Function):
+        @staticmethod
+        def forward(x, y):
+            return x * y
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    return Mul.apply(_x(L))
+
+
+@scenario
+def function_subclass_of_subclass(L):
+    MyCube = _cube(L)
+
+    class Cube2(MyCube):
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 0 + 7
+
+    x = _x(L)
+    y = Cube2.apply(x)
+    y.sum().backward()
+    return y, x.grad
+
+
+@scenario
+def function_no_forward(L):
+    class Empty(L.autograd.Function):
+        pass
+
+    return Empty.apply(_x(L))
+
+
+@scenario
+def function_save_non_tensor(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x, k)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    return F.apply(_x(L), 3.0)
+
+
+@scenario
+def function_save_non_tensor_no_grad_input(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x, k)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    return F.apply(L.ones(2), 3.0)
+
+
+@scenario
+def function_once_differentiable_twice(L):
+    from importlib import import_module
+    once = import_module(L.__name__ + ".autograd.function").once_differentiable
+
+    class Sq(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        @once
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = L.tensor(3.0, requires_grad=True)
+    y = Sq.apply(x)
+    (g,) = L.autograd.grad(y * y, x, create_graph=True)
+    log = [g]
+    try:
+        L.autograd.grad(g, x)
+    except RuntimeError as e:
+        log.append(str(e))
+    return log
+
+
+@scenario
+def function_grad_fn_apply_by_hand(L):
+    MyCube = _cube(L)
+    x = _x(L)
+    y = MyCube.apply(x)
+    return y.grad_fn(L.ones(3))
+
+
+@scenario
+def node_call_by_hand_constant_input(L):
+    x = _x(L)
+    y = x * L.tensor([1.0, 2.0, 3.0])
+    return y.grad_fn(L.ones(3))
+
+
+@scenario
+def node_call_wrong_arg_count(L):
+    x = _x(L)
+    return (x * 2).grad_fn()
+
+
+@scenario
+def node_call_after_free(L):
+    x = _x(L)
+    y = x.exp()
+    y.sum().backward()
+    return y.grad_fn(L.ones(3))
+
+
+@scenario
+def node_accumulate_grad_prehook_replaces(L):
+    x = _x(L)
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    y = x * 2
+    acc = y.grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda go: (go[0] * 100,))
+    y.sum().backward()
+    return x.grad
+
+
+@scenario
+def node_hooks_with_create_graph(L):
+    log = []
+    x = _x(L)
+    y = x ** 2
+    y.grad_fn.register_hook(lambda gi, go: log.append((gi, go)))
+    (g,) = L.autograd.grad(y.sum(), x, create_graph=True)
+    return g, log
+
+
+@scenario
+def node_hook_returns_none_entry(L):
+    x, w = _x(L), _x(L)
+    y = x * w
+    y.grad_fn.register_hook(lambda gi, go: (None, gi[1]))
+    y.sum().backward()
+    return x.grad, w.grad
+
+
+@scenario
+def grad_setter_errors(L):
+    x = _x(L)
+    out = []
+    for value in (L.ones(2), L.ones(3, dtype=L.float64), 3):
+        try:
+            x.grad = value
+            out.append("ok")
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    x.grad = L.ones(3)
+    out.append(x.grad)
+    return out
+
+
+@scenario
+def parameter_positional_requires_grad(L):
+    return repr(L.nn.Parameter(L.ones(2), False))
+
+
+@scenario
+def parameter_deepcopy(L):
+    import copy
+    p = L.nn.Parameter(L.ones(2))
+    q = copy.deepcopy(p)
+    return type(q).__name__, repr(q), q is p
+
+
+@scenario
+def parameter_type_text(L):
+    p = L.nn.Parameter(L.ones(2))
+    return str(type(p)), isinstance(p, L.nn.Parameter), isinstance(p * 1, L.nn.Parameter)
+
+
+@scenario
+def parameter_shares_data(L):
+    t = L.ones(2)
+    p = L.nn.Parameter(t)
+    t.add_(1)
+    return p
+
+
+@scenario
+def parameter_2d_print(L):
+    return str(L.nn.Parameter(L.tensor([[1.0, 2.5], [3.0, -4.0]])))
+
+
+@scenario
+def gradcheck_fast_mode_head(L):
+    try:
+        L.autograd.gradcheck(_wrong(L).apply, (_double(L),), fast_mode=True)
+    except Exception as e:  # noqa: BLE001
+        return _head(e)
+
+
+@scenario
+def gradcheck_tuple_outputs(L):
+    return L.autograd.gradcheck(lambda x, y: (x * y, x.exp(), (x > 0)),
+                                (_double(L), _double(L, (1.0, 2.0, 3.0))))
+
+
+@scenario
+def gradcheck_constant_input(L):
+    return L.autograd.gradcheck(lambda x, c: x * c, (_double(L), L.ones(3, dtype=L.float64)))
+
+
+@scenario
+def gradcheck_independent_output(L):
+    return L.autograd.gradcheck(lambda x: L.ones(2, dtype=L.float64) * 3, (_double(L),))
+
+
+@scenario
+def gradcheck_second_output_wrong(L):
+    class Two(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 4
+
+    try:
+        L.autograd.gradcheck(Two.apply, (_double(L),))
+    except Exception as e:  # noqa: BLE001
+        return _head(e)
+
+
+@scenario
+def gradcheck_list_inputs(L):
+    return L.autograd.gradcheck(lambda x: x * 2, [_double(L)])
+
+
+@scenario
+def gradcheck_nondet_tol(L):
+    return L.autograd.gradcheck(lambda x: x ** 3, (_double(L),), nondet_tol=1e-12,
+                                check_undefined_grad=False, check_batched_grad=False)
+
+
+@scenario
+def anomaly_mode(L):
+    with L.autograd.detect_anomaly():
+        x = _x(L)
+        (x * 2).sum().backward()
+    L.autograd.set_detect_anomaly(False)
+    return x.grad, L.is_anomaly_enabled()
+
+
+@scenario
+def inference_mode_tensor_flags(L):
+    x = _x(L)
+    with L.inference_mode():
+        a = L.ones(2)
+        b = x * 2
+    return a.is_inference(), b.is_inference(), x.is_inference(), b.requires_grad
+
+
+@scenario
+def grad_root_runs_only_when_needed(L):
+    log = []
+    x = L.tensor(3.0, requires_grad=True)
+    z = L.tensor(1.0, requires_grad=True)
+    w = z * 3
+    y3 = x.exp()
+    y3.grad_fn.register_prehook(lambda go: log.append("y3 pre"))
+    y3.register_hook(lambda g: log.append("y3 tensor"))
+    y4 = y3 * 2
+    y4.grad_fn.register_prehook(lambda go: log.append("y4 pre"))
+    y4.register_hook(lambda g: log.append("y4 tensor"))
+    out = []
+    for outs, ins in ((y3, z), (y3, w), (y4, z), (y4, y3), (y4, y4), (y3, y3), (y3, x),
+                      ([y3, y4], z), ([y3, y4], y3)):
+        out.append(L.autograd.grad(outs, ins, allow_unused=True, retain_graph=True))
+        out.append(list(log))
+        log.clear()
+    return out
+
+
+@scenario
+def function_node_apply(L):
+    MyCube = _cube(L)
+    x = _x(L)
+    y = MyCube.apply(x)
+    return y.grad_fn.apply(L.ones(3)), callable(getattr(y.grad_fn, "apply", None))
+
+
+@scenario
+def once_differentiable_error_node(L):
+    from importlib import import_module
+    once = import_module(L.__name__ + ".autograd.function").once_differentiable
+
+    @once
+    def f(ctx, t):
+        return t * 2
+
+    @once
+    def g(ctx, t):
+        return t * 2, None
+
+    r = f(None, L.ones(2, requires_grad=True))
+    out = [r, type(r.grad_fn).__name__, g(None, L.ones(2, requires_grad=True)),
+           f(None, L.ones(2))]
+    for call in (lambda: r.grad_fn(L.ones(2)), lambda: r.sum().backward()):
+        try:
+            call()
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+@scenario
+def grad_root_not_needed_retains_grad(L):
+    x = L.tensor(3.0, requires_grad=True)
+    z = L.tensor(1.0, requires_grad=True)
+    y = x.exp()
+    y.retain_grad()
+    r = L.autograd.grad(y, z, allow_unused=True, retain_graph=True)
+    y.backward(inputs=[z], retain_graph=True)
+    return r, y.grad, x.grad, z.grad
+
+
+@scenario
+def node_call_errors_and_undefined_grads(L):
+    x = L.ones(3, requires_grad=True)
+    y = x * 2
+    acc = y.grad_fn.next_functions[0][0]
+    out = []
+    for call in (lambda: y.grad_fn(L.ones(3), L.ones(3)), lambda: y.grad_fn(1.0),
+                 lambda: y.grad_fn(None), lambda: x.exp().grad_fn(None), lambda: acc(),
+                 lambda: acc(None), lambda: acc(2.0)):
+        try:
+            out.append(call())
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    return out, x.grad
+
+
+@scenario
+def anomaly_nan_check(L):
+    # PyTorch also warns with the traceback of the forward call that made the failing
+    # node; symgrad does not record it (a known difference): that warning is not compared.
+    warnings.filterwarnings("ignore", message="Error detected in", category=UserWarning)
+    out = []
+    x = L.tensor([0.0, 1.0], requires_grad=True)
+    with L.autograd.set_detect_anomaly(True):
+        out.append((L.is_anomaly_enabled(), L.is_anomaly_check_nan_enabled()))
+        try:
+            (x.sqrt() * 0).sum().backward()
+        except RuntimeError as e:
+            out.append(str(e))
+        (x - x).sqrt().sum().backward()  # inf, then inf - inf in the accumulation: no check
+        out.append(x.grad)
+    with L.autograd.set_detect_anomaly(True, check_nan=False):
+        y = L.tensor([0.0, 1.0], requires_grad=True)
+        (y.sqrt() * 0).sum().backward()
+        out.append((y.grad, L.is_anomaly_check_nan_enabled()))
+    L.autograd.set_detect_anomaly(True)
+    z = L.tensor([0.0, 1.0], requires_grad=True)
+    try:
+        L.autograd.grad((z.sqrt() * 0).sum(), z)
+    except RuntimeError as e:
+        out.append(str(e))
+    L.autograd.set_detect_anomaly(False)
+    out.append(L.is_anomaly_enabled())
+    return out
+
+
+# =========================================================================== the test
+# Known differences, kept visible: they fail today and must keep failing until fixed.
+KNOWN = {
+    "inference_mode_tensor_flags": "symgrad has no inference tensors (is_inference)",
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n])) if n in KNOWN
+    else n for n in sorted(SCENARIOS)])
+def test_same_as_torch(name):
+    fn = SCENARIOS[name]
+    want = outcome(fn, torch)
+    got = outcome(fn, symgrad)
+    assert got == want
+
+
+def test_gradcheck_message_values_match_finite_differences():
+    """The numbers in a Jacobian mismatch message are the analytical and numerical
+    Jacobians (the numerical one close to torch's, the analytical one equal)."""
+    msgs = []
+    for L in (torch, symgrad):
+        with pytest.raises(Exception) as info:
+            L.autograd.gradcheck(_wrong(L).apply, (_double(L),))
+        msgs.append(str(info.value))
+    lines = [m.split("\n") for m in msgs]
+    assert lines[1][0] == lines[0][0]
+    assert lines[1][2] == lines[0][2]  # analytical: exact
+    num = [np.array(re.findall(r"-?\d+\.\d+(?:e[-+]\d+)?", "\n".join(ls[1:2])), float)
+           for ls in lines]
+    np.testing.assert_allclose(num[1], num[0], atol=1e-4)
