@@ -1,6 +1,9 @@
 """``symgrad.nn``: just :class:`Parameter`, the leaf that modules train."""
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
+
 from .tensor import Tensor, _make
 
 __all__ = ["Parameter"]
@@ -40,3 +43,11 @@ class Parameter(Tensor):
 
     def __init__(self, *args, **kwargs) -> None:
         pass
+
+
+# ``torch.nn.parameter`` is where PyTorch's Parameter lives: ``from torch.nn.parameter
+# import Parameter`` works after ``import symgrad as torch``-style renames of the package.
+parameter = _types.ModuleType(__name__ + ".parameter", "The module of :class:`Parameter`.")
+parameter.Parameter = Parameter
+parameter.__all__ = ["Parameter"]
+_sys.modules[parameter.__name__] = parameter

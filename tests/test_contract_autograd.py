@@ -2462,6 +2462,279 @@ def anomaly_nan_check(L):
     return out
 
 
+@scenario
+def node_reprs(L):
+    x = _x(L)
+    y = x * 2
+    MyCube = _cube(L)
+    c = MyCube.apply(x)
+    acc = y.grad_fn.next_functions[0][0]
+    texts = [repr(y.grad_fn), str(y.grad_fn), repr(acc), str(type(y.grad_fn)), str(type(acc)),
+             repr(c.grad_fn), str(type(c.grad_fn)), repr(y.grad_fn.next_functions),
+             type(y.grad_fn).__qualname__, type(c.grad_fn).__module__]
+    return [_ADDRESS.sub("", t) for t in texts]
+
+
+@scenario
+def grad_mode_reprs(L):
+    objs = [L.no_grad(), L.enable_grad(), L.inference_mode(), L.set_grad_enabled(True)]
+    return [_ADDRESS.sub("", repr(o)) for o in objs]
+
+
+@scenario
+def function_saved_tensors_inside_forward(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * len(ctx.saved_tensors)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return F.apply(_x(L))
+
+
+@scenario
+def function_mark_dirty(L):
+    class AddOne(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = _x(L)
+    h = x * 1
+    y = AddOne.apply(h)
+    y.sum().backward()
+    return y is h, y, h, x.grad, h._version
+
+
+@scenario
+def function_mark_dirty_leaf(L):
+    class AddOne(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return AddOne.apply(_x(L))
+
+
+@scenario
+def function_grad_dtype_cast(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.double() * 2
+
+    x = _x(L)
+    F.apply(x).sum().backward()
+    return x.grad
+
+
+@scenario
+def function_grad_for_input_without_grad(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g * 3
+
+    x = _x(L)
+    y = L.ones(3)
+    F.apply(x, y).sum().backward()
+    return x.grad, y.grad
+
+
+@scenario
+def function_saved_output_modified(L):
+    class Exp(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    x = _x(L)
+    y = Exp.apply(x)
+    y.add_(1)
+    y.sum().backward()
+
+
+@scenario
+def function_non_tensor_outputs(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, 3, "a"
+
+        @staticmethod
+        def backward(ctx, g, g2, g3):
+            return g * 2
+
+    x = _x(L)
+    a, b, c = F.apply(x)
+    a.sum().backward()
+    return a, b, c, x.grad
+
+
+@scenario
+def function_no_tensor_args(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, k):
+            return L.ones(2) * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    return F.apply(3.0)
+
+
+@scenario
+def function_returns_view(L):
+    class First(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[0]
+
+        @staticmethod
+        def backward(ctx, g):
+            out = L.zeros(3)
+            out[0] = g
+            return out
+
+    x = _x(L)
+    y = First.apply(x)
+    y.backward()
+    return y, x.grad
+
+
+@scenario
+def function_used_twice_and_retain(L):
+    MyCube = _cube(L)
+    x = _x(L)
+    y = MyCube.apply(x) + MyCube.apply(x * 2)
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    return x.grad
+
+
+@scenario
+def function_hooks_on_output(L):
+    log = []
+    MyCube = _cube(L)
+    x = _x(L)
+    y = MyCube.apply(x)
+    y.register_hook(lambda g: log.append(("t", g)))
+    y.grad_fn.register_prehook(lambda go: log.append(("pre", go)))
+    y.grad_fn.register_hook(lambda gi, go: log.append(("hook", gi, go)))
+    y.retain_grad()
+    y.sum().backward()
+    return log, y.grad
+
+
+@scenario
+def parameter_module_path(L):
+    from importlib import import_module
+    mod = import_module(L.__name__ + ".nn.parameter")
+    return mod.Parameter is L.nn.Parameter
+
+
+@scenario
+def parameter_requires_grad_toggle(L):
+    p = L.nn.Parameter(L.ones(2))
+    p.requires_grad_(False)
+    r1 = repr(p)
+    p.requires_grad = True
+    return r1, repr(p), (p * 2).grad_fn is not None
+
+
+@scenario
+def parameter_grad_and_zero(L):
+    p = L.nn.Parameter(L.tensor([1.0, -2.0]))
+    (p ** 2).sum().backward()
+    g = p.grad.clone()
+    p.grad.zero_()
+    (p * 3).sum().backward()
+    with L.no_grad():
+        p -= 0.1 * p.grad
+    return g, p.grad, p, type(p).__name__
+
+
+@scenario
+def parameter_clone_and_ops_types(L):
+    p = L.nn.Parameter(L.ones(2))
+    return [type(t).__name__ for t in (p.clone(), p.detach(), p + 1, p[0], p.view(2),
+                                       p.data, -p)]
+
+
+@scenario
+def function_mark_dirty_variants(L):
+    class AddW(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            x.add_(w)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g
+
+    class Both(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 6
+
+    w = _x(L, (1.0, 1.0))
+    c = L.ones(2)
+    r = AddW.apply(c, w)
+    out = [r is c, r, c._version, c.is_leaf]
+    c2 = L.ones(2)
+    r2 = AddW.apply(c2, L.ones(2))
+    out += [r2 is c2, r2, c2._version]
+    x = _x(L, (1.0, 1.0))
+    h = x * 1
+    a, b = Both.apply(h)
+    (a.sum() + b.sum()).backward()
+    out += [a is h, a, b, h._version, x.grad]
+    r.sum().backward()
+    out.append(w.grad)
+    return out
+
+
 # =========================================================================== the test
 # Known differences, kept visible: they fail today and must keep failing until fixed.
 KNOWN = {

@@ -37,7 +37,9 @@ class FunctionCtx:
         self._non_differentiable.update(id(t) for t in tensors)
 
     def mark_dirty(self, *tensors) -> None:
-        """Accepted for compatibility: the tensors were modified in place by ``forward``."""
+        """These inputs were modified in place by ``forward``: returned, they are the same
+        tensors, now with this node as their ``grad_fn`` (an in-place op's history)."""
+        self._dirty = tuple(tensors)
 
     def set_materialize_grads(self, value: bool) -> None:
         """Whether ``backward`` gets zeros (``True``, the default) or ``None`` for outputs
@@ -62,8 +64,8 @@ class BackwardCFunction(Node, FunctionCtx):
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         if self._released:
             raise RuntimeError(_engine()._FREED)
-        if "_to_save" in self.__dict__:  # still inside forward
-            return self._to_save
+        if "_arg_positions" not in self.__dict__:
+            return ()  # still inside forward (or setup_context): nothing is saved yet
         from ..tensor import Tensor
         for i, s in enumerate(self._saved):
             if isinstance(s, Tensor) and s._vc[0] != self._versions[i]:
@@ -116,6 +118,14 @@ class BackwardCFunction(Node, FunctionCtx):
                 shape, dt = self._out_meta[k]
                 gk = np.zeros(shape, dt.np)
             args.append(engine._wrap(gk))
+        slots = self.__dict__.get("_out_slots")
+        if slots is not None:
+            # Outputs that are no tensors get a None gradient, in their place.
+            n_all, where = slots
+            full = [None] * n_all
+            for k, a in zip(where, args):
+                full[k] = a
+            args = full
         result = self._function.backward(self, *args)
         if not isinstance(result, tuple):
             result = (result,)
@@ -300,8 +310,15 @@ class Function(metaclass=_FunctionMeta):
         finally:
             GRAD_MODE.enabled = prev
         saved = ctx.__dict__.pop("_to_save", ())
+        dirty = ctx.__dict__.pop("_dirty", ())
+        for t in dirty:
+            t._vc[0] += 1  # PyTorch bumps a dirty tensor's version once more
         if not (prev and any(ctx.needs_input_grad)):
             return out
+        for t in dirty:
+            if t.grad_fn is None and t._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
         for k, s in enumerate(saved):
             if s is not None and not isinstance(s, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument "
@@ -327,6 +344,12 @@ class Function(metaclass=_FunctionMeta):
             o = outs[k]
             if id(o) in ctx._non_differentiable:
                 continue
+            if any(o is t for t in dirty):
+                # Modified in place: the tensor itself takes this node as its history.
+                o.grad_fn = ctx
+                o._output_nr = nr if n > 1 else 0
+                o._multi_output = n > 1
+                continue
             if o.grad_fn is not None or o._requires_grad or any(o is a for a in tensors):
                 # An input (or a tensor with a history) returned as is: PyTorch hands out
                 # a new tensor sharing its data, with this node as grad_fn.
@@ -344,6 +367,8 @@ class Function(metaclass=_FunctionMeta):
         ctx._saved_outputs = {i for i, s in enumerate(saved)
                               if any(s is outs[k] for k in tensor_outs)}
         ctx._out_meta = tuple((tuple(outs[k].shape), outs[k].dtype) for k in tensor_outs)
+        if n != len(outs):
+            ctx._out_slots = (len(outs), tuple(tensor_outs))
         if n > 1:
             ctx._n_outputs = n
         if nrs is not None:

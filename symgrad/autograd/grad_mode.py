@@ -79,6 +79,10 @@ class _Mode:
     def clone(self) -> "_Mode":
         return type(self)()
 
+    def __repr__(self) -> str:
+        # Printed as PyTorch's objects print (the class lives in torch.autograd.grad_mode).
+        return f"<torch.autograd.grad_mode.{type(self).__name__} object at {id(self):#x}>"
+
     def __call__(self, func: Callable) -> Callable:
         if inspect.isclass(func):
             warnings.warn("Decorating classes is deprecated and will be disabled in future "
