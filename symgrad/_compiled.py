@@ -46,5 +46,7 @@ def accelerate(apply: Callable) -> Callable:
         "FREED": engine._FREED, "ALL_FREED": engine._ALL_FREED, "seq_key": engine._SEQ,
     })
     engine._run_ordered_compiled = _speedups.run_ordered
+    for name, (op, arity) in tensor._DIRECT_METHODS.items():
+        setattr(tensor.Tensor, name, _speedups.method(op, vars(tensor.Tensor)[name], arity))
     ENABLED = True
     return _speedups.apply

@@ -29,7 +29,7 @@ static PyObject *numpy_backend, *scalar_meta, *version_error, *conform_grad, *re
     *run_other, *run_accumulators, *freed_message, *all_freed, *seq_key;
 static PyObject *empty_tuple, *zero;
 static PyObject *meta_cache, *pick_cache;
-static PyObject *s_view_of, *s_multi_output, *s_accum, *s_accumulator, *s_ndim, *s_plain,
+static PyObject *s_view_of, *s_multi_output, *s_accum, *s_accumulator, *s_plain,
     *s_released, *s_op, *s_grads, *s_seq;
 
 /* Offsets of __slots__ members, read off their member descriptors. */
@@ -105,20 +105,12 @@ scalar_data(PyObject *t)
         Py_INCREF(d);
         return d;  /* a numpy scalar already */
     }
-    PyObject *nd = PyObject_GetAttr(d, s_ndim);
-    if (nd == NULL) {
-        PyErr_Clear();
-        return NULL;
-    }
-    long ndim = PyLong_AsLong(nd);
-    Py_DECREF(nd);
-    if (ndim != 0) {
-        PyErr_Clear();
-        return NULL;
-    }
+    /* a[()] is the scalar of a 0-d array, and a view (an array) of any other */
     PyObject *s = PyObject_GetItem(d, empty_tuple);
     if (s == NULL)
         PyErr_Clear();
+    else if (Py_TYPE(s) == ndarray_T)
+        Py_CLEAR(s);
     return s;
 }
 
@@ -191,42 +183,38 @@ pick_index(PyObject *pick)
 static PyObject *
 node_meta(PyObject *dt, int kind)
 {
-    PyObject *key = Py_BuildValue("(Oi)", dt, kind);
-    if (key == NULL)
-        return NULL;
-    PyObject *meta = PyDict_GetItemWithError(meta_cache, key);
-    if (meta == NULL && !PyErr_Occurred()) {
+    PyObject *metas = PyDict_GetItemWithError(meta_cache, dt);
+    if (metas == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
         PyObject *m = PyDict_GetItemWithError(meta0, dt);
-        if (m != NULL) {
-            meta = kind == 1 ? PyTuple_Pack(1, m)
-                 : PyTuple_Pack(2, m, kind == 2 ? m : number_meta);
-            if (meta != NULL) {
-                int err = PyDict_SetItem(meta_cache, key, meta);
-                Py_DECREF(meta);
-                meta = err < 0 ? NULL : PyDict_GetItemWithError(meta_cache, key);
-            }
+        if (m == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_KeyError, "no 0-d metadata for this dtype");
+            return NULL;
         }
-        else if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_KeyError, "no 0-d metadata for this dtype");
+        metas = Py_BuildValue("(NNN)", PyTuple_Pack(1, m), PyTuple_Pack(2, m, m),
+                              PyTuple_Pack(2, m, number_meta));
+        if (metas == NULL)
+            return NULL;
+        int err = PyDict_SetItem(meta_cache, dt, metas);
+        Py_DECREF(metas);
+        if (err < 0)
+            return NULL;
     }
-    Py_DECREF(key);
-    return meta;
+    return PyTuple_GET_ITEM(metas, kind - 1);
 }
 
 #define NOT_MINE ((PyObject *)1)  /* the case is not the fast path's: Python takes it */
 
+/* op on a (and b, unless NULL): the fast path of tensor.apply, or NOT_MINE. */
 static PyObject *
-fast_apply(PyObject *op, PyObject *targs)
+fast_apply(PyObject *op, PyObject *a, PyObject *b)
 {
-    if (Py_TYPE(op) != Op_T || !PyTuple_CheckExact(targs))
+    if (Py_TYPE(op) != Op_T)
         return NOT_MINE;
     PyObject *simple = SLOT(op, O_simple);
-    Py_ssize_t n = PyTuple_GET_SIZE(targs);
-    if (simple == NULL || simple == Py_None || n < 1 || n > 2)
-        return NOT_MINE;
-    PyObject *a = PyTuple_GET_ITEM(targs, 0);
-    PyObject *b = n == 2 ? PyTuple_GET_ITEM(targs, 1) : NULL;
-    if (Py_TYPE(a) != Tensor_T)
+    if (simple == NULL || simple == Py_None || Py_TYPE(a) != Tensor_T)
         return NOT_MINE;
     PyObject *dt = SLOT(a, T_dtype);
     if (dt == NULL || SLOT(dt, D_is_fp) != Py_True)
@@ -406,12 +394,127 @@ sp_apply(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
 {
     if (Tensor_T != NULL && kwnames == NULL && (nargs == 2 || (nargs == 3 &&
             PyTuple_CheckExact(args[2]) && PyTuple_GET_SIZE(args[2]) == 0))) {
-        PyObject *out = fast_apply(args[0], args[1]);
-        if (out != NOT_MINE)
-            return out;
+        PyObject *targs = args[1];
+        Py_ssize_t n = PyTuple_CheckExact(targs) ? PyTuple_GET_SIZE(targs) : 0;
+        if (n == 1 || n == 2) {
+            PyObject *out = fast_apply(args[0], PyTuple_GET_ITEM(targs, 0),
+                                       n == 2 ? PyTuple_GET_ITEM(targs, 1) : NULL);
+            if (out != NOT_MINE)
+                return out;
+        }
     }
     return PyObject_Vectorcall(py_apply, args, nargs, kwnames);
 }
+
+/* ------------------------------------------------------------------------------ method */
+/* A Tensor method that is its op on plain tensors and Python numbers (t * u, t.relu()):
+ * the op's fast path, else the Python method it replaces.  A method descriptor, so that
+ * Python calls it with self first and binds nothing. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *op;
+    PyObject *function;  /* the Python method */
+    int arity;           /* 1: self only, 2: self and other */
+    vectorcallfunc vectorcall;
+} MethodObject;
+
+static PyObject *
+method_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    MethodObject *m = (MethodObject *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n == m->arity && Tensor_T != NULL) {
+        PyObject *out = fast_apply(m->op, args[0], n == 2 ? args[1] : NULL);
+        if (out != NOT_MINE)
+            return out;
+    }
+    return PyObject_Vectorcall(m->function, args, nargsf, kwnames);
+}
+
+static PyObject *
+method_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+method_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *op, *function;
+    int arity;
+    if (!PyArg_ParseTuple(args, "OOi:method", &op, &function, &arity))
+        return NULL;
+    if (arity != 1 && arity != 2) {
+        PyErr_SetString(PyExc_ValueError, "arity must be 1 or 2");
+        return NULL;
+    }
+    MethodObject *m = (MethodObject *)type->tp_alloc(type, 0);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(op);
+    m->op = op;
+    Py_INCREF(function);
+    m->function = function;
+    m->arity = arity;
+    m->vectorcall = method_vectorcall;
+    return (PyObject *)m;
+}
+
+static int
+method_traverse(MethodObject *m, visitproc visit, void *arg)
+{
+    Py_VISIT(m->op);
+    Py_VISIT(m->function);
+    return 0;
+}
+
+static void
+method_dealloc(MethodObject *m)
+{
+    PyObject_GC_UnTrack(m);
+    Py_CLEAR(m->op);
+    Py_CLEAR(m->function);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static PyObject *
+method_getattr(MethodObject *m, PyObject *name)
+{
+    /* __name__, __doc__, __wrapped__ ... of the Python method, for help() and inspect */
+    PyObject *r = PyObject_GenericGetAttr((PyObject *)m, name);
+    if (r != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return r;
+    PyErr_Clear();
+    return PyObject_GetAttr(m->function, name);
+}
+
+static PyMemberDef method_members[] = {
+    {"op", T_OBJECT, offsetof(MethodObject, op), READONLY, "the op"},
+    {"__wrapped__", T_OBJECT, offsetof(MethodObject, function), READONLY,
+     "the Python method"},
+    {NULL}
+};
+
+static PyTypeObject Method_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "symgrad._speedups.method",
+    .tp_basicsize = sizeof(MethodObject),
+    .tp_dealloc = (destructor)method_dealloc,
+    .tp_vectorcall_offset = offsetof(MethodObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = (getattrofunc)method_getattr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL
+                | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "method(op, function, arity): a Tensor method compiled for its op's fast path",
+    .tp_traverse = (traverseproc)method_traverse,
+    .tp_members = method_members,
+    .tp_descr_get = method_get,
+    .tp_new = method_new,
+};
 
 /* ------------------------------------------------------------------------- run_ordered */
 
@@ -472,13 +575,14 @@ run_plain(PyObject *node, PyObject *g, PyObject *buffers, PyObject *owned, PyObj
             values[nvalues++] = d;
         }
     }
-    PyObject *op = PyObject_GetAttr(node, s_op);
-    if (op == NULL)
+    PyObject *op = _PyType_Lookup(Py_TYPE(node), s_op);  /* a class attribute */
+    PyObject *rules = op != NULL && Py_TYPE(op) == Op_T ? SLOT(op, O_grads) : NULL;
+    Py_XINCREF(rules);
+    if (rules == NULL || !PyTuple_Check(rules)) {
+        Py_XDECREF(rules);
+        PyErr_SetString(PyExc_TypeError, "a plain node without gradient rules");
         goto done;
-    PyObject *rules = PyObject_GetAttr(op, s_grads);
-    Py_DECREF(op);
-    if (rules == NULL)
-        goto done;
+    }
     PyObject *inputs = SLOT(node, N_inputs), *meta = SLOT(node, N_meta);
     Py_ssize_t n = PyTuple_GET_SIZE(inputs);
     PyObject *call[3 + MAX_SAVED];
@@ -674,8 +778,9 @@ sp_run_ordered(PyObject *self, PyObject *args)
         return NULL;
     }
     PyObject *deps = PyDict_New(), *owned = PySet_New(NULL), *order = NULL, *ready = NULL;
+    PyObject *accs = PyList_New(0);  /* the AccumulateGrad nodes a node makes ready */
     PyObject *prev_mode = SLOT(grad_mode, G_enabled), *result = NULL;
-    if (deps == NULL || owned == NULL || prev_mode == NULL)
+    if (deps == NULL || owned == NULL || accs == NULL || prev_mode == NULL)
         goto out;
     order = reachable(roots, deps);
     if (order == NULL)
@@ -727,9 +832,8 @@ sp_run_ordered(PyObject *self, PyObject *args)
                 goto restore;
             }
         }
-        PyObject *accs = PyList_New(0);
         PyObject *saved = SLOT(node, N_saved);
-        int plain = accs == NULL ? -1 : g == Py_None ? 0 : attr_true(node, s_plain);
+        int plain = g == Py_None ? 0 : attr_true(node, s_plain);
         if (plain > 0 && (saved == NULL || !PyTuple_Check(saved)
                           || PyTuple_GET_SIZE(saved) > MAX_SAVED))
             plain = 0;
@@ -752,10 +856,9 @@ sp_run_ordered(PyObject *self, PyObject *args)
         if (!err && PyList_GET_SIZE(accs)) {
             PyObject *r = PyObject_CallFunctionObjArgs(run_accumulators, accs, buffers, owned,
                                                        NULL);
-            err = r == NULL ? -1 : 0;
+            err = r == NULL ? -1 : PyList_SetSlice(accs, 0, PyList_GET_SIZE(accs), NULL);
             Py_XDECREF(r);
         }
-        Py_XDECREF(accs);
         if (err < 0)
             goto restore;
     }
@@ -769,6 +872,7 @@ out:
     Py_XDECREF(owned);
     Py_XDECREF(order);
     Py_XDECREF(ready);
+    Py_XDECREF(accs);
     return result;
 }
 
@@ -886,11 +990,21 @@ PyInit__speedups(void)
     INTERN(s_multi_output, "_multi_output");
     INTERN(s_accum, "_accum");
     INTERN(s_accumulator, "_accumulator");
-    INTERN(s_ndim, "ndim");
     INTERN(s_plain, "_plain");
     INTERN(s_released, "_released");
     INTERN(s_op, "op");
     INTERN(s_grads, "grads");
     INTERN(s_seq, "_seq");
-    return PyModule_Create(&module);
+    if (PyType_Ready(&Method_Type) < 0)
+        return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (mod == NULL)
+        return NULL;
+    Py_INCREF(&Method_Type);
+    if (PyModule_AddObject(mod, "method", (PyObject *)&Method_Type) < 0) {
+        Py_DECREF(&Method_Type);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
 }

@@ -1959,4 +1959,15 @@ _LEGACY_DTYPE: dict[type, _dtype] = {}
 
 # The compiled fast path of apply, when symgrad/_speedups.c was built (see _compiled).
 from . import _compiled  # noqa: E402  (needs everything above)
-apply = _compiled.accelerate(apply)
+_apply_python = apply
+apply = _compiled.accelerate(_apply_python)
+# Methods that are exactly their op on plain tensors and Python numbers, with the number
+# of operands: symgrad._compiled runs them compiled (tests/test_compiled.py checks each).
+_DIRECT_METHODS = {
+    "__add__": (O.ADD, 2), "__radd__": (O.ADD, 2), "__sub__": (O.SUB, 2),
+    "__mul__": (O.MUL, 2), "__rmul__": (O.MUL, 2), "__truediv__": (O.DIV, 2),
+    "__neg__": (O.NEG, 1), "abs": (O.ABS, 1), "exp": (O.EXP, 1), "log": (O.LOG, 1),
+    "sqrt": (O.SQRT, 1), "sin": (O.SIN, 1), "cos": (O.COS, 1), "tan": (O.TAN, 1),
+    "tanh": (O.TANH, 1), "sigmoid": (O.SIGMOID, 1), "relu": (O.RELU, 1),
+}
+
