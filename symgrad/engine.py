@@ -401,7 +401,9 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 continue
             if node._pre_hooks:
                 g = _call_pre_hooks(node, g, create_graph)
-            if g is None:
+            if g is None and node._custom_backward is None:
+                # An op's rule is skipped for an undefined gradient; a custom Function's
+                # backward still runs (on zeros, or None), as in PyTorch.
                 grads = [None] * len(node.inputs)
             else:
                 grads = _input_grads(node, g, create_graph,
@@ -637,7 +639,7 @@ def _node_grads(node: Node, g) -> list:
                 _accumulate(t, g, False)
     if node._pre_hooks:
         g = _call_pre_hooks(node, g, False)
-    if g is None:
+    if g is None and node._custom_backward is None:
         grads = [None] * len(node.inputs)
     else:
         grads = _input_grads(node, g, False, None)

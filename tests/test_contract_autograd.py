@@ -2735,6 +2735,263 @@ def function_mark_dirty_variants(L):
     return out
 
 
+@scenario
+def jacobian_nested_create_graph(L):
+    x, y = L.tensor([1.0, 2.0]), L.tensor(3.0)
+    return _F(L).jacobian(lambda a, b: (a * b, (a ** 2).sum() * b), (x, y), create_graph=True)
+
+
+@scenario
+def jacobian_identity_and_constant(L):
+    x = L.tensor([1.0, 2.0])
+    return (_F(L).jacobian(lambda t: t, x), _F(L).jacobian(lambda t: L.ones(3), x),
+            _F(L).jacobian(lambda t: t.sum(), x))
+
+
+@scenario
+def jacobian_inputs_require_grad(L):
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    j = _F(L).jacobian(lambda t: t ** 2, x)
+    return j, x.grad
+
+
+@scenario
+def jacobian_closure_over_input(L):
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    return _F(L).jacobian(lambda t: t * x, x)
+
+
+@scenario
+def jacobian_strategy_errors(L):
+    out = []
+    f = (lambda t: t * 2)
+    x = L.tensor([1.0, 2.0])
+    for kw in ({"strategy": "bad"}, {"strategy": "forward-mode"},
+               {"strategy": "forward-mode", "vectorize": True, "create_graph": True},
+               {"strategy": "forward-mode", "vectorize": True, "strict": True}):
+        try:
+            out.append(_F(L).jacobian(f, x, **kw))
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+@scenario
+def hessian_forward_outer(L):
+    # Values only: PyTorch's forward-over-reverse result keeps a graph (a ReshapeAlias
+    # grad_fn) that its reverse-mode result does not.
+    return _F(L).hessian(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), vectorize=True,
+                         outer_jacobian_strategy="forward-mode").detach()
+
+
+@scenario
+def hessian_tuple_create_graph(L):
+    return _F(L).hessian(lambda x, y: (x ** 2 * y).sum(), (L.tensor([1.0, 2.0]),
+                                                            L.tensor(3.0)), create_graph=True)
+
+
+@scenario
+def hessian_one_element_vector(L):
+    return _F(L).hessian(lambda x: (x ** 3), L.tensor([2.0]))
+
+
+@scenario
+def vjp_inputs_require_grad(L):
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    return _F(L).vjp(lambda t: t ** 2, x, L.ones(2))
+
+
+@scenario
+def jvp_v_wrong_size(L):
+    return _F(L).jvp(lambda t: t ** 2, L.tensor([1.0, 2.0]), L.ones(3))
+
+
+@scenario
+def jvp_v_not_tensor(L):
+    return _F(L).jvp(lambda t: t ** 2, L.tensor([1.0, 2.0]), [1.0, 1.0])
+
+
+@scenario
+def hvp_v_none_vector(L):
+    return _F(L).hvp(lambda t: (t ** 3).sum(), L.tensor([1.0, 2.0]))
+
+
+@scenario
+def hvp_v_wrong_size(L):
+    return _F(L).hvp(lambda t: (t ** 3).sum(), L.tensor([1.0, 2.0]), L.ones(3))
+
+
+@scenario
+def vhp_tuple_v_wrong_count(L):
+    return _F(L).vhp(lambda a, b: (a * b).sum(), (L.tensor([1.0]), L.tensor([2.0])),
+                     (L.ones(1),))
+
+
+@scenario
+def vjp_output_not_tensor(L):
+    return _F(L).vjp(lambda t: [t * 2], L.tensor([1.0, 2.0]), L.ones(2))
+
+
+@scenario
+def grad_outputs_as_sequences(L):
+    a = _x(L)
+    return (L.autograd.grad(a * 2, a, (L.ones(3),), retain_graph=True),
+            L.autograd.grad(a * 2, a, [L.ones(3)], retain_graph=True),
+            L.autograd.grad(a * 2, (t for t in [a]), L.ones(3)))
+
+
+@scenario
+def gradcheck_none_grad_mismatch(L):
+    class Drop(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 0 + 1, None
+
+    try:
+        L.autograd.gradcheck(Drop.apply, (_double(L), _double(L)))
+    except Exception as e:  # noqa: BLE001
+        return _head(e)
+
+
+@scenario
+def gradcheck_no_differentiable_output(L):
+    return L.autograd.gradcheck(lambda x: (x > 0), (_double(L),))
+
+
+@scenario
+def gradcheck_outputs_not_requiring_grad(L):
+    return L.autograd.gradcheck(lambda x: x.detach() * 2, (_double(L),))
+
+
+@scenario
+def gradcheck_undefined_grad(L):
+    class NoneUnsafe(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    try:
+        return L.autograd.gradcheck(NoneUnsafe.apply, (_double(L),))
+    except Exception as e:  # noqa: BLE001
+        return _head(e)
+
+
+@scenario
+def gradcheck_function_raises(L):
+    def f(x):
+        raise ValueError("boom")
+    return L.autograd.gradcheck(f, (_double(L),))
+
+
+@scenario
+def gradgradcheck_float32(L):
+    x = L.tensor([0.5, 1.0], requires_grad=True)
+    try:
+        return L.autograd.gradgradcheck(lambda t: t ** 2, (x,), eps=1e-2, atol=1e-1)
+    except Exception as e:  # noqa: BLE001
+        return _head(e)
+
+
+def _ignores_grad(L, materialize=True):
+    class SumTwice(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            ctx.save_for_backward(x)
+            return x.sum() * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return L.ones_like(x) * 2  # ignores g
+    return SumTwice
+
+
+@scenario
+def gradcheck_backward_not_multiplied(L):
+    out = []
+    for kw in ({}, {"raise_exception": False}):
+        try:
+            out.append(L.autograd.gradcheck(_ignores_grad(L).apply, (_double(L),), **kw))
+        except Exception as e:  # noqa: BLE001
+            out.append(_head(e))
+    return out
+
+
+@scenario
+def gradcheck_undefined_grad_nonzero(L):
+    class Undef(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return L.ones(3, dtype=L.float64) if g is None else g * 2
+
+    out = []
+    for kw in ({}, {"raise_exception": False}, {"check_undefined_grad": False}):
+        try:
+            out.append(L.autograd.gradcheck(Undef.apply, (_double(L),), **kw))
+        except Exception as e:  # noqa: BLE001
+            out.append(_head(e))
+    return out
+
+
+@scenario
+def gradcheck_undefined_grad_off(L):
+    class NoneUnsafe(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return L.autograd.gradcheck(NoneUnsafe.apply, (_double(L),), check_undefined_grad=False)
+
+
+@scenario
+def function_backward_gets_undefined_grad(L):
+    log = []
+
+    class Cube(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            log.append(g)
+            return g * 3
+
+    class NoGrad(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    x, x2 = _x(L), _x(L)
+    NoGrad.apply(Cube.apply(x)).sum().backward()
+    NoGrad.apply(x2 * 3).sum().backward()
+    return x.grad, x2.grad, log
+
+
 # =========================================================================== the test
 # Known differences, kept visible: they fail today and must keep failing until fixed.
 KNOWN = {

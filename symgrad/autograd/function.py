@@ -376,6 +376,20 @@ class Function(metaclass=_FunctionMeta):
         return tuple(outs) if is_tuple else outs[0]
 
 
+class _UndefinedGrad(Function):
+    """The same values; backward hands on an undefined (None) gradient.  gradcheck uses
+    it to check that backward functions accept undefined gradients (PyTorch's
+    ``torch._C._functions.UndefinedGrad``)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
 _TWICE = ("trying to differentiate twice a function that was marked with "
           "@once_differentiable")
 

@@ -148,7 +148,13 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
     """
     inputs = _as_tuple(inputs)
     try:
-        return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol)
+        _gradcheck(func, inputs, eps, atol, rtol, nondet_tol)
+        outputs = _differentiable_outputs(func(*inputs))
+        if outputs and check_backward_ad:
+            _test_backward_mul_by_grad_output(outputs, inputs)
+            if check_undefined_grad:
+                _test_undefined_backward_mode(func, outputs, inputs)
+        return True
     except GradcheckError:
         if raise_exception:
             raise
@@ -186,6 +192,67 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol) -> bool:
                     f"Jacobian mismatch for output {i} with respect to input {j},\n"
                     f"numerical:{_tensor_text(n)}\nanalytical:{_tensor_text(a)}\n")
     return True
+
+
+def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
+    """Zero grad_outputs must give zero (or no) input gradients of the inputs' dtype and
+    shape: a backward that ignores its gradient is caught here."""
+    from . import grad
+    from ..creation import zeros_like
+    diff = _diff_inputs(inputs)
+    grads = grad(outputs, diff, [zeros_like(o) for o in outputs], allow_unused=True)
+    for gi, di in zip(grads, diff):
+        if gi is None:
+            continue
+        if not gi.eq(0).all():
+            raise GradcheckError("backward not multiplied by grad_output")
+        if gi.dtype is not di.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if gi.shape != di.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+def _test_undefined_backward_mode(func, outputs: tuple, inputs: tuple) -> None:
+    """Every backward must accept undefined (None) output gradients, as PyTorch checks:
+    all of them at once, then one at a time."""
+    from . import grad
+    from ..creation import zeros_like
+    from .function import _UndefinedGrad
+    diff = _diff_inputs(inputs)
+
+    def warn_bc_breaking():
+        warnings.warn("Backwards compatibility: New undefined gradient support checking "
+                      "feature is enabled by default, but it may break existing callers of "
+                      "this function. If this is true for you, you can call this function "
+                      'with "check_undefined_grad=False" to disable the feature',
+                      stacklevel=2)
+
+    def check(outs):
+        try:
+            grads = grad(outs, diff, [zeros_like(o) for o in outs], allow_unused=True)
+        except RuntimeError as e:
+            warn_bc_breaking()
+            raise GradcheckError(
+                "Expected backward function to handle undefined output grads. Please look at "
+                '"Notes about undefined output gradients" in '
+                '"tools/autograd/derivatives.yaml"') from e
+        for gi in grads:
+            if gi is not None and not gi.eq(0).all():
+                warn_bc_breaking()
+                raise GradcheckError(
+                    "Expected all input grads to be undefined or zero when all output grads "
+                    'are undefined or zero. Please look at "Notes about undefined output '
+                    'gradients" in "tools/autograd/derivatives.yaml"')
+
+    to_check = [[_UndefinedGrad.apply(o) for o in _differentiable_outputs(func(*inputs))
+                 if isinstance(o, Tensor)]]
+    if len(to_check[0]) > 1:
+        for k in range(len(outputs)):
+            outs = _differentiable_outputs(func(*inputs))
+            to_check.append([_UndefinedGrad.apply(o) if i == k else o
+                             for i, o in enumerate(outs)])
+    for outs in to_check:
+        check(outs)
 
 
 def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-6,
@@ -227,4 +294,5 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad)
