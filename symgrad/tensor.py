@@ -696,8 +696,7 @@ class Tensor(metaclass=_TensorMeta):
     # -- attributes ------------------------------------------------------------------
     @property
     def data(self) -> "Tensor":
-        t = _make(self._data, self._dtype)
-        return t
+        return _make(self._storage(), self._dtype)
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -887,7 +886,7 @@ class Tensor(metaclass=_TensorMeta):
         self.grad_fn._plain = False
 
     def detach(self) -> "Tensor":
-        t = _make(self._data, self._dtype)
+        t = _make(self._storage(), self._dtype)
         t._vc = self._vc
         return t
 
@@ -934,7 +933,7 @@ class Tensor(metaclass=_TensorMeta):
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return np.asarray(self._data)
+        return self._storage()
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -1010,6 +1009,15 @@ class Tensor(metaclass=_TensorMeta):
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
+    def _storage(self) -> np.ndarray:
+        """The data as an array that other tensors may share (``.data``, ``detach()``,
+        ``numpy()``): a 0-d result kept as a numpy scalar becomes a 0-d array first, so
+        that in-place changes through either tensor show in both, as in PyTorch."""
+        d = self._data
+        if d.__class__ is not _ndarray:
+            d = self._data = np.array(d)
+        return d
+
         return iter([self[i] for i in range(self._data.shape[0])])
 
     def __bool__(self) -> bool:
