@@ -2992,6 +2992,49 @@ def function_backward_gets_undefined_grad(L):
     return x.grad, x2.grad, log
 
 
+@scenario
+def inference_mode_nesting(L):
+    x = _x(L)
+    out = []
+    with L.inference_mode():
+        with L.enable_grad():
+            y = x * 2
+            out.append((L.is_grad_enabled(), L.is_inference_mode_enabled(), y.requires_grad))
+        with L.inference_mode(False):
+            z = x * 2
+            out.append((L.is_grad_enabled(), L.is_inference_mode_enabled(), z.requires_grad))
+        with L.set_grad_enabled(True):
+            out.append(((x * 2).requires_grad, L.is_grad_enabled()))
+    with L.no_grad():
+        with L.inference_mode():
+            out.append((L.is_grad_enabled(), (x * 2).requires_grad))
+        out.append(L.is_grad_enabled())
+    return out
+
+
+@scenario
+def no_grad_on_class(L):
+    class Thing:
+        def __init__(self, t):
+            self.out = t * 2
+
+    Deco = L.no_grad()(Thing)
+    return Deco(_x(L)).out
+
+
+@scenario
+def grad_mode_decorated_method_and_exception(L):
+    class M:
+        @L.no_grad()
+        def f(self, t):
+            raise ValueError(L.is_grad_enabled())
+
+    try:
+        M().f(_x(L))
+    except ValueError as e:
+        return str(e), L.is_grad_enabled(), M.f.__name__
+
+
 # =========================================================================== the test
 # Known differences, kept visible: they fail today and must keep failing until fixed.
 KNOWN = {

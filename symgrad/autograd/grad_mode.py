@@ -28,7 +28,28 @@ def is_grad_enabled() -> bool:
     >>> torch.is_grad_enabled()
     True
     """
-    return GRAD_MODE.enabled
+    return _GRAD[0] if GRAD_MODE.inference else GRAD_MODE.enabled
+
+
+# Inside inference_mode nothing records, whatever the grad mode says (PyTorch's inference
+# mode bypasses autograd): GRAD_MODE.enabled, which the library reads to record, stays
+# False there, and the grad mode users set and read is kept here.
+_GRAD = [False]
+
+
+def _get() -> tuple:
+    return GRAD_MODE.enabled, GRAD_MODE.inference, _GRAD[0]
+
+
+def _restore(state: tuple) -> None:
+    GRAD_MODE.enabled, GRAD_MODE.inference, _GRAD[0] = state
+
+
+def _set_grad(mode: bool) -> None:
+    if GRAD_MODE.inference:
+        _GRAD[0] = mode
+    else:
+        GRAD_MODE.enabled = mode
 
 
 def is_inference_mode_enabled() -> bool:
@@ -70,11 +91,11 @@ class _Mode:
     _target = True
 
     def __enter__(self) -> None:
-        self._prev = GRAD_MODE.enabled
-        GRAD_MODE.enabled = self._target
+        self._prev = _get()
+        _set_grad(self._target)
 
     def __exit__(self, *exc) -> None:
-        GRAD_MODE.enabled = self._prev
+        _restore(self._prev)
 
     def clone(self) -> "_Mode":
         return type(self)()
@@ -160,19 +181,19 @@ class set_grad_enabled(_Mode):
     """
 
     def __init__(self, mode: bool) -> None:
-        self._prev = GRAD_MODE.enabled
+        self._prev = _get()
         self.mode = bool(mode)
-        GRAD_MODE.enabled = self.mode
+        _set_grad(self.mode)
 
     def __call__(self, func: Callable) -> Callable:
-        GRAD_MODE.enabled = self._prev  # as a decorator it changes nothing until called
+        _restore(self._prev)  # as a decorator it changes nothing until called
         return super().__call__(func)
 
     def __enter__(self) -> None:
-        GRAD_MODE.enabled = self.mode
+        _set_grad(self.mode)
 
     def __exit__(self, *exc) -> None:
-        GRAD_MODE.enabled = self._prev
+        _restore(self._prev)
 
     def clone(self) -> "set_grad_enabled":
         return type(self)(self.mode)
@@ -202,15 +223,15 @@ class inference_mode(_Mode):
         self.mode = bool(mode) if isinstance(mode, bool) else True
 
     def __enter__(self) -> None:
-        self._prev_inference = GRAD_MODE.inference
-        self._prev = GRAD_MODE.enabled
+        # As PyTorch's: inference_mode(True) turns grad mode off, inference_mode(False)
+        # turns it on, whatever it was.
+        self._prev = _get()
         GRAD_MODE.inference = self.mode
-        if self.mode:
-            GRAD_MODE.enabled = False
+        GRAD_MODE.enabled = not self.mode
+        _GRAD[0] = False
 
     def __exit__(self, *exc) -> None:
-        GRAD_MODE.inference = self._prev_inference
-        GRAD_MODE.enabled = self._prev
+        _restore(self._prev)
 
     def clone(self) -> "inference_mode":
         return type(self)(self.mode)
