@@ -3035,6 +3035,28 @@ def grad_mode_decorated_method_and_exception(L):
         return str(e), L.is_grad_enabled(), M.f.__name__
 
 
+@scenario
+def variable_legacy(L):
+    out = []
+    t = L.ones(2)
+    v = L.autograd.Variable(t, requires_grad=True)
+    out += [v is t, t.requires_grad, v, isinstance(t, L.autograd.Variable)]
+    h = L.ones(2, requires_grad=True) * 2
+    v2 = L.autograd.Variable(h)
+    out += [v2 is h, v2.grad_fn, v2.is_leaf, v2.requires_grad]
+    a = L.ones(2)
+    v3 = L.autograd.Variable(a)
+    a.add_(1)
+    out += [v3, v3._version, L.autograd.Variable(), L.autograd.Variable(L.ones(1), True),
+            L.autograd.Variable(L.ones(1), volatile=True)]
+    for bad in (1.0, [1.0]):
+        try:
+            L.autograd.Variable(bad)
+        except TypeError as e:
+            out.append(str(e))
+    return out
+
+
 # =========================================================================== the test
 # Known differences, kept visible: they fail today and must keep failing until fixed.
 KNOWN = {

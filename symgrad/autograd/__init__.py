@@ -252,11 +252,36 @@ def _batched_grads(outs: tuple, roots: list, ins: tuple, retain_graph: bool,
     return results
 
 
-def Variable(data, requires_grad: bool = False):  # noqa: N802 - PyTorch's legacy name
-    """Legacy wrapper: returns the tensor itself (requiring grad if asked)."""
-    if requires_grad:
-        data.requires_grad_(True)
-    return data
+class _VariableMeta(type):
+    def __instancecheck__(cls, other) -> bool:
+        return isinstance(other, Tensor)  # as PyTorch's: every tensor is a Variable
+
+
+class Variable(metaclass=_VariableMeta):
+    """PyTorch's legacy wrapper: a new leaf sharing the data of ``data`` (its history
+    dropped), requiring grad if asked.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> torch.autograd.Variable(torch.ones(2), requires_grad=True)
+    tensor([1., 1.], requires_grad=True)
+    """
+
+    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with "
+                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
+        if data is None:
+            from ..creation import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError("Variable data has to be a tensor, but got "
+                            + type(data).__name__)
+        t = data.detach()
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
 
 
 from . import functional  # noqa: E402
