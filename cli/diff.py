@@ -142,8 +142,9 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
                "value": to_plain(value) if value is not None else None,
                "gradient": {n: {"symbolic": str(closed[n]),
                                 "value": to_plain(grads[n]) if grads else None,
-                                **({"vector": _vector_form(expr, n, shapes)}
-                                   if isinstance(closed[n], sp.MatrixBase) else {})}
+                                # the same keys for every variable: null for a scalar
+                                "vector": _vector_form(expr, n, shapes)
+                                if isinstance(closed[n], sp.MatrixBase) else None}
                             for n in names},
                "agree": agree}
         if latex:

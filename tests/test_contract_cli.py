@@ -1,0 +1,539 @@
+"""CONTRACT §2-§4 and README, as a new user meets them: the ``symgrad`` command, the
+symbolic layer and drawings.
+
+Oracles: SymPy (``sympy.diff`` of the text read by SymPy's own parser, here in the
+tests only), PyTorch 2.13 autograd (the same text run on torch tensors), and the
+README's and ``--help`` texts themselves (every example shown must run).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+from click.testing import CliRunner
+
+import symgrad
+from symgrad_cli.main import cli
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz dot")
+
+
+def run(*args: str, cwd: pathlib.Path | None = None):
+    runner = CliRunner()
+    if cwd is None:
+        return runner.invoke(cli, list(args))
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(cli, list(args))
+    finally:
+        os.chdir(old)
+
+
+def no_crash(r) -> None:
+    """Exit status of the contract, and never an exception escaping into click."""
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert r.exit_code in (0, 1, 2, 3), (r.exit_code, r.output)
+    assert "Traceback" not in r.output
+
+
+# --------------------------------------------------------------------------- examples
+def _help_examples(command: str) -> list[list[str]]:
+    import shlex
+    r = run(*([command] if command else []), "--help")
+    assert r.exit_code == 0
+    block = r.output.split("Examples:", 1)[1]
+    out = []
+    for line in block.splitlines()[1:]:
+        line = line.strip()
+        if not line.startswith("symgrad "):
+            break
+        out.append(shlex.split(line)[1:])
+    assert out, f"no examples in symgrad {command} --help"
+    return out
+
+
+# (check --batch over examples/problems.toml is run by test_cli.py already)
+HELP_EXAMPLES = [args for c in ("", "diff", "draw", "check", "ops")
+                 for args in _help_examples(c) if "--batch" not in args]
+
+
+@pytest.mark.parametrize("args", HELP_EXAMPLES, ids=[" ".join(a)[:60] for a in HELP_EXAMPLES])
+def test_every_help_example_runs(args, tmp_path):
+    (tmp_path / "problems.toml").write_text(
+        (ROOT / "examples" / "problems.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    r = run(*args, cwd=tmp_path)
+    no_crash(r)
+    # An example either works or (a check of a wrong gradient) reports it as wrong.
+    assert r.exit_code in (0, 1), r.output
+    if args[0] == "check" and "--batch" not in args:
+        assert r.output.split(":")[0] in ("correct", "WRONG", "{\n  \"verdict\"")
+    if args[0] == "draw":
+        out = args[args.index("-o") + 1]
+        assert (tmp_path / out).stat().st_size > 100
+
+
+def test_every_command_has_help_with_an_example_and_json():
+    for c in ("diff", "draw", "check", "trace", "ops"):
+        r = run(c, "--help")
+        assert r.exit_code == 0 and "Examples:" in r.output and "--json" in r.output, c
+
+
+def test_readme_diff_output_is_what_the_command_prints():
+    shown = re.search(r"\$ symgrad diff \"5\*x\*\*2 \+ 3\*sin\(y\)\" --at x=4 --at y=0\n"
+                      r"(.*?)```", README, re.S).group(1)
+    r = run("diff", "5*x**2 + 3*sin(y)", "--at", "x=4", "--at", "y=0")
+    assert r.exit_code == 0
+    assert r.output.strip() == shown.strip()
+
+
+def test_readme_check_example_and_its_python_form():
+    r = run("check", "sin(x**2)", "--grad", "x=cos(x**2)")
+    assert r.exit_code == 1
+    lines = r.output.splitlines()
+    assert lines[:3] == ["WRONG: gradient of sin(x**2)", "  d/dx: claimed cos(x**2)",
+                         "        true    2*x*cos(x**2)"]
+    assert "  diagnosis: x: missing factor 2*x" in lines
+    # README: symgrad.check("sin(dot(x,y))", {"x": "cos(dot(x,y))*y"}) -- no values
+    # given, so x and y must be taken as vectors.
+    report = symgrad.check("sin(dot(x,y))", {"x": "cos(dot(x,y))*y"})
+    assert report.verdict == "correct"
+
+
+def test_python_dash_m_and_the_installed_script():
+    code = ("import sys; from symgrad_cli.main import main; "
+            "sys.argv = ['symgrad'] + sys.argv[1:]; main()")
+    p = subprocess.run([sys.executable, "-m", "symgrad", "diff", "x**2", "--at", "x=3",
+                        "--json"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["gradient"]["x"]["value"] == 6.0
+    p = subprocess.run([sys.executable, "-c", code, "diff", "sin(", "--at", "x=1"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.startswith("symgrad: error: ") and "Traceback" not in p.stderr
+
+
+# --------------------------------------------------------------------------- diff vs oracles
+_SYMPY_NAMES = {"sigmoid": sp.Lambda(sp.Symbol("u"), 1 / (1 + sp.exp(-sp.Symbol("u")))),
+                "relu": sp.Lambda(sp.Symbol("u"), sp.Max(0, sp.Symbol("u"))),
+                "abs": sp.Abs, "pi": sp.pi, "e": sp.E}
+
+# (expression, point): every function of the grammar, both constants, ^ and **.
+SCALAR_CASES = [
+    ("5*x**2 + 3*sin(y)", {"x": 4, "y": 0}),
+    ("cos(x)*tan(y) - x/y", {"x": 0.3, "y": -0.7}),
+    ("exp(-x^2) + log(y) * sqrt(y)", {"x": -0.5, "y": 2.5}),
+    ("tanh(x*y) + sigmoid(x - y)", {"x": 1.5, "y": -0.25}),
+    ("relu(x) * abs(y) + relu(-y)", {"x": 0.75, "y": -2}),
+    ("pi*x + e^y - x^3/3", {"x": 2, "y": 0.5}),
+    ("sin(cos(tan(x))) ** 2", {"x": 0.4}),
+    ("x^y", {"x": 1.7, "y": 2.3}),
+]
+VECTOR_CASES = [
+    ("sin(dot(x, y))", {"x": [1, 2, 3], "y": [5, 6, 7]}),
+    ("x.T @ A @ x", {"x": [1, -2], "A": [[1, 2], [3, 4]]}),
+    ("norm(A @ x) + sum(relu(x)) * mean(abs(x))", {"x": [0.5, -1.5], "A": [[2, 1], [0, 3]]}),
+    ("sum(sigmoid(matmul(A, x)) * exp(x)) + sum(tanh(x)^2)",
+     {"x": [0.1, -0.2], "A": [[1, 2], [0, -1]]}),
+    ("sum(log(x) * sqrt(x) + cos(x) / tan(x))", {"x": [0.5, 1.5]}),
+    ("mean(x*x) - dot(x, x.T)/pi", {"x": [1, 2, 4]}),
+]
+
+
+def _torch_value_and_grads(text: str, point: dict):
+    torch = pytest.importorskip("torch")
+    leaves = {k: torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=True)
+              for k, v in point.items()}
+    ns = {"sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "exp": torch.exp,
+          "log": torch.log, "sqrt": torch.sqrt, "tanh": torch.tanh,
+          "sigmoid": torch.sigmoid, "relu": torch.relu, "abs": torch.abs,
+          "sum": torch.sum, "mean": torch.mean, "dot": torch.dot, "matmul": torch.matmul,
+          "norm": torch.linalg.vector_norm, "pi": math.pi, "e": math.e, **leaves}
+    # Test oracle only: the text is trusted test data.
+    code = text.replace("^", "**").replace(".T", ".t()")
+    out = eval(code, {"__builtins__": {}}, ns)  # noqa: S307
+    out = out if isinstance(out, torch.Tensor) else torch.tensor(float(out))
+    grads = torch.autograd.grad(out, list(leaves.values()), allow_unused=True,
+                                materialize_grads=True)
+    return out.item(), {k: g.numpy() for k, g in zip(leaves, grads)}
+
+
+def _diff_json(text: str, point: dict) -> dict:
+    at = [a for k, v in point.items() for a in ("--at", f"{k}={json.dumps(v)}")]
+    r = run("diff", text, *at, "--json", "--timeout", "2")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+@pytest.mark.parametrize("text, point", SCALAR_CASES, ids=[c[0] for c in SCALAR_CASES])
+def test_diff_scalar_against_sympy_and_torch(text, point):
+    obj = _diff_json(text, point)
+    syms = {k: sp.Symbol(k, real=True) for k in point}
+    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
+    f = parse_expr(text, local_dict={**_SYMPY_NAMES, **syms},
+                   transformations=standard_transformations + (convert_xor,))
+    value, grads = _torch_value_and_grads(text, point)
+    assert obj["value"] == pytest.approx(value, rel=1e-12, abs=1e-12)
+    assert obj["agree"] is True
+    for k, s in syms.items():
+        claimed = parse_expr(obj["gradient"][k]["symbolic"],
+                             local_dict={**syms, "Heaviside": sp.Heaviside})
+        want = sp.diff(f, s)
+        subs = {syms[n]: v for n, v in point.items()}
+        # equal as functions: at the point and at a second one (kinks aside)
+        for pt in (subs, {q: v + 0.125 for q, v in subs.items()}):
+            assert complex(claimed.subs(pt).evalf()) == pytest.approx(
+                complex(want.subs(pt).evalf()), rel=1e-9, abs=1e-12), (k, claimed, want)
+        assert obj["gradient"][k]["value"] == pytest.approx(float(grads[k]), rel=1e-12,
+                                                             abs=1e-12)
+
+
+@pytest.mark.parametrize("text, point", VECTOR_CASES, ids=[c[0] for c in VECTOR_CASES])
+def test_diff_vectors_and_matrices_against_torch(text, point):
+    obj = _diff_json(text, point)
+    value, grads = _torch_value_and_grads(text, point)
+    assert obj["value"] == pytest.approx(value, rel=1e-12)
+    assert obj["agree"] is True  # symbolic-at-the-point == reverse mode
+    for k in point:
+        assert np.allclose(obj["gradient"][k]["value"], grads[k], rtol=1e-12, atol=1e-12)
+    # the symbolic gradient's elements, read back by SymPy, give the same numbers
+    e = symgrad.parse(text)
+    prog = e.gradient_program(list(point), **point)
+    for k, (syms, _) in prog.leaves.items():
+        closed = prog.closed_form(simplify=False)[k]
+        subs = {s: float(np.asarray(point[n], dtype=float)[ix])
+                for n, (ss, _) in prog.leaves.items() for ix, s in np.ndenumerate(ss)}
+        got = np.array([float(c.subs(subs)) for c in np.ravel(np.asarray(closed.tolist()
+                        if isinstance(closed, sp.MatrixBase) else [closed], dtype=object))])
+        assert np.allclose(got, np.ravel(grads[k]), rtol=1e-10)
+
+
+def test_diff_steps_latex_hessian_and_wrt():
+    r = run("diff", "x**3*y", "--order", "2", "--at", "x=1", "--at", "y=2", "--json",
+            "--steps", "--latex", "--wrt", "x")
+    obj = json.loads(r.output)
+    assert list(obj["gradient"]) == ["x"] and obj["gradient"]["x"]["latex"] == "3 x^{2} y"
+    assert obj["hessian"]["value"] == [[12.0]] and obj["hessian"]["agree"] is True
+    assert any(line.startswith("x̄ =") for line in obj["steps"])
+
+
+def test_diff_of_the_identity_and_of_a_constant():
+    r = run("diff", "x", "--at", "x=1.5", "--order", "2")
+    assert r.exit_code == 0 and "✓ agrees" in r.output and "DIFFERS" not in r.output
+    r = run("diff", "3*pi", "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["gradient"] == {}
+
+
+def test_expressions_may_start_with_a_minus_sign():
+    r = run("diff", "-x**2", "--at", "x=3", "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["gradient"]["x"]["value"] == -6.0
+    r = run("diff", "-x**2", "--jsn")
+    assert r.exit_code == 2 and "--json" in r.output  # a misspelt option is still one
+
+
+# --------------------------------------------------------------------------- check
+@pytest.mark.parametrize("claim, verdict, code", [
+    ("cos(dot(x,y))*y", "correct", 0),
+    ("y*cos(dot(y,x))", "correct", 0),
+    ("cos(dot(x,y))*x", "wrong", 1),
+    ("-cos(dot(x,y))*y", "wrong", 1),
+])
+@pytest.mark.parametrize("values", [("--at", "x=[1,2,3]", "--at", "y=[5,6,7]"), ()],
+                         ids=["at", "inferred-shapes"])
+def test_check_verdicts(claim, verdict, code, values):
+    r = run("check", "sin(dot(x,y))", "--grad", f"x={claim}", *values, "--samples", "3",
+            "--json")
+    assert r.exit_code == code, r.output
+    obj = json.loads(r.output)
+    assert set(obj) == {"verdict", "expression", "variables", "points", "counterexample",
+                        "diagnosis", "notes", "finite_differences"}
+    assert obj["verdict"] == verdict
+    if verdict == "wrong":
+        c = obj["counterexample"]
+        assert c is not None and c["variable"] == "x"
+        x, y = (np.asarray(c["point"][k], dtype=float) for k in ("x", "y"))
+        assert np.allclose(c["true"], np.cos(x @ y) * y)
+        assert not np.allclose(c["claimed"], c["true"])
+        assert obj["diagnosis"]
+    else:
+        assert obj["counterexample"] is None
+
+
+def test_check_undecided_is_exit_3(monkeypatch):
+    import time
+    C = sys.modules["symgrad.check"]
+
+    def slow(pairs):
+        time.sleep(30)
+    monkeypatch.setattr(C, "_symbolic_job", slow)
+    r = run("check", "x**2*sin(x)", "--grad", "x=x*(2*sin(x) + x*cos(x))", "--timeout",
+            "0.5", "--samples", "2")
+    assert r.exit_code == 3 and r.output.startswith("undecided")
+
+
+def test_check_wrong_text_has_a_counterexample():
+    r = run("check", "x**3", "--grad", "x=3*x", "--at", "x=2")
+    assert r.exit_code == 1
+    assert "counterexample: at x=2: d/dx claimed 6, true 12" in r.output
+
+
+# --------------------------------------------------------------------------- bad input
+BAD = [
+    (("diff", ""), "empty"),
+    (("diff", "sin(x"), "column 6"),
+    (("diff", "foo(x)"), "unknown function 'foo'"),
+    (("diff", "bar + x"), None),  # fine: bar is a variable
+    (("diff", "__import__('os').system('true')"), "'__'"),
+    (("diff", "x; import os"), "';'"),
+    (("diff", "x**10**10**10", "--at", "x=2"), "too large"),
+    (("diff", "(" * 300 + "x" + ")" * 300), "nested"),
+    (("diff", "x" * 20000), "too long"),
+    (("diff", "x²"), "'**2'"),
+    (("diff", "π*x"), "'pi'"),
+    (("diff", "sin(x)\u200b"), "U+200B"),
+    (("diff", "1/x", "--at", "x=0"), "division by zero"),
+    (("diff", "x/(1-1)"), "division by zero"),
+    (("diff", "log(x)", "--at", "x=-1"), "log of a negative number"),
+    (("diff", "sqrt(x - 2)", "--at", "x=1"), "square root of a negative number"),
+    (("diff", "exp(x)", "--at", "x=1000"), "overflow"),
+    (("diff", "dot(x,y)", "--at", "x=[1,2]", "--at", "y=[1,2,3]"), "dot"),
+    (("diff", "x @ A", "--at", "x=[1,2]", "--at", "A=[[1,2,3]]"), "'@'"),
+    (("diff", "x", "--at", "x=[1,2]"), "scalar"),
+    (("diff", "x", "--at", "x=[[1,2],[3]]"), "inconsistent"),
+    (("diff", "x", "--at", "x=nan"), "nothing is evaluated"),
+    (("diff", "x", "--at", "x="), "empty"),
+    (("diff", "x", "--at", "y=1"), "'y' is not a variable"),
+    (("diff", "x*y", "--wrt", "z"), "--wrt z"),
+    (("diff", "x", "--order", "0"), "--order"),
+    (("diff", "x", "--order", "5"), "--order"),
+    (("check", "x**2", "--grad", "x="), "--grad x"),
+    (("check", "x**2", "--grad", "x=2*x", "--at", "x=[1,2]"), "scalar"),
+    (("check", "dot(x,y)", "--grad", "x=y", "--at", "x=[1,2]", "--at", "y=[1,2,3]"),
+     "dot"),
+    (("check", "--batch", "no-such-file.toml"), "No such file"),
+    (("draw", "x +", "-o", "g.svg"), "column"),
+    (("draw", "x", "-o", "g.xyz"), "'.xyz'"),
+    (("draw", "x", "-o", "no/such/dir/g.svg"), "does not exist"),
+    (("draw", "x", "--at", "x=[1,2]", "-o", "g.svg", "--steps", "frames"), "--steps"),
+    (("draw", "log(x)", "--at", "x=-2", "-o", "g.svg"), "log of a negative"),
+    (("trace", "no-such-script.py", "-o", "g.svg"), "does not exist"),
+]
+
+
+@pytest.mark.parametrize("args, fragment", BAD, ids=[" ".join(a)[:50] for a, _ in BAD])
+def test_bad_input_is_one_clear_line_and_exit_2(args, fragment, tmp_path):
+    r = run(*args, cwd=tmp_path)
+    no_crash(r)
+    if fragment is None:
+        assert r.exit_code == 0
+        return
+    assert r.exit_code == 2, r.output
+    assert r.stdout == ""
+    err = r.stderr.strip().splitlines()
+    if err[0].startswith("Usage:"):  # click's own usage errors
+        assert err[-1].startswith("Error: ") and fragment in err[-1]
+    else:
+        assert err[0].startswith("symgrad: error: ") and fragment in err[0]
+        # one line, or one line plus the text and a caret under the column
+        assert len(err) == 1 or (len(err) == 3 and err[2].strip() == "^"), err
+    assert not list(tmp_path.iterdir()), "bad input must write nothing"
+
+
+def test_no_hang_on_hostile_input():
+    # Real processes with a timeout: a hang fails the test instead of blocking it.
+    for args in (["diff", "2**2**2**2**2**2 * x"], ["check", "9**9**9", "--grad", "x=1"]):
+        p = subprocess.run([sys.executable, "-m", "symgrad", *args], capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, (args, p.stderr)
+
+
+def test_random_expressions_never_crash(tmp_path):
+    rng = np.random.default_rng(7)
+    unary = ["sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs",
+             "sum", "mean", "norm"]
+
+    def gen(d):
+        k = rng.random()
+        if d == 0 or k < 0.2:
+            return str(rng.choice(["x", "v", "A", "2", "0.5", "pi", "e", "0", "x.T", "A.T"]))
+        if k < 0.5:
+            return f"{rng.choice(unary)}({gen(d - 1)})"
+        if k < 0.85:
+            return f"({gen(d - 1)} {rng.choice(['+', '-', '*', '/', '**', '^', '@'])} " \
+                   f"{gen(d - 1)})"
+        if k < 0.92:
+            return f"-{gen(d - 1)}"
+        return f"{rng.choice(['dot', 'matmul'])}({gen(d - 1)}, {gen(d - 1)})"
+    values = {"x": "x=-0.5", "v": "v=[1,-2]", "A": "A=[[1,2],[3,4]]"}
+    for _ in range(25):
+        text = gen(3)
+        at = [a for k, v in values.items() if k in text for a in ("--at", v)]
+        r = run("diff", text, *at, "--timeout", "2")
+        no_crash(r)
+        if r.exit_code == 0 and at:
+            assert "DIFFERS" not in r.output, (text, r.output)
+    assert not list(tmp_path.iterdir())
+
+
+def test_python_api_errors_are_value_or_type_errors():
+    for bad in ("", "sin(", "x..T", "foo(x)", "x = 1", "\x00", "x" * 20000):
+        with pytest.raises(ValueError):
+            symgrad.parse(bad)
+    with pytest.raises(TypeError):
+        symgrad.parse(None)
+    with pytest.raises(ValueError):
+        symgrad.check("x**2", {"y": "1"})
+    with pytest.raises(ValueError):
+        symgrad.check("dot(x, y)", {"x": "y"}, at={"x": [1, 2], "y": [1, 2, 3]})
+    with pytest.raises(TypeError):
+        symgrad.draw("x**2")
+    e = symgrad.parse("1/x")
+    assert e.domain_error(x=0.0).pos == 1 and e.domain_error(x=2.0) is None
+
+
+# --------------------------------------------------------------------------- output files
+def test_output_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    from symgrad.draw import Diagram, RenderError
+    target = tmp_path / "g.dot"
+    target.write_text("old drawing")
+    r = run("draw", "x +* 2", "-o", str(target))
+    assert r.exit_code == 2 and target.read_text() == "old drawing"
+
+    def broken(self, *a, **k):
+        raise RenderError("layout failed")
+    monkeypatch.setattr(Diagram, "pipe", broken)
+    r = run("draw", "x**2", "-o", str(target))
+    assert r.exit_code == 2 and "layout failed" in r.stderr
+    assert target.read_text() == "old drawing"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.dot"]  # no temporary left
+    monkeypatch.undo()
+    r = run("draw", "x**2", "--at", "x=3", "-o", str(target), "--json")
+    assert r.exit_code == 0
+    obj = json.loads(r.output)
+    assert obj["output"] == str(target) and obj["format"] == "dot"
+    assert target.read_text().startswith("digraph") and target.read_text().rstrip()[-1] == "}"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_unwritable_output_directory(tmp_path):
+    d = tmp_path / "ro"
+    d.mkdir()
+    d.chmod(0o500)
+    try:
+        r = run("draw", "x", "-o", str(d / "g.svg"))
+        assert r.exit_code == 2 and "not writable" in r.stderr
+    finally:
+        d.chmod(0o700)
+
+
+def test_trace_script_error_is_one_line(tmp_path):
+    script = tmp_path / "lesson.py"
+    script.write_text("import torch\nx = torch.tensor(2.0, requires_grad=True)\n"
+                      "y = x * x\nraise ValueError('boom')\n")
+    r = run("trace", str(script), "-o", str(tmp_path / "g.dot"))
+    assert r.exit_code == 2 and r.stderr.strip() == (
+        f"symgrad: error: {script}, line 4: ValueError: boom")
+    script.write_text("import torch\nx = torch.tensor(2.0, requires_grad=True)\n"
+                      "f = torch.sin(x) * x\nprint(f)\n")
+    r = run("trace", str(script), "-o", str(tmp_path / "g.dot"), "--json")
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["variables"] == ["f"]  # the script's print went to stderr
+
+
+# --------------------------------------------------------------------------- §2 symbolic
+def test_to_sympy_names_leaves():
+    w = symgrad.tensor([1.0, 2.0], requires_grad=True, name="w")
+    b = symgrad.tensor(0.5, requires_grad=True, name="b")
+    f = symgrad.tanh(w).sum() * b
+    w0, w1, bb = sp.symbols("w_0 w_1 b", real=True)
+    assert sp.simplify(symgrad.to_sympy(f) - bb * (sp.tanh(w0) + sp.tanh(w1))) == 0
+    e = symgrad.parse("x.T @ A @ x")
+    fx = e.to_sympy(x=[0, 0], A=[[0, 0], [0, 0]])
+    names = {s.name for s in fx.free_symbols}
+    assert names == {"x_0", "x_1", "A_0_0", "A_0_1", "A_1_0", "A_1_1"}
+
+
+def test_parse_runs_forward_reverse_and_symbolic():
+    torch = pytest.importorskip("torch")
+    e = symgrad.parse("sigmoid(dot(w, x) + b)")
+    pt = {"w": [0.5, -1.0], "x": [1.0, 2.0], "b": 0.1}
+    tw = torch.tensor(pt["w"], dtype=torch.float64, requires_grad=True)
+    tb = torch.tensor(pt["b"], dtype=torch.float64, requires_grad=True)
+    ty = torch.sigmoid(torch.dot(tw, torch.tensor(pt["x"], dtype=torch.float64)) + tb)
+    ty.backward()
+    assert e.evaluate(**pt).item() == pytest.approx(ty.item(), rel=1e-15)
+    g = e.gradient(**pt)
+    assert np.allclose(g["w"], tw.grad.numpy()) and g["b"] == pytest.approx(tb.grad.item())
+    prog = e.gradient_program(["w", "b"], **pt)
+    sym = prog.evaluate(pt)
+    assert np.allclose(sym["w"], tw.grad.numpy(), rtol=1e-12)
+
+
+def test_symbolic_gradient_grows_linearly_with_the_graph():
+    ops = []
+    for depth in (10, 20, 40):
+        text = "x"
+        for _ in range(depth):
+            text = f"tanh({text})"
+        prog = symgrad.parse(text).gradient_program(["x"])
+        ops.append(prog.size())  # SymPy count_ops over all lines
+        assert len(prog.lines) == 2 * depth + 1
+    assert ops[1] == 2 * ops[0] and ops[2] == 4 * ops[0], ops
+
+
+# --------------------------------------------------------------------------- §3 drawings
+def _teaching_graph():
+    x = symgrad.tensor(4.0, requires_grad=True)
+    y = symgrad.tensor(0.0, requires_grad=True)
+    f = 5 * x ** 2 + 3 * symgrad.sin(y)
+    f.backward(retain_graph=True)
+    return x, y, f
+
+
+def test_draw_kinds_and_source():
+    x, y, f = _teaching_graph()
+    back = symgrad.draw(f, kind="backward").source
+    for name in ("AddBackward0", "MulBackward0", "PowBackward0", "SinBackward0",
+                 "AccumulateGrad", "grad = 40", "grad = 3"):
+        assert name in back, name
+    fwd = symgrad.draw(f, kind="forward").source
+    assert "AccumulateGrad" not in fwd and "80" in fwd
+    both = symgrad.draw(f, kind="both").source
+    assert "Forward pass" in both and "Backward pass" in both
+    with pytest.raises(ValueError):
+        symgrad.draw(f, kind="sideways")
+
+
+@needs_dot
+@pytest.mark.parametrize("suffix, magic", [(".svg", b"<?xml"), (".png", b"\x89PNG"),
+                                           (".pdf", b"%PDF"), (".dot", b"digraph")])
+def test_render_by_suffix(tmp_path, suffix, magic):
+    _, _, f = _teaching_graph()
+    p = symgrad.draw(f, kind="both").render(tmp_path / f"f{suffix}")
+    assert p.read_bytes().startswith(magic)
+
+
+def test_make_dot_like_torchviz():
+    w = symgrad.tensor([0.5, -1.0], requires_grad=True)
+    x = symgrad.tensor([1.0, 2.0])
+    b = symgrad.tensor(0.1, requires_grad=True)
+    loss = symgrad.sigmoid(symgrad.dot(w, x) + b)
+    src = symgrad.make_dot(loss, params={"w": w, "b": b}, show_attrs=True,
+                           show_saved=True).source
+    # torchviz: leaves "name\n (shape)" light blue, the output green, saved tensors orange
+    assert 'label="w\\n (2)" fillcolor=lightblue' in src
+    assert 'label="b\\n ()" fillcolor=lightblue' in src
+    assert "fillcolor=darkolivegreen1" in src and "fillcolor=orange" in src
+    assert "SigmoidBackward0" in src and "DotBackward0" in src
+    assert src.count("AccumulateGrad") == 2
