@@ -1965,10 +1965,6 @@ _FAST_OPERANDS = frozenset((float, int, Tensor))  # operands _as_tensor_arg keep
 _LEGACY_DTYPE: dict[type, _dtype] = {}
 
 
-# The compiled fast path of apply, when symgrad/_speedups.c was built (see _compiled).
-from . import _compiled  # noqa: E402  (needs everything above)
-_apply_python = apply
-apply = _compiled.accelerate(_apply_python)
 # Methods that are exactly their op on plain tensors and Python numbers, with the number
 # of operands: symgrad._compiled runs them compiled (tests/test_compiled.py checks each).
 _DIRECT_METHODS = {
@@ -1979,3 +1975,7 @@ _DIRECT_METHODS = {
     "tanh": (O.TANH, 1), "sigmoid": (O.SIGMOID, 1), "relu": (O.RELU, 1),
 }
 
+# The compiled fast path of apply, when symgrad/_speedups.c was built (see _compiled).
+from . import _compiled  # noqa: E402  (needs everything above)
+_apply_python = apply
+apply = _compiled.accelerate(_apply_python)
