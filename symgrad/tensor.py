@@ -890,6 +890,15 @@ class Tensor(metaclass=_TensorMeta):
         t._vc = self._vc
         return t
 
+    def _storage(self) -> np.ndarray:
+        """The data as an array that other tensors may share (``.data``, ``detach()``,
+        ``numpy()``): a 0-d result kept as a numpy scalar becomes a 0-d array first, so
+        that in-place changes through either tensor show in both, as in PyTorch."""
+        d = self._data
+        if d.__class__ is not _ndarray:
+            d = self._data = np.array(d)
+        return d
+
     def detach_(self) -> "Tensor":
         if self.grad_fn is not None and self.grad_fn.op is not None and self.grad_fn.op.view:
             raise RuntimeError(
@@ -1009,15 +1018,6 @@ class Tensor(metaclass=_TensorMeta):
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-    def _storage(self) -> np.ndarray:
-        """The data as an array that other tensors may share (``.data``, ``detach()``,
-        ``numpy()``): a 0-d result kept as a numpy scalar becomes a 0-d array first, so
-        that in-place changes through either tensor show in both, as in PyTorch."""
-        d = self._data
-        if d.__class__ is not _ndarray:
-            d = self._data = np.array(d)
-        return d
-
         return iter([self[i] for i in range(self._data.shape[0])])
 
     def __bool__(self) -> bool:
