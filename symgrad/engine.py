@@ -562,6 +562,8 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
                 _run_accumulators(accs, buffers, owned)
     finally:
         GRAD_MODE.enabled = prev_mode
+
+
 def _conform(gi, meta: tuple):
     """A gradient un-broadcast to its input's shape and converted to its dtype."""
     shape, dt = meta
@@ -602,8 +604,6 @@ def _run_other(node: Node, g, buffers: dict, owned: set, deps: dict,
                 else:
                     accs.append(x)
     return accs
-
-
 
 
 _SCALAR_META = None
