@@ -284,5 +284,5 @@ class Variable(metaclass=_VariableMeta):
         return t
 
 
-from . import functional  # noqa: E402
+from . import functional, graph  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401
