@@ -10,7 +10,8 @@ from typing import Any, Iterable
 import click
 import numpy as np
 
-__all__ = ["InputError", "CheckFailed", "ExpressionCommand", "check_output", "load_expression", "parse_at", "echo_json",
+__all__ = ["InputError", "CheckFailed", "ExpressionCommand", "check_output",
+           "load_expression", "parse_at", "echo_json",
            "style", "fmt", "to_plain"]
 
 #: Exit statuses (CONTRACT §4).

@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand, InputError, echo_json,
+from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
+                      InputError, echo_json,
                       load_expression, parse_at, style)
 
 __all__ = ["check"]

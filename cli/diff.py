@@ -4,7 +4,8 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from ._common import ExpressionCommand, InputError, echo_json, fmt, load_expression, parse_at, style, to_plain
+from ._common import (ExpressionCommand, InputError, echo_json, fmt, load_expression,
+                      parse_at, style, to_plain)
 
 __all__ = ["diff"]
 

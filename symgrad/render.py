@@ -1151,41 +1151,52 @@ def torchviz_graph(var, params: Mapping[str, Any] | None = None, show_attrs: boo
         if item.kind == "accumulate":
             var_ = item.variable
             nm = item.name
-            text = (f"{nm}\n " if nm else " ") + size(var_)
+            text = f"{nm or ''}\n " + size(var_)  # torchviz: "name\n (2, 3)", name or ''
             lines.append(f'  {key}_var [label="{_dq(text)}" fillcolor=lightblue]')
             lines.append(f"  {key}_var -> {key}")
             lines.append(f'  {key} [label="AccumulateGrad"]')
             continue
         label = item.title
         if show_attrs or show_saved:
-            extra = []
-            for n, v in model.saved_values(item):
+            attrs = {}
+            # torchviz walks dir(fn): the saved names in alphabetical order
+            for n, v in sorted(model.saved_values(item), key=lambda nv: nv[0]):
                 if v is _FREED:
-                    extra.append(f"{n}: [freed]")
+                    attrs[n] = "[freed]"
                 elif hasattr(v, "shape") and not isinstance(v, np.ndarray):
+                    attrs[n] = "[saved tensor]"
                     if show_saved:
                         skey = f"{key}_saved_{n}"
                         lines.append(f'  {skey} [label="{_dq(n)}\n {size(v)}" fillcolor=orange]')
                         lines.append(f"  {skey} -> {key} [dir=none]")
-                elif show_attrs:
-                    text = str(_fmt_attr(v))
-                    if len(text) > max_attr_chars:
-                        text = text[:max_attr_chars - 3] + "..."
-                    extra.append(f"{n}: {text}")
-            if extra and show_attrs:
-                label += "\n" + "-" * max(len(x) for x in extra) + "\n" + "\n".join(extra)
+                elif isinstance(v, tuple) and any(hasattr(t, "shape") for t in v):
+                    attrs[n] = "[saved tensors]"
+                else:
+                    attrs[n] = str(_fmt_attr(v))
+            if attrs and show_attrs:
+                label += "\n" + _torchviz_attrs(label, attrs, max_attr_chars)
         lines.append(f'  {key} [label="{_dq(label)}"]')
         for e in model.backward_edges(item):
             if e.target is not None:
                 lines.append(f"  {e.target.key} -> {key}")
     for k, (t, item) in enumerate(zip(model.roots, model.root_items)):
         nm = model.tensor_name(t)
-        text = (f"{nm}\n " if nm else " ") + size(t)
+        text = f"{nm or ''}\n " + size(t)
         lines.append(f'  out{k} [label="{_dq(text)}" fillcolor=darkolivegreen1]')
         if item is not None:
             lines.append(f"  {item.key} -> out{k}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _torchviz_attrs(name: str, attrs: dict, max_attr_chars: int) -> str:
+    """torchviz's table of saved values under a node name: a rule, then aligned rows."""
+    max_attr_chars = max(max_attr_chars, 3)
+    col1 = max(len(k) for k in attrs)
+    col2 = min(max(len(v) for v in attrs.values()), max_attr_chars)
+    rows = [f"{k:<{col1}}: {(v[:col2 - 3] + '...' if len(v) > col2 else v):>{col2}}"
+            for k, v in attrs.items()]
+    return "-" * max(col1 + col2 + 2, len(name)) + "\n" + "\n".join(rows)
 
 
 def _dq(text: str) -> str:

@@ -537,3 +537,13 @@ def test_make_dot_like_torchviz():
     assert "fillcolor=darkolivegreen1" in src and "fillcolor=orange" in src
     assert "SigmoidBackward0" in src and "DotBackward0" in src
     assert src.count("AccumulateGrad") == 2
+    # show_attrs: torchviz's table of saved values (copied from torchviz 0.0.3 on torch)
+    labels = [m.replace("\\n", "\n") for m in re.findall(r'label="((?:[^"\\]|\\.)*)"', src)]
+    assert ("DotBackward0\n----------------------\nself  :           None\n"
+            "tensor: [saved tensor]") in labels
+    assert "SigmoidBackward0\n----------------------\nresult: [saved tensor]" in labels
+    x = symgrad.tensor(4.0, requires_grad=True)
+    src = symgrad.make_dot(5 * x ** 2, show_attrs=True).source
+    assert 'label="\\n ()" fillcolor=lightblue' in src  # unnamed leaf: torchviz's "\n ()"
+    assert ("PowBackward0\\n------------------------\\nexponent:              2\\n"
+            "self    : [saved tensor]") in src
