@@ -24,6 +24,8 @@ def _parse_grads(items: tuple, variables: list) -> dict:
         if name not in variables:
             raise InputError(f"--grad {item!r}: {name!r} is not a variable of the expression "
                              f"(variables: {', '.join(variables) or 'none'})")
+        if name in grads:
+            raise InputError(f"--grad {item!r}: {name} is given twice")
         grads[name] = load_expression(text, what=f"--grad {name}")
     return grads
 

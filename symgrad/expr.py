@@ -53,9 +53,6 @@ same number of elements, but got 2 and 3 elements respectively
     """
 
 
-#: Placeholder values of the shapes tried for variables without a value.
-_SHAPED = {0: 0.5, 1: [0.5] * 3, 2: [[0.5] * 3] * 3}
-
 _METHODS = {"sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs",
             "sum", "mean", "norm"}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
@@ -239,10 +236,14 @@ class Expression:
         free = [v for v in self.variables if v not in values]
         if not free:
             return out
+        # Sizes follow a given vector or matrix (dot(x, y) with x=[1, 2]: y has 2), else 3.
+        sizes = [d for v in out.values() for d in np.shape(_value(v))]
+        n = sizes[0] if sizes else 3
+        shaped = {0: 0.5, 1: [0.5] * n, 2: [[0.5] * n] * n}
         # Capitalised names (A, W) are matrices first, as in the course notes.
         prefs = tuple(2 if v[:1].isupper() else 0 for v in free)
         for ranks in _rank_choices(prefs, limit=200):
-            cand = {**out, **{v: _SHAPED[r] for v, r in zip(free, ranks)}}
+            cand = {**out, **{v: shaped[r] for v, r in zip(free, ranks)}}
             try:
                 t = self._probe(cand)
             except (ValueError, TypeError):  # EvaluationError: this shape does not fit

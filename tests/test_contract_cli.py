@@ -318,6 +318,7 @@ BAD = [
     (("diff", "x", "--order", "0"), "--order"),
     (("diff", "x", "--order", "5"), "--order"),
     (("check", "x**2", "--grad", "x="), "--grad x"),
+    (("check", "x*y", "--grad", "x=y", "--grad", "x=x"), "given twice"),
     (("check", "x**2", "--grad", "x=2*x", "--at", "x=[1,2]"), "scalar"),
     (("check", "dot(x,y)", "--grad", "x=y", "--at", "x=[1,2]", "--at", "y=[1,2,3]"),
      "dot"),
