@@ -22,7 +22,8 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"symgrad(\.|
 
 from . import ops  # noqa: E402
 from ._printing import get_printoptions, set_printoptions
-from .creation import (arange, empty, empty_like, eye, full, full_like, initial_seed,
+from .creation import (Generator, arange, default_generator, empty, empty_like, eye, full,
+                       full_like, initial_seed,
                        linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, seed, zeros, zeros_like)
 from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
@@ -63,7 +64,7 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "DoubleTensor", "HalfTensor", "LongTensor", "BoolTensor", "ones", "zeros", "full",
            "empty", "eye", "arange", "linspace", "ones_like", "zeros_like", "full_like",
            "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "manual_seed",
-           "seed", "initial_seed", "dtype", "float16", "float32", "float64", "int64", "int32",
+           "seed", "initial_seed", "Generator", "default_generator", "dtype", "float16", "float32", "float64", "int64", "int32",
            "bool", "half", "float", "double", "long", "int", "get_default_dtype",
            "set_default_dtype", "promote_types", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode",

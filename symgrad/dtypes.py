@@ -10,7 +10,8 @@ import numpy as np
 
 __all__ = ["dtype", "float16", "float32", "float64", "int64", "int32", "bool",
            "half", "float", "double", "long", "int",
-           "get_default_dtype", "set_default_dtype", "promote_types", "from_numpy"]
+           "get_default_dtype", "set_default_dtype", "promote_types", "from_numpy",
+           "as_dtype"]
 
 
 class dtype:
@@ -77,9 +78,30 @@ def get_default_dtype() -> dtype:
 
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype, as ``torch.set_default_dtype``."""
-    if not isinstance(d, dtype) or not d.is_floating_point:
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as "
+                        "the default type")
+    if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
+
+
+def as_dtype(d, fname: str = "tensor"):
+    """``d`` as a dtype: PyTorch also takes the Python types ``float``, ``int``, ``bool``.
+
+    Examples
+    --------
+    >>> import builtins, symgrad
+    >>> symgrad.dtypes.as_dtype(builtins.float)
+    torch.float64
+    """
+    if d is None or d.__class__ is dtype:
+        return d
+    py = _PYTHON_TYPES.get(d) if isinstance(d, type) else None
+    if py is None:
+        raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not "
+                        f"{type(d).__name__}")
+    return py
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
@@ -134,3 +156,4 @@ def result_type(operands) -> dtype:
 
 
 _bool, _int, _float = type(True), type(1), type(1.0)
+_PYTHON_TYPES = {_float: float64, _int: int64, _bool: bool}

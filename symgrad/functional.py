@@ -17,7 +17,8 @@ _METHODS = ("abs", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid",
             "argmin", "sign", "reciprocal", "permute", "clone", "numel", "detach", "square")
 
 __all__ = list(_METHODS) + ["dot", "matmul", "mm", "mv", "maximum", "minimum", "cat",
-                            "concat", "stack", "where", "is_tensor", "numel", "square"]
+                            "concat", "stack", "where", "is_tensor", "numel", "square",
+                            "equal"]
 
 
 def _method(name: str):
@@ -100,3 +101,23 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether two tensors have the same shape and the same values (``torch.equal``).
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> torch.equal(torch.tensor([1., 2.]), torch.tensor([1, 2]))
+    True
+    """
+    for name, t in (("input", input), ("other", other)):
+        if not isinstance(t, Tensor):
+            pos = 1 if name == "input" else 2
+            raise TypeError(f"equal(): argument '{name}' (position {pos}) must be Tensor, "
+                            f"not {type(t).__name__}")
+    if input.shape != other.shape:
+        return False
+    import numpy as np
+    return bool(np.array_equal(input._data, other._data))

@@ -54,6 +54,10 @@ class RemovableHandle:
     def __exit__(self, *exc) -> None:
         self.remove()
 
+    def __repr__(self) -> str:
+        # PyTorch's name, which notebooks print.
+        return f"<torch.utils.hooks.RemovableHandle object at {id(self):#x}>"
+
 
 class Node:
     """A recorded operation: the IR node and the ``grad_fn`` of its output.

@@ -227,6 +227,10 @@ def _norm(a, ord, dim, keepdim):
         return np.max(np.abs(a), axis=axis, keepdims=keepdim)
     if ord == 1:
         return np.sum(np.abs(a), axis=axis, keepdims=keepdim)
+    if ord == 0:  # the number of non-zero elements
+        return np.sum(a != 0, axis=axis, keepdims=keepdim).astype(np.result_type(a))
+    if ord == -float("inf"):
+        return np.min(np.abs(a), axis=axis, keepdims=keepdim)
     return np.sum(np.abs(a) ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
 
 
@@ -363,14 +367,23 @@ def _norm_grad(m, grad, self, ord, dim, result, keepdim):
     shape = m.shape(self)
     g = _keep(grad, shape, dim, keepdim)
     r = _keep(result, shape, dim, keepdim)
-    if ord in (float("inf"), -float("inf")):
-        mask = m.eq(m.abs(self), r)
-        return m.sign(self) * m.where(mask, g / m.sum(mask, dim, True), 0.0)
-    if ord == 2:
-        return self * m.where(m.eq(r, 0), 0.0, g / r)
+    # The branches and the order of operations are PyTorch's (same roundings, signed zeros).
+    if ord == 0:
+        return None  # PyTorch's gradient is undefined: the leaf's .grad stays None
     if ord == 1:
         return m.sign(self) * g
-    return self * m.abs(self) ** (ord - 2) * m.where(m.eq(r, 0), 0.0, g * r ** (1 - ord))
+    if ord == 2:
+        return g * m.where(m.eq(r, 0), 0.0, self / r)
+    if ord in (float("inf"), -float("inf")):
+        mask = m.eq(m.abs(self), r)
+        return m.sign(self) * ((g / m.sum(mask, dim, True)) * mask)
+    if ord < 1:
+        scaled = m.sign(self) * m.where(m.eq(self, 0), 0.0, m.abs(self) ** (ord - 1))
+        return scaled * g * r ** (1 - ord)
+    scale = m.where(m.eq(r, 0), 0.0, g / r ** (ord - 1))
+    if ord < 2:
+        return m.sign(self) * m.abs(self) ** (ord - 1) * scale
+    return self * m.abs(self) ** (ord - 2) * scale
 
 
 def _cat_piece(m, grad, dim, sizes, i):
@@ -474,6 +487,8 @@ def _sym_norm(a, ord, dim, keepdim):
     size = _sym_map("Abs", a)
     if ord == float("inf"):
         return _sym_reduce("Max", size, axis, keepdim)
+    if ord == -float("inf"):
+        return _sym_reduce("Min", size, axis, keepdim)
     return np.sum(size ** ord, axis=axis, keepdims=keepdim) ** (1 / _sym_map("S", ord))
 
 
@@ -917,10 +932,12 @@ COPY = Op("copy", inputs=("self", "src"), broadcasts=True,
 for _name, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                   ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
                   ("logical_and", np.logical_and), ("logical_or", np.logical_or)):
-    Op(_name, inputs=("self", "other"), forward=_f, dtype="bool")
+    Op(_name, inputs=("self", "other"), forward=_f, dtype="bool", broadcasts=True)
 Op("logical_not", forward=np.logical_not, dtype="bool")
-Op("all", forward=lambda a: np.all(a), dtype="bool")
-Op("any", forward=lambda a: np.any(a), dtype="bool")
+Op("all", attrs=("dim", "keepdim"), dtype="bool",
+   forward=lambda a, dim, keepdim: np.all(a, axis=dim, keepdims=keepdim))
+Op("any", attrs=("dim", "keepdim"), dtype="bool",
+   forward=lambda a, dim, keepdim: np.any(a, axis=dim, keepdims=keepdim))
 Op("argmax", attrs=("dim", "keepdim"), dtype="int64",
    forward=lambda a, dim, keepdim: np.argmax(a, axis=dim, keepdims=keepdim))
 Op("argmin", attrs=("dim", "keepdim"), dtype="int64",

@@ -25,8 +25,22 @@ _ndarray = np.ndarray
 _Number = (int, float, bool)
 
 
-class Size(tuple):
-    """A shape, printed as PyTorch prints it: ``torch.Size([2, 3])``."""
+class _SizeMeta(type):
+    def __repr__(cls) -> str:
+        return "<class 'torch.Size'>"
+
+
+class Size(tuple, metaclass=_SizeMeta):
+    """A shape, printed as PyTorch prints it: ``torch.Size([2, 3])``.
+
+    Slices, sums and repeats of a Size are Sizes, as in PyTorch.
+
+    Examples
+    --------
+    >>> s = Size([2, 3])
+    >>> s[1:], s + (4,), (1,) + s
+    (torch.Size([3]), torch.Size([2, 3, 4]), torch.Size([1, 2, 3]))
+    """
 
     __slots__ = ()
 
@@ -34,6 +48,26 @@ class Size(tuple):
         return f"torch.Size({list(self)})"
 
     __str__ = __repr__
+
+    def __getitem__(self, index):
+        r = tuple.__getitem__(self, index)
+        return Size(r) if index.__class__ is slice else r
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to "
+                            "torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         n = 1
@@ -575,6 +609,46 @@ def _is_view_index(index, shape: tuple) -> bool:
 
 # --------------------------------------------------------------------------- Tensor
 _WARNED_ONCE: set = set()
+_SCALAR_GRAD_WARNING = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+    "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
+
+
+def _comparand(name: str, other):
+    """The other operand of ``eq``/``lt``/... as methods: a tensor or a number only."""
+    if isinstance(other, Tensor):
+        return other
+    if isinstance(other, (builtins.int, builtins.float, np.number, np.bool_)):
+        return _as_tensor_arg(other)
+    got = _type_name(other)
+    if isinstance(other, (list, tuple)):
+        items = ", ".join(_type_name(x) for x in other)
+        got += f" of [{items}]" if isinstance(other, list) else f" of ({items})"
+    bad = f"      didn't match because some of the arguments have invalid types: (!{got}!)\n"
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"({_type_name(other)}), but expected one of:\n * (Tensor other)\n{bad}"
+                    f" * (Number other)\n{bad}")
+
+
+def _all_any_error(name: str, args, kwargs) -> TypeError:
+    got = ", ".join([_type_name(a) for a in args]
+                    + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+        f"one of:\n * ()\n      didn't match because some of the arguments have invalid "
+        f"types: (!{got}!)\n * (tuple of ints dim = None, bool keepdim = False)\n"
+        " * (int dim, bool keepdim = False)\n")
+
+
+def _format_order(ord) -> str:
+    return ("" if ord > 0 else "-") + "inf"
+
+
+def _type_name(x) -> str:
+    """A type's name as PyTorch's argument errors print it (``numpy.ndarray``)."""
+    t = type(x)
+    return ("numpy." if t.__module__ == "numpy" else "") + t.__name__
 
 
 def _warn_once(message: str, stacklevel: int = 2) -> None:
@@ -676,7 +750,7 @@ class Tensor(metaclass=_TensorMeta):
             data = args[0]
             if isinstance(data, (str, bytes)):
                 raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-            if not isinstance(data, (list, tuple, np.ndarray)):
+            if not isinstance(data, (list, tuple, range, np.ndarray)):
                 raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
             t = _from_data(data, dt)
         else:
@@ -685,6 +759,9 @@ class Tensor(metaclass=_TensorMeta):
                     raise TypeError(f"new(): argument 'size' failed to unpack the object at "
                                     f"pos {i + 1} with error \"type must be tuple of ints,but "
                                     f"got {type(a).__name__}\"")
+            if builtins.any(a < 0 for a in args):
+                raise RuntimeError(f"Trying to create tensor with negative dimension "
+                                   f"{builtins.min(args)}: {list(args)}")
             t = _make(np.zeros(args if args else (0,), dt.np), dt)
         if cls is Tensor or legacy is not None:
             return t
@@ -700,6 +777,12 @@ class Tensor(metaclass=_TensorMeta):
 
     @data.setter
     def data(self, value: "Tensor") -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got "
+                            f"{type(value).__name__}")
+        if self.requires_grad and not value._dtype.is_floating_point:
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         self._data = value._data
         self._dtype = value._dtype
 
@@ -729,6 +812,10 @@ class Tensor(metaclass=_TensorMeta):
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if flag.__class__ is not builtins.bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if flag and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
         self._set_requires_grad(flag, "only Tensors of floating point and complex dtype "
                                       "can require gradients")
 
@@ -744,7 +831,17 @@ class Tensor(metaclass=_TensorMeta):
             raise RuntimeError(int_message)
         self._requires_grad = bool(flag)
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+    def requires_grad_(self, *args, **kwargs) -> "Tensor":
+        """Set ``requires_grad`` (``True`` by default) of this leaf in place; returns it."""
+        requires_grad = kwargs.pop("requires_grad", True) if not args else args[0]
+        if len(args) > 1 or (args and "requires_grad" in kwargs):
+            raise TypeError(f"requires_grad_() takes from 0 to 1 positional arguments but "
+                            f"{len(args)} were given")
+        for k in kwargs:
+            raise TypeError(f"requires_grad_() got an unexpected keyword argument '{k}'")
+        if requires_grad.__class__ is not builtins.bool:
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {_type_name(requires_grad)}")
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can "
                                                "require gradients")
         return self
@@ -797,6 +894,11 @@ class Tensor(metaclass=_TensorMeta):
     def _version(self) -> int:
         return self._vc[0]
 
+    @_version.setter
+    def _version(self, value) -> None:
+        raise AttributeError("attribute '_version' of 'torch._C.TensorBase' objects is not "
+                             "writable")
+
     @property
     def name(self) -> str | None:
         """symgrad's own: the leaf's name in symbolic output and drawings."""
@@ -827,6 +929,15 @@ class Tensor(metaclass=_TensorMeta):
 
     @property
     def mT(self) -> "Tensor":
+        if self.ndim == 0:
+            _warn_once(
+                "Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                "these cases. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+                "native/TensorShape.cpp:4373.)")
+            return self
+        if self.ndim == 1:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of "
+                               "matrices. Got 1-D tensor.")
         return self.transpose(-2, -1)
 
     # -- autograd ----------------------------------------------------------------------
@@ -900,7 +1011,8 @@ class Tensor(metaclass=_TensorMeta):
         return d
 
     def detach_(self) -> "Tensor":
-        if self.grad_fn is not None and self.grad_fn.op is not None and self.grad_fn.op.view:
+        if self._view_of is not None or (self.grad_fn is not None and self.grad_fn.op is not
+                                         None and self.grad_fn.op.view):
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
                 "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
@@ -916,7 +1028,64 @@ class Tensor(metaclass=_TensorMeta):
     def size(self, dim: int | None = None):
         if dim is None:
             return self.shape
+        if not isinstance(dim, (builtins.int, np.integer)) or isinstance(dim, builtins.bool):
+            raise TypeError(f"size(): argument 'dim' (position 1) must be int, not "
+                            f"{_type_name(dim)}")
+        if not self._data.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[_wrap_dim(dim, self.ndim)]
+
+    def stride(self, dim: int | None = None):
+        """The strides in elements, as PyTorch reports them."""
+        s = _strides(self)
+        return s if dim is None else s[_wrap_dim(dim, self.ndim)]
+
+    def is_contiguous(self) -> bool:
+        return _contiguous(self._data)
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._dtype.itemsize * int(self._data.size)
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False):
+        """A new leaf holding ``data``, of this tensor's dtype unless ``dtype`` is given."""
+        if isinstance(data, Tensor):
+            warnings.warn(
+                "To copy construct from a tensor, it is recommended to use sourceTensor."
+                "detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
+                "rather than tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        t = _from_data(data, _dt.as_dtype(dtype, "new_tensor") or self._dtype)
+        return t.requires_grad_(requires_grad) if requires_grad else t
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        from .creation import zeros
+        return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        from .creation import ones
+        return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        from .creation import empty
+        return empty(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None,
+                 requires_grad: bool = False):
+        from .creation import full
+        return full(size, fill_value, dtype=dtype or self._dtype,
+                    requires_grad=requires_grad)
 
     def dim(self) -> int:
         return self._data.ndim
@@ -978,6 +1147,16 @@ class Tensor(metaclass=_TensorMeta):
     def type(self, dtype=None):
         if dtype is None:
             return "torch." + _LEGACY_NAMES[self._dtype.name]
+        if isinstance(dtype, str):  # 'torch.DoubleTensor'
+            name = dtype[6:] if dtype.startswith("torch.") else None
+            found = [k for k, v in _LEGACY_NAMES.items() if v == name]
+            if not found:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = getattr(_dt, found[0])
+        elif isinstance(dtype, type):
+            if dtype not in _LEGACY_DTYPE:
+                raise ValueError(f"invalid type: '{dtype.__name__}'")
+            dtype = _LEGACY_DTYPE[dtype]
         return self.to(dtype)
 
     def cpu(self) -> "Tensor":
@@ -1008,7 +1187,9 @@ class Tensor(metaclass=_TensorMeta):
     def __format__(self, spec: str) -> str:
         if self.ndim == 0:
             return format(self.item(), spec)
-        return format(str(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -1022,15 +1203,23 @@ class Tensor(metaclass=_TensorMeta):
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is "
-                               "ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with "
+                               f"{'no values' if not self._data.size else 'more than one value'}"
+                               f" is ambiguous")
         return builtins.bool(self._data.reshape(()))
 
     def __float__(self) -> float:
-        return float(self.item())
+        if self.requires_grad:
+            _warn_once(_SCALAR_GRAD_WARNING)
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.reshape(()).item()
 
     def __index__(self) -> int:
         if self._dtype.is_floating_point or self._data.size != 1:
@@ -1106,22 +1295,35 @@ class Tensor(metaclass=_TensorMeta):
     def __abs__(self):
         return apply(O.ABS, (self,))
 
+    # Comparisons with a list or tuple are not PyTorch's: == is then False, < a TypeError.
     def __eq__(self, other):  # type: ignore[override]
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
         return _binary(O.OPS["eq"], self, other)
 
     def __ne__(self, other):  # type: ignore[override]
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
         return _binary(O.OPS["ne"], self, other)
 
     def __lt__(self, other):
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
         return _binary(O.OPS["lt"], self, other)
 
     def __le__(self, other):
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
         return _binary(O.OPS["le"], self, other)
 
     def __gt__(self, other):
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
         return _binary(O.OPS["gt"], self, other)
 
     def __ge__(self, other):
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
         return _binary(O.OPS["ge"], self, other)
 
     def __and__(self, other):
@@ -1170,22 +1372,22 @@ class Tensor(metaclass=_TensorMeta):
         return -self
 
     def eq(self, other):
-        return self == other
+        return _binary(O.OPS["eq"], self, _comparand("eq", other))
 
     def ne(self, other):
-        return self != other
+        return _binary(O.OPS["ne"], self, _comparand("ne", other))
 
     def lt(self, other):
-        return self < other
+        return _binary(O.OPS["lt"], self, _comparand("lt", other))
 
     def le(self, other):
-        return self <= other
+        return _binary(O.OPS["le"], self, _comparand("le", other))
 
     def gt(self, other):
-        return self > other
+        return _binary(O.OPS["gt"], self, _comparand("gt", other))
 
     def ge(self, other):
-        return self >= other
+        return _binary(O.OPS["ge"], self, _comparand("ge", other))
 
     def abs(self):
         return apply(O.ABS, (self,))
@@ -1289,15 +1491,67 @@ class Tensor(metaclass=_TensorMeta):
             return apply(O.OPS["argmin"], (self.reshape(-1),), (0, False))
         return apply(O.OPS["argmin"], (self,), (dim, keepdim))
 
-    def all(self, dim=None):
-        return apply(O.OPS["all"], (self,))
+    def all(self, *args, **kwargs):
+        """Whether all elements (along ``dim``, if given) are true; ``keepdim`` as in sum."""
+        return self._all_any("all", args, kwargs)
 
-    def any(self, dim=None):
-        return apply(O.OPS["any"], (self,))
+    def any(self, *args, **kwargs):
+        """Whether any element (along ``dim``, if given) is true; ``keepdim`` as in sum."""
+        return self._all_any("any", args, kwargs)
 
-    def norm(self, p="fro", dim=None, keepdim=False):
-        ord = 2 if p in ("fro", None, 2) else (float("inf") if p == "inf" else p)
-        return apply(O.NORM, (self,), (ord, (dim,) if isinstance(dim, int) else dim, keepdim))
+    def _all_any(self, name, args, kwargs):
+        if len(args) > 2 or builtins.any(k not in ("dim", "keepdim") for k in kwargs):
+            raise _all_any_error(name, args, kwargs)
+        dim = args[0] if args else kwargs.get("dim")
+        keepdim = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+        is_int = isinstance(dim, (builtins.int, np.integer)) and not isinstance(
+            dim, builtins.bool)
+        if not (dim is None or is_int or (isinstance(dim, (tuple, list)) and builtins.all(
+                isinstance(d, (builtins.int, np.integer)) for d in dim))) or not isinstance(
+                    keepdim, builtins.bool):
+            raise _all_any_error(name, args, kwargs)
+        dims = (dim,) if is_int else dim
+        if dims is not None:
+            n = builtins.max(self.ndim, 1)
+            seen = set()
+            for d in dims:
+                w = _wrap_dim(d, self.ndim)
+                if w in seen:
+                    raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+                seen.add(w)
+            dims = tuple(d % n for d in dims) if self.ndim else None
+        return apply(O.OPS[name], (self,), (dims, keepdim))
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """PyTorch's ``Tensor.norm``: a vector norm (``LinalgVectorNormBackward0``) of all
+        elements or along ``dim``; ``"fro"`` is the 2-norm."""
+        if isinstance(p, str):
+            if not (p == "fro" and (dim is None or isinstance(dim, builtins.int)
+                                    or len(dim) <= 2)):
+                if p not in ("fro", "nuc"):
+                    raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+                if self.ndim < 2:
+                    raise RuntimeError("linalg.matrix_norm: The input tensor A must have at "
+                                       "least 2 dimensions.")
+                if dim is not None and not isinstance(dim, builtins.int) and len(dim) != 2:
+                    raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                                       f"{' '.join(str(d) for d in dim)}")
+                raise NotImplementedError("symgrad has no nuclear norm (it needs an SVD)")
+            ord = 2
+        else:
+            ord = 2 if p is None else p
+        if not self._dtype.is_floating_point:
+            raise RuntimeError("linalg.vector_norm: Expected a floating point or complex "
+                               f"tensor as input. Got {_SCALAR_NAMES[self._dtype.name]}")
+        t = self if dtype is None else self.to(dtype)
+        if dim is not None:
+            dim = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
+            _check_dims(dim, t.ndim)
+        if ord in (float("inf"), -float("inf")) and not t._data.size:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_format_order(ord)} "
+                               "norm on an empty tensor because the operation does not have "
+                               "an identity")
+        return apply(O.NORM, (t,), (ord, dim, keepdim))
 
     def softmax(self, dim):
         _wrap_dim(dim, self.ndim)
@@ -1517,12 +1771,15 @@ class _no_track:
 
 
 class _Device:
+    """The one device, ``device(type='cpu')`` (its class is named as PyTorch's)."""
+
     type = "cpu"
 
     def __repr__(self) -> str:
         return "device(type='cpu')"
 
 
+_Device.__name__ = _Device.__qualname__ = "device"
 _CPU = _Device()
 _SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                  "int32": "Int", "bool": "Bool"}
@@ -1733,48 +1990,170 @@ def _setitem_recorded(t: Tensor, index, value) -> None:
 
 
 # --------------------------------------------------------------------------- creation
+_SEQUENCE = (list, tuple, range)
+_PLAIN = frozenset((int, float, bool))
+
+
 def _infer_dtype(data) -> _dtype:
-    if isinstance(data, np.ndarray):
-        return _dt.from_numpy(data.dtype)
-    if isinstance(data, (bool, np.bool_)):
-        return _dt.bool
-    if isinstance(data, (int, np.integer)):
-        return _dt.int64
-    if isinstance(data, (float, np.floating)):
+    """PyTorch's dtype inference: Python numbers by their type (floats take the default
+    dtype), arrays, numpy scalars and tensors by their dtype, a sequence by promoting the
+    types of its elements (an empty one has the default dtype)."""
+    cls = data.__class__
+    if cls is float:
         return _dt.get_default_dtype()
+    if cls is int:
+        return _dt.int64
+    if cls is bool:
+        return _dt.bool
     if isinstance(data, Tensor):
-        return data.dtype
-    if isinstance(data, (list, tuple)):
-        kinds = set()
-        stack = list(data)
-        while stack:
-            x = stack.pop()
-            if isinstance(x, (list, tuple)):
-                stack.extend(x)
-            elif isinstance(x, Tensor):
-                kinds.add(2 if x.dtype.is_floating_point else 1)
-            else:
-                kinds.add(0 if isinstance(x, (bool, np.bool_)) else
-                          1 if isinstance(x, (int, np.integer)) else 2)
-        best = builtins.max(kinds) if kinds else 2
-        return (_dt.bool, _dt.int64, _dt.get_default_dtype())[best]
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        return data._dtype
+    if isinstance(data, (np.ndarray, np.generic)):
+        return _dt.from_numpy(data.dtype)
+    if isinstance(data, _SEQUENCE):
+        if not len(data):
+            return _dt.get_default_dtype()
+        if cls is range:
+            return _dt.int64
+        kinds = set(map(type, data))
+        if kinds <= _PLAIN:  # the common case, without a call per element
+            return (_dt.get_default_dtype() if float in kinds else
+                    _dt.int64 if int in kinds else _dt.bool)
+        d = None
+        for x in data:
+            e = _infer_dtype(x)
+            d = e if d is None or d is e else _dt.promote_types(d, e)
+        return d
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{cls.__name__}'")
+    if isinstance(data, (int, float)):  # subclasses (numbers.Real registered ones too)
+        return _infer_dtype(cls.__mro__[-2](data))
+    raise RuntimeError(f"Could not infer dtype of {cls.__name__}")
 
 
-def _unwrap(data):
-    if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, (list, tuple)):
-        return [_unwrap(x) for x in data]
-    return data
+def _data_sizes(data) -> list:
+    """The shape of nested sequences, read along their first elements (as PyTorch)."""
+    sizes = []
+    x = data
+    while True:
+        if isinstance(x, _SEQUENCE):
+            sizes.append(len(x))
+            if not len(x):
+                return sizes
+            x = x[0]
+        elif isinstance(x, np.ndarray):
+            sizes.extend(x.shape)
+            return sizes
+        elif isinstance(x, str):
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        else:
+            return sizes
 
 
-def _from_data(data, dt: _dtype) -> Tensor:
+def _store(x, sizes: list, dim: int, out: list) -> None:
+    """Append the elements of ``x`` (at depth ``dim``) to ``out``, checking its shape."""
+    if isinstance(x, np.ndarray) and dim:
+        _warn_once("Creating a tensor from a list of numpy.ndarrays is extremely slow. "
+                   "Please consider converting the list to a single numpy.ndarray with "
+                   "numpy.array() before converting to a tensor. (Triggered internally "
+                   "at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:252.)",
+                   stacklevel=5)
+    if isinstance(x, Tensor):
+        x = x._data
+    if isinstance(x, np.ndarray):
+        want = tuple(sizes[dim:])
+        if x.shape != want:
+            for d, (a, b) in enumerate(zip(x.shape, want)):
+                if a != b:
+                    raise ValueError(f"expected sequence of length {b} at dim {dim + d} "
+                                     f"(got {a})")
+            raise TypeError("not a sequence")
+        out.extend(x.ravel().tolist())
+        return
+    if not isinstance(x, _SEQUENCE):
+        raise TypeError("not a sequence")
+    if len(x) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                         f"(got {len(x)})")
+    if dim + 1 == len(sizes):
+        out.extend(x)
+        return
+    for y in x:
+        _store(y, sizes, dim + 1, out)
+
+
+def _scalar_value(v, dt: _dtype):
+    """One element as a Python number, as PyTorch's ``store_scalar`` reads it."""
+    if isinstance(v, Tensor):
+        if v._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if v.requires_grad:
+            _warn_once(_SCALAR_GRAD_WARNING, stacklevel=5)
+        return v._data.reshape(()).item()
+    if isinstance(v, (np.generic, builtins.int, builtins.float)):
+        return v.item() if isinstance(v, np.generic) else v
+    if dt.is_floating_point:
+        raise TypeError(f"must be real number, not {_type_name(v)}")
+    raise TypeError(f"'{_type_name(v)}' object cannot be interpreted as an integer")
+
+
+def _values_array(values: list, dt: _dtype) -> np.ndarray:
+    """Python numbers converted to ``dt`` as PyTorch converts them: floats truncated into
+    integers (an error when they do not fit), overflow to infinity in floating types."""
+    if not set(map(type, values)) <= _PLAIN:
+        values = [_scalar_value(v, dt) for v in values]
+    npdt = dt.np
+    if npdt.kind in "iu":
+        floats = [v for v in values if v.__class__ is builtins.float]
+        if floats:
+            f = np.array(floats)
+            info = np.iinfo(npdt)
+            if not (np.isfinite(f).all() and (f >= info.min).all() and (f <= info.max).all()):
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without "
+                                   "overflow")
     try:
-        arr = np.array(_unwrap(data), dtype=dt.np)
-    except (ValueError, TypeError) as e:
-        raise ValueError(f"could not create a tensor from the data: {e}") from None
-    return _make(arr, dt)
+        with np.errstate(all="ignore"):
+            return np.array(values, dtype=npdt)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+
+
+def _from_data(data, dt: _dtype | None = None) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested sequences of numbers, tensors, numpy
+    arrays or scalars) in ``dt``, or in the dtype PyTorch infers."""
+    cls = data.__class__
+    if cls is builtins.float and dt is None:  # the common case: a Python float
+        dt = _dt.get_default_dtype()
+        if dt is _dt.float64 or (dt is _dt.float32 and -3e38 < data < 3e38):  # no overflow
+            return _make(np.array(data, dt.np), dt)
+    if cls is list and dt is None:
+        kinds = set(map(type, data))
+        if kinds and kinds <= _PLAIN:  # a flat list of Python numbers
+            dt = (_dt.get_default_dtype() if float in kinds else
+                  _dt.int64 if int in kinds else _dt.bool)
+            if dt is _dt.float64 or (dt is _dt.float32 and -3e38 < builtins.min(data)
+                                     and builtins.max(data) < 3e38) or (
+                                         not dt.is_floating_point and -_INT64_MAX - 1
+                                         <= builtins.min(data) <= builtins.max(data)
+                                         <= _INT64_MAX):
+                return _make(np.array(data, dt.np), dt)
+            return _make(_values_array(data, dt), dt)
+    if isinstance(data, Tensor):
+        data = data._data
+    if isinstance(data, np.ndarray):
+        d = dt or _dt.from_numpy(data.dtype)
+        with np.errstate(all="ignore"):
+            return _make(np.array(data, dtype=d.np), d)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{cls.__name__}'")
+    sizes = _data_sizes(data)
+    if dt is None:
+        dt = _infer_dtype(data)
+    if not sizes:
+        values = [data]
+    else:
+        values = []
+        _store(data, sizes, 0, values)
+    return _make(_values_array(values, dt).reshape(sizes), dt)
 
 
 def tensor(data, dtype: _dtype | None = None, device=None, requires_grad: bool = False,
@@ -1796,8 +2175,9 @@ def tensor(data, dtype: _dtype | None = None, device=None, requires_grad: bool =
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()"
             ".clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
-    dt = dtype or _infer_dtype(data)
+    dt = _dt.as_dtype(dtype, "tensor")
     t = _from_data(data, dt)
+    dt = t._dtype
     if requires_grad:
         if not dt.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
@@ -1962,6 +2342,7 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 
 
 _FAST_OPERANDS = frozenset((float, int, Tensor))  # operands _as_tensor_arg keeps as they are
+_NOT_OPERANDS = frozenset((list, tuple))  # of comparisons
 _LEGACY_DTYPE: dict[type, _dtype] = {}
 
 
