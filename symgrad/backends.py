@@ -189,6 +189,8 @@ class _Tensor:
         shape = tuple(shape)
         if tuple(g.shape) == shape:
             return g
+        if not shape:
+            return g.sum()  # PyTorch's sum_to to a 0-d shape: a full sum (SumBackward0)
         lead = g.ndim - len(shape)
         axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
                                           if n == 1 and g.shape[i + lead] != 1)
