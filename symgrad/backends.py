@@ -54,6 +54,7 @@ class _Numpy:
     abs = staticmethod(np.abs)
     where = staticmethod(np.where)
     eq = staticmethod(np.equal)
+    ne = staticmethod(np.not_equal)
     gt = staticmethod(np.greater)
     ge = staticmethod(np.greater_equal)
     lt = staticmethod(np.less)
@@ -100,6 +101,41 @@ class _Numpy:
     scatter = staticmethod(_scatter)
     sgn = staticmethod(np.sign)
     zeros_like = staticmethod(np.zeros_like)
+
+    @staticmethod
+    def value_selecting_backward(grad, dim, indices, sizes, keepdim):
+        """max(dim)'s gradient: ``grad`` written at ``indices`` along ``dim`` into zeros."""
+        sizes = tuple(sizes)
+        if not sizes:
+            return grad
+        if not keepdim:
+            grad, indices = np.expand_dims(grad, dim), np.expand_dims(indices, dim)
+        out = np.zeros(sizes, dtype=np.result_type(grad))
+        np.put_along_axis(out, indices, grad, axis=dim)
+        return out
+
+    @staticmethod
+    def scatter_dim(a, dim, index, src):
+        return O()._scatter_along(a, dim, index, src, False)
+
+    def masked_fill(self, a, mask, value):
+        return self.where(mask, value, a)
+
+    @staticmethod
+    def masked_select(a, mask):
+        return np.asarray(a)[np.broadcast_to(mask, np.shape(a))]
+
+    @staticmethod
+    def scatter_add(a, dim, index, src):
+        return O()._scatter_along(a, dim, index, src, True)
+
+    @staticmethod
+    def gather(a, dim, index):
+        return O()._gather_along(a, dim, index)
+
+    @staticmethod
+    def new_zeros(like, shape):
+        return np.zeros(tuple(shape), dtype=np.result_type(like))
 
     @staticmethod
     def put(a, index, value):
@@ -250,6 +286,37 @@ class _Tensor:
     def put(self, a, index, value):
         return self._t().apply(O().INDEX_PUT_, (a, value), (index,))
 
+    def value_selecting_backward(self, grad, dim, indices, sizes, keepdim):
+        # As PyTorch: zeros(sizes).scatter_(dim, indices, grad), unsqueezed unless keepdim.
+        T = self._t()
+        index = indices._data if isinstance(indices, T.Tensor) else np.asarray(indices)
+        if not keepdim and tuple(sizes):
+            grad, index = grad.unsqueeze(dim), np.expand_dims(index, dim)
+        return self.scatter_dim(self.new_zeros(grad, sizes), dim, index, grad)
+
+    def scatter_dim(self, a, dim, index, src):
+        return self._t().apply(O().SCATTER_SRC, (a, src), (dim, index))
+
+    def masked_fill(self, a, mask, value):
+        T = self._t()
+        if not isinstance(value, T.Tensor):  # a number: PyTorch's masked_fill.Scalar
+            return self.where(mask, value, a)
+        return T.apply(O().MASKED_FILL, (a, value), (np.asarray(mask._data),))
+
+    def masked_select(self, a, mask):
+        mask = mask._data if isinstance(mask, self._t().Tensor) else mask
+        return self._t().apply(O().MASKED_SELECT, (a,), (np.asarray(mask),))
+
+    def scatter_add(self, a, dim, index, src):
+        return self._t().apply(O().SCATTER_ADD, (a, src), (dim, index))
+
+    def gather(self, a, dim, index):
+        return self._t().apply(O().GATHER, (a,), (dim, index))
+
+    def new_zeros(self, like, shape):
+        # A constant (no edge), as PyTorch's new_zeros in a formula.
+        return self._t()._make(np.zeros(tuple(shape), like.dtype.np), like.dtype)
+
     def outer(self, a, b):
         # PyTorch's ger: self.reshape(n, 1) * vec.
         return a.reshape((a.shape[0], 1)) * b
@@ -374,6 +441,14 @@ class _Sympy(_Numpy):
             out[i] = m[i] * none_before
             none_before = none_before * (1 - m[i])
         return np.moveaxis(out, 0, dim)
+
+    @staticmethod
+    def value_selecting_backward(grad, dim, indicators, sizes, keepdim):
+        # Symbolic indices are the indicators of the selected entries (ops._extreme_indices).
+        if not tuple(sizes):
+            return grad
+        g = np.asarray(grad, dtype=object)
+        return (g if keepdim else np.expand_dims(g, dim)) * indicators
 
     @staticmethod
     def _scatter(g, shape, index):

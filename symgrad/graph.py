@@ -177,7 +177,12 @@ class Node:
             key = name[7:]
             names = type(self).op.saves
             if key in names and key[:1] != "_":  # "_name": kept for backward, not shown
-                value = self._saved[names.index(key)] if self._saved else FREED
+                k = names.index(key)
+                value = self._saved[k] if self._saved else FREED
+                if (self._versions and k < len(self._versions) and self._versions[k] is not None
+                        and value is not FREED and value._vc[0] != self._versions[k]):
+                    from .engine import _version_error  # as PyTorch's unpack of a saved tensor
+                    raise _version_error(self, k, value)
                 if value is FREED:
                     raise RuntimeError(
                         "Trying to backward through the graph a second time (or directly "
@@ -237,8 +242,8 @@ def _origin(node: Node, key: str) -> str:
 def _public(value):
     """A saved value as PyTorch shows it: tuples and numbers as they are, index arrays
     as tensors (``None`` for a full slice)."""
-    if isinstance(value, list):
-        return tuple(value)
+    if isinstance(value, list) or (isinstance(value, tuple) and type(value) is not tuple):
+        return tuple(value)  # sizes too: PyTorch shows (2, 3), not torch.Size([2, 3])
     if isinstance(value, tuple) and any(isinstance(v, (np.ndarray, slice)) for v in value):
         return tuple(_public(v) for v in value)
     if isinstance(value, slice) and value == slice(None):

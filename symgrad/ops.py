@@ -55,14 +55,15 @@ class Op:
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
                  "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
-                 "simple", "consts", "refuse")
+                 "simple", "consts", "refuse", "derive")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
                  dtype: str = "same", broadcasts: bool = False, key: str | None = None,
                  doc: str = "", node: str | None = None, view: bool = False,
                  domain: tuple = (-np.inf, np.inf), ranks: tuple | None = None,
-                 consts: dict | None = None, refuse: dict | None = None) -> None:
+                 consts: dict | None = None, refuse: dict | None = None,
+                 derive: dict | None = None) -> None:
         self.name = name
         self.overload = overload
         self.inputs = tuple(inputs)
@@ -85,8 +86,12 @@ class Op:
         # Values PyTorch's node saves that this op fixes (``x + y`` is add with alpha 1):
         # shown as ``_saved_*`` attributes, never stored per node.
         self.consts = dict(consts or {})
-        # Result dtypes PyTorch has no kernel for: dtype name -> (error type, message).
+        # Result dtypes PyTorch has no kernel for: dtype name -> (error type, message);
+        # "self:<dtype>" for the first operand's dtype.
         self.refuse = dict(refuse or {})
+        # Saved values this op computes from its operands: name -> f(arrays, attrs)
+        # (max(dim)'s indices); the common ones (sizes, numel) are tensor._DERIVED's.
+        self.derive = dict(derive or {})
         # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
         # ("derived", name) -- resolved by tensor.apply without per-op code.
         self.plan = tuple(
@@ -192,8 +197,8 @@ def op_named(key: str) -> Op:
 # --------------------------------------------------------------------------- helpers
 def _dims(dim, ndim):
     """Normalise ``dim`` (int, tuple or None) to a sorted tuple of non-negative axes."""
-    if dim is None:
-        return tuple(range(ndim))
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        return tuple(range(ndim))  # dim=() reduces everything, as PyTorch
     if ndim == 0:
         return ()  # a 0-d tensor reduced over dim 0 or -1 is itself, as in PyTorch
     if isinstance(dim, int):
@@ -275,6 +280,8 @@ def _keep(g, shape, dim, keepdim):
     if keepdim or not shape:
         return g
     if hasattr(g, "unsqueeze"):  # a recorded gradient: one unsqueeze per dim, as PyTorch
+        if isinstance(dim, (tuple, list)) and not dim:
+            return g  # dim=(): PyTorch expands the 0-d gradient as it is
         for d in _dims(dim, len(shape)):
             g = g.unsqueeze(d)
         return g
@@ -348,18 +355,58 @@ def _clamp_mask(m, x, lo, hi):
 
 
 def _evenly(m, grad, x, result):
-    # Ties share the gradient evenly, as PyTorch's evenly_distribute_backward.  The mask
-    # selects ``grad`` rather than multiplying by a float mask of the default dtype.
-    mask = m.eq(x, result)
-    return m.where(mask, grad / m.sum(mask, None, False), 0.0)
+    # Ties share the gradient evenly, as PyTorch's evenly_distribute_backward: zeros with
+    # grad / count filled in where the extreme is (the NaN entries for a NaN extreme).
+    mask = m.ne(x, x) if bool(result != result) else m.eq(x, result)
+    return m.masked_fill(m.new_zeros(grad, m.shape(x)), mask, grad / m.sum(mask, None, False))
 
 
-def _dim_mask(m, x, values, dim, keepdim):
-    # max/min along a dim: the gradient goes to the first position holding the extreme.
-    if not m.shape(x):
-        return 1.0  # a 0-d tensor is its own extreme along dim 0
-    v = _keep(values, m.shape(x), dim, keepdim)
-    return m.first_true(m.eq(x, v), dim)
+def _extreme_indices(kind: str) -> Callable:
+    """max(dim)'s (``kind`` "Max") or min(dim)'s indices, from the operand and (dim, keepdim).
+
+    On SymPy values (the symbolic layer) which entry is the extreme is not a number: the
+    indicators of the first extreme entry stand for the indices there (the SYMPY backend's
+    ``value_selecting_backward`` takes them so)."""
+    arg = np.argmax if kind == "Max" else np.argmin
+
+    def indices(arrays, attrs):
+        a, (dim, keepdim) = arrays[0], attrs
+        if np.ndim(a) == 0:
+            return np.zeros((), dtype=np.int64)
+        a = np.asarray(a)
+        if a.dtype == object:
+            from .backends import SYMPY
+            return SYMPY.first_true(SYMPY.eq(a, _sym_reduce(kind, a, dim, True)), dim)
+        return np.asarray(arg(a, axis=dim, keepdims=keepdim), dtype=np.int64)
+    return indices
+
+
+def _along(shape, dim, index) -> tuple:
+    """The numpy index of the positions ``index`` points at along ``dim``."""
+    ix = list(np.indices(np.shape(index), sparse=True))
+    ix[dim % len(shape)] = np.asarray(index)
+    return tuple(ix)
+
+
+def _gather_along(a, dim, index):
+    if np.ndim(a) == 0:
+        return np.array(a, copy=True)
+    return np.asarray(a)[_along(np.shape(a), dim, index)]
+
+
+def _scatter_along(a, dim, index, src, add: bool):
+    out = np.array(a, copy=True)
+    if out.ndim == 0:
+        return out + src if add else np.array(src, dtype=out.dtype)
+    if np.shape(src) != np.shape(index):
+        # (PyTorch takes a larger src, but its gradient there is not src's shape.)
+        raise ValueError("scatter: src must have the index's shape")
+    ix = _along(out.shape, dim, index)
+    if add:
+        np.add.at(out, ix, src)
+    else:
+        out[ix] = src
+    return out
 
 
 def _norm_grad(m, grad, self, ord, dim, result, keepdim):
@@ -422,6 +469,10 @@ _SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not suppo
               "`^` or `logical_xor()` operator instead.")
 _NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
              "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _raise(error: Exception):
+    raise error
 
 
 def _times(alpha, b):
@@ -696,6 +747,23 @@ MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
                                   int(np.prod([self_sym_sizes[d] for d in
                                                _dims(dim, len(self_sym_sizes))]))),),
               local=("1/n",))
+
+
+def _in_dtype(op: Op) -> Op:
+    """``op`` computed in the dtype its last attribute names (``x.sum(dtype=float64)``):
+    the same node, saves and gradient rules (the engine casts the gradient back)."""
+    def forward(a, *attrs):
+        a = np.asarray(a)
+        if a.dtype != object:  # SymPy values (the symbolic layer) have no dtype to change
+            a = a.astype(attrs[-1].np)
+        return op.forward(a, *attrs[:-1])
+    return Op(op.name, op.overload, inputs=op.inputs, attrs=op.attrs + ("dtype",),
+              forward=forward, grads=op.grads, saves=op.saves, local=op.local,
+              dtype="last_attr", key=op.key + "_dtype", doc=f"{op.key}(dtype=...)")
+
+
+SUM_DTYPE, SUM_DIM_DTYPE, MEAN_DTYPE, MEAN_DIM_DTYPE = map(_in_dtype, (SUM, SUM_DIM, MEAN,
+                                                                         MEAN_DIM))
 MAX = Op("max", 1, forward=lambda a: np.max(a), saves=("self", "result"),
          sym=lambda a: _sym_reduce("Max", a, None, False),
          grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
@@ -705,21 +773,56 @@ MIN = Op("min", 1, forward=lambda a: np.min(a), saves=("self", "result"),
          grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
          local=("[{self} = min]",))
 MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
-             forward=lambda a, dim, keepdim: np.max(a, axis=dim, keepdims=keepdim),
+             # one dim (an int), never None or several
+             forward=lambda a, dim, keepdim:
+             np.max(a, axis=operator.index(dim), keepdims=keepdim),
              sym=lambda a, dim, keepdim: _sym_reduce("Max", a, dim, keepdim),
-             saves=("self", "result", "dim", "keepdim"),
-             grads=(lambda m, grad, self, result, dim, keepdim:
-                    m.expand(_keep(grad, m.shape(self), dim, keepdim), m.shape(self))
-                    * _dim_mask(m, self, result, dim, keepdim),),
+             saves=("dim", "indices", "keepdim", "self_sym_sizes"),
+             derive={"indices": _extreme_indices("Max")},
+             grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
+                    m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
              local=("[{self} = max]",))
 MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
-             forward=lambda a, dim, keepdim: np.min(a, axis=dim, keepdims=keepdim),
+             # one dim (an int), never None or several
+             forward=lambda a, dim, keepdim:
+             np.min(a, axis=operator.index(dim), keepdims=keepdim),
              sym=lambda a, dim, keepdim: _sym_reduce("Min", a, dim, keepdim),
-             saves=("self", "result", "dim", "keepdim"),
-             grads=(lambda m, grad, self, result, dim, keepdim:
-                    m.expand(_keep(grad, m.shape(self), dim, keepdim), m.shape(self))
-                    * _dim_mask(m, self, result, dim, keepdim),),
+             saves=("dim", "indices", "keepdim", "self_sym_sizes"),
+             derive={"indices": _extreme_indices("Min")},
+             grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
+                    m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
              local=("[{self} = min]",))
+# masked_fill with a 0-d tensor value (MaskedFillBackward1): max()'s gradient.
+MASKED_FILL = Op("masked_fill", 1, inputs=("self", "value"), attrs=("mask",), saves=("mask",),
+                 forward=lambda a, value, mask: np.where(mask, value, a) if not np.ndim(value)
+                 else _raise(ValueError("masked_fill: value must be a 0-d tensor")),
+                 grads=(lambda m, grad, mask: m.masked_fill(grad, mask, 0.0),
+                        lambda m, grad, mask: m.sum(m.masked_select(grad, mask), None, False)),
+                 local=("[not mask]", "Σ[mask]"), doc="value where mask, else self")
+MASKED_SELECT = Op("masked_select", attrs=("mask",), saves=("mask", "self"),
+                   forward=lambda a, mask: np.asarray(a)[np.broadcast_to(mask, np.shape(a))],
+                   grads=(lambda m, grad, mask, self: m.scatter(grad, m.shape(self), mask),),
+                   local=("scatter",), doc="the elements of self where mask, as a 1-D tensor")
+# PyTorch's value_selecting_reduction_backward writes the gradient into zeros with
+# scatter; scatter's and gather's gradients are each other (and scatter_add's).
+SCATTER_SRC = Op("scatter", inputs=("self", "src"), attrs=("dim", "index"),
+                 forward=lambda a, src, dim, index: _scatter_along(a, dim, index, src, False),
+                 saves=("dim", "index"),
+                 grads=(lambda m, grad, dim, index:
+                        m.scatter_dim(grad, dim, index, m.zeros_like(m.gather(grad, dim, index))),
+                        lambda m, grad, dim, index: m.gather(grad, dim, index)),
+                 local=("[not at index]", "gather"), doc="self with src written at index")
+SCATTER_ADD = Op("scatter_add", inputs=("self", "src"), attrs=("dim", "index"),
+                 forward=lambda a, src, dim, index: _scatter_along(a, dim, index, src, True),
+                 saves=("dim", "index"),
+                 grads=(lambda m, grad, dim, index: grad,
+                        lambda m, grad, dim, index: m.gather(grad, dim, index)),
+                 local=("1", "gather"), doc="self with src added at index")
+GATHER = Op("gather", attrs=("dim", "index"), forward=_gather_along,
+            saves=("dim", "index", "self"), consts={"sparse_grad": False},
+            grads=(lambda m, grad, dim, index, self:
+                   m.scatter_add(m.new_zeros(grad, m.shape(self)), dim, index, grad),),
+            local=("scatter-add",), doc="the elements of self at index along dim")
 NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype="float",
           forward=_norm, sym=_sym_norm, saves=("self", "ord", "dim", "result", "keepdim"),
           grads=(_norm_grad,),
@@ -909,7 +1012,7 @@ CLONE_CONTIGUOUS = Op("clone", key="clone_contiguous", forward=lambda a: np.arra
                       grads=(lambda m, grad: grad,), local=("1",))
 TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
              sym=lambda a, d: a,
-             saves=("self_dtype",), node="ToCopyBackward0", dtype="attr",
+             saves=("_self_dtype",), node="ToCopyBackward0", dtype="attr",
              grads=(lambda m, grad, self_dtype: m.cast(grad, self_dtype),),
              local=("1",))
 
@@ -939,6 +1042,12 @@ Op("all", attrs=("dim", "keepdim"), dtype="bool",
 Op("any", attrs=("dim", "keepdim"), dtype="bool",
    forward=lambda a, dim, keepdim: np.any(a, axis=dim, keepdims=keepdim))
 Op("argmax", attrs=("dim", "keepdim"), dtype="int64",
+   refuse={"self:bool": (RuntimeError, "argmax(): does not support bool input")},
    forward=lambda a, dim, keepdim: np.argmax(a, axis=dim, keepdims=keepdim))
+# The indices max(dim) and min(dim) return (bool operands included, unlike argmax's).
+for _kind in ("Max", "Min"):
+    Op(f"{_kind.lower()}_indices", attrs=("dim", "keepdim"), dtype="int64",
+       forward=lambda a, dim, keepdim, f=_extreme_indices(_kind): f((a,), (dim, keepdim)))
 Op("argmin", attrs=("dim", "keepdim"), dtype="int64",
+   refuse={"self:bool": (RuntimeError, "argmin(): does not support bool input")},
    forward=lambda a, dim, keepdim: np.argmin(a, axis=dim, keepdims=keepdim))

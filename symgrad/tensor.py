@@ -148,6 +148,16 @@ def _sub(args, attrs):
     return _promote(operands, attrs)
 
 
+def _refuse(op, first, dt) -> None:
+    """PyTorch's error for a result dtype (or first operand's, key ``"self:bool"``) that
+    it has no kernel for (``op.refuse``)."""
+    hit = op.refuse.get(dt.name)
+    if hit is None and isinstance(first, Tensor):
+        hit = op.refuse.get("self:" + first._dtype.name)
+    if hit is not None:
+        raise hit[0](hit[1])
+
+
 def _c_name(d):
     return {"float32": "float", "float64": "double", "float16": "c10::Half",
             "int64": "long int", "int32": "int", "bool": "bool"}[d.name]
@@ -158,7 +168,8 @@ _DTYPE_RULES: dict[str, Callable] = {
     "pow_scalar": _pow_scalar, "rpow": _rpow, "sum": _sum_dtype,
     "bool": lambda args, attrs: _dt.bool, "int64": lambda args, attrs: _dt.int64,
     "where": lambda args, attrs: _promote(args[1:], attrs), "promote_strict": _strict,
-    "attr": lambda args, attrs: attrs[0], "alpha": _alpha,
+    "attr": lambda args, attrs: attrs[0], "last_attr": lambda args, attrs: attrs[-1],
+    "alpha": _alpha,
     "sub": lambda args, attrs: _sub(args, attrs + (None,)),
     "sub_alpha": lambda args, attrs: (_sub(args, attrs), _alpha(args, attrs))[1],
     "clamp": lambda args, attrs: _promote((args[0],) + tuple(a for a in attrs if a is not None),
@@ -168,7 +179,7 @@ _DTYPE_RULES: dict[str, Callable] = {
 _DERIVED: dict[str, Callable] = {
     "self_sym_sizes": lambda arrays, attrs: Size(np.shape(arrays[0])),
     "self_sym_numel": lambda arrays, attrs: int(np.size(arrays[0])),
-    "self_dtype": lambda arrays, attrs: _dt.from_numpy(arrays[0].dtype),
+    "_self_dtype": lambda arrays, attrs: _dt.from_numpy(arrays[0].dtype),
     "sizes": lambda arrays, attrs: tuple(np.shape(a)[attrs[0]] for a in arrays),
 }
 
@@ -290,9 +301,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             len(args) > 1 and (len(args) > 2 or isinstance(args[1], Tensor)
                                and args[1]._dtype is not dt))):
         dt = _DTYPE_RULES[rule](args, attrs)
-        if op.refuse and dt.name in op.refuse:
-            kind, message = op.refuse[dt.name]
-            raise kind(message)  # a result dtype PyTorch has no kernel for
+        if op.refuse:
+            _refuse(op, args[0], dt)
         if dt.is_floating_point:
             # PyTorch computes in the result dtype: integer and bool operands are converted
             # first (numpy would compute exp(bool) in float16, int * float32 in float64).
@@ -352,7 +362,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         elif kind == "result":
             s = out
         else:
-            s = _DERIVED[where](arrays, attrs)
+            s = (op.derive.get(where) or _DERIVED[where])(arrays, attrs)
         saved.append(s)
         versions.append(s._vc[0] if isinstance(s, Tensor) else None)
     for k, readers in op.optional:
@@ -1442,23 +1452,38 @@ class Tensor(metaclass=_TensorMeta):
         return apply(O.MINIMUM, (self, other))
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):
-        t = self if dtype is None else self.to(dtype)
-        if dim is None:
-            return apply(O.SUM, (t,)) if not keepdim else apply(O.SUM_DIM, (t,), (None, True))
-        _check_dims(dim, t.ndim)
-        # PyTorch takes dims as a list: sum(0) saves (0,)
-        return apply(O.SUM_DIM, (t,), ((dim,) if isinstance(dim, int) else dim, keepdim))
+        if dtype is not None and not dtype.is_floating_point and self.requires_grad \
+                and GRAD_MODE.enabled:
+            raise RuntimeError(f"Autograd not support dtype: {_SCALAR_NAMES[dtype.name]}")
+        return self._reduce(O.SUM, O.SUM_DIM, dim, keepdim, dtype)
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
-        t = self if dtype is None else self.to(dtype)
-        if not t._dtype.is_floating_point:
+        d = self._dtype if dtype is None else dtype
+        if not d.is_floating_point:
             raise RuntimeError(
-                "mean(): could not infer output dtype. Input dtype must be either a "
-                f"floating point or complex dtype. Got: {_SCALAR_NAMES[t._dtype.name]}")
-        if dim is None:
-            return apply(O.MEAN, (t,)) if not keepdim else apply(O.MEAN_DIM, (t,), (None, True))
-        _check_dims(dim, t.ndim)
-        return apply(O.MEAN_DIM, (t,), ((dim,) if isinstance(dim, int) else dim, keepdim))
+                "mean(): could not infer output dtype. "
+                f"{'Input' if dtype is None else 'Optional'} dtype must be either a "
+                f"floating point or complex dtype. Got: {_SCALAR_NAMES[d.name]}")
+        return self._reduce(O.MEAN, O.MEAN_DIM, dim, keepdim, dtype)
+
+    def _reduce(self, full, along, dim, keepdim, dtype):
+        """sum/mean: over everything (``full``) or along dims (``along``), in ``dtype``."""
+        if dim is not None:
+            # PyTorch takes dims as a list: sum(0) saves (0,)
+            dim = (dim,) if isinstance(dim, int) else tuple(dim)
+            seen = set()
+            for d in dim:
+                w = _wrap_dim(d, self.ndim)
+                if w in seen:
+                    raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+                seen.add(w)
+        cast = dtype is not None and dtype is not self._dtype
+        if dim is None and not keepdim:
+            return apply(O.OPS[full.key + "_dtype"], (self,), (dtype,)) if cast else \
+                apply(full, (self,))
+        if cast:
+            return apply(O.OPS[along.key + "_dtype"], (self,), (dim, keepdim, dtype))
+        return apply(along, (self,), (dim, keepdim))
 
     def _extreme(self, full, along, pick, dim, keepdim):
         if isinstance(dim, Tensor):
@@ -1469,24 +1494,30 @@ class Tensor(metaclass=_TensorMeta):
                                    "for input.numel() == 0. Specify the reduction dim with "
                                    "the 'dim' argument.")
             return apply(full, (self,))
-        _wrap_dim(dim, self.ndim)  # checked; the op keeps dim as given, as PyTorch does
+        d = _wrap_dim(dim, self.ndim)  # checked; the op keeps dim as given, as PyTorch does
+        if self.ndim and not self._data.shape[d]:
+            raise IndexError(f"{full.name}(): Expected reduction dim {d} to have non-zero size.")
         values = apply(along, (self,), (dim, keepdim))
         indices = apply(pick, (self,), (dim, keepdim))
         from .autograd.return_types import MinMax
         return MinMax(values, indices, full.name)
 
     def max(self, dim=None, keepdim=False):
-        return self._extreme(O.MAX, O.MAX_DIM, O.OPS["argmax"], dim, keepdim)
+        return self._extreme(O.MAX, O.MAX_DIM, O.OPS["max_indices"], dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
-        return self._extreme(O.MIN, O.MIN_DIM, O.OPS["argmin"], dim, keepdim)
+        return self._extreme(O.MIN, O.MIN_DIM, O.OPS["min_indices"], dim, keepdim)
 
     def argmax(self, dim=None, keepdim=False):
+        if dim is not None:
+            _wrap_dim(dim, self.ndim)
         if dim is None:
             return apply(O.OPS["argmax"], (self.reshape(-1),), (0, False))
         return apply(O.OPS["argmax"], (self,), (dim, keepdim))
 
     def argmin(self, dim=None, keepdim=False):
+        if dim is not None:
+            _wrap_dim(dim, self.ndim)
         if dim is None:
             return apply(O.OPS["argmin"], (self.reshape(-1),), (0, False))
         return apply(O.OPS["argmin"], (self,), (dim, keepdim))

@@ -143,15 +143,17 @@ def graph_desc(root, leaves) -> list:
     return out
 
 
-def result_desc(v, leaves):
+def result_desc(v, leaves, version: bool = True):
     if _is_tensor(v):
-        return {"tensor": tensor_desc(v), "requires_grad": v.requires_grad,
-                "is_leaf": v.is_leaf, "version": v._version,
-                "graph": graph_desc(v.grad_fn, leaves)}
+        out = {"tensor": tensor_desc(v), "requires_grad": v.requires_grad,
+               "is_leaf": v.is_leaf, "graph": graph_desc(v.grad_fn, leaves)}
+        if version:
+            out["version"] = v._version
+        return out
     if isinstance(v, tuple) and type(v) is not tuple:  # torch.return_types
-        return (type(v).__name__, repr(v), tuple(result_desc(x, leaves) for x in v))
+        return (type(v).__name__, repr(v), tuple(result_desc(x, leaves, version) for x in v))
     if isinstance(v, (tuple, list)):
-        return tuple(result_desc(x, leaves) for x in v)
+        return tuple(result_desc(x, leaves, version) for x in v)
     return value_desc(v)
 
 
@@ -167,7 +169,7 @@ def _error(e: Exception) -> tuple:
     return ("raises", type(e).__name__, str(e))
 
 
-def run(lib, fn, leaves: list, backward: bool = True) -> dict:
+def run(lib, fn, leaves: list, backward: bool = True, version: bool = True) -> dict:
     """Run one case in ``lib`` and describe everything that is compared."""
     made = [leaf.make(lib) for leaf in leaves]
     report: dict = {}
@@ -178,7 +180,7 @@ def run(lib, fn, leaves: list, backward: bool = True) -> dict:
         except Exception as e:  # noqa: BLE001 - the error is what is compared
             report["forward"] = _error(e)
             return report
-        report["forward"] = result_desc(out, made)
+        report["forward"] = result_desc(out, made, version)
         report["leaf versions"] = [x._version for x in made]
         t = _first_tensor(out)
         if backward and t is not None and t.requires_grad:
@@ -195,9 +197,9 @@ def run(lib, fn, leaves: list, backward: bool = True) -> dict:
     return report
 
 
-def compare(fn, *leaves, backward: bool = True) -> None:
-    s = run(symgrad, fn, list(leaves), backward)
-    t = run(torch, fn, list(leaves), backward)
+def compare(fn, *leaves, backward: bool = True, version: bool = True) -> None:
+    s = run(symgrad, fn, list(leaves), backward, version)
+    t = run(torch, fn, list(leaves), backward, version)
     for key in sorted(set(s) | set(t)):
         assert s.get(key) == t.get(key), f"{key}:\nsymgrad {s.get(key)!r}\ntorch   {t.get(key)!r}"
 
@@ -206,13 +208,13 @@ def compare(fn, *leaves, backward: bool = True) -> None:
 CASES: list = []
 
 
-def case(name: str, fn, *leaves, backward: bool = True) -> None:
-    CASES.append(pytest.param(fn, leaves, backward, id=name))
+def case(name: str, fn, *leaves, backward: bool = True, version: bool = True) -> None:
+    CASES.append(pytest.param(fn, leaves, backward, version, id=name))
 
 
-@pytest.mark.parametrize("fn, leaves, backward", CASES)
-def test_op_matches_torch(fn, leaves, backward):
-    compare(fn, *leaves, backward=backward)
+@pytest.mark.parametrize("fn, leaves, backward, version", CASES)
+def test_op_matches_torch(fn, leaves, backward, version):
+    compare(fn, *leaves, backward=backward, version=version)
 
 
 # --------------------------------------------------------------------------- leaves
@@ -299,3 +301,81 @@ case("relu(-0.0)", lambda L, x: x.relu(), Leaf([-0.0, 0.0, -1.0, 2.0]))
 case("relu(nan)", lambda L, x: L.relu(x), Leaf([float("nan"), -1.0]))
 case("sqrt(-1)", lambda L, x: x.sqrt(), Leaf([-1.0, 4.0]))
 case("log(0)", lambda L, x: x.log(), Leaf([0.0, 4.0]))
+
+# --------------------------------------------------------------------------- reductions
+for _name, _f in [
+        ("sum()", lambda L, x: x.sum()), ("sum(0)", lambda L, x: x.sum(0)),
+        ("sum(-1)", lambda L, x: x.sum(-1)), ("sum(1, True)", lambda L, x: x.sum(1, True)),
+        ("sum((0, 1))", lambda L, x: x.sum((0, 1))), ("sum((-1, 0))", lambda L, x: x.sum((-1, 0))),
+        ("sum([1])", lambda L, x: x.sum([1])), ("sum(dim=())", lambda L, x: x.sum(dim=())),
+        ("sum(keepdim=True)", lambda L, x: x.sum(dim=None, keepdim=True)),
+        ("sum(dim=0, keepdim=True)", lambda L, x: x.sum(dim=0, keepdim=True)),
+        ("L.sum(x, 1)", lambda L, x: L.sum(x, 1)), ("sum(2)", lambda L, x: x.sum(2)),
+        ("sum(-3)", lambda L, x: x.sum(-3)), ("sum((0, 0))", lambda L, x: x.sum((0, 0))),
+        ("sum(dtype=float64)", lambda L, x: x.sum(dtype=L.float64)),
+        ("sum(0, dtype=float32)", lambda L, x: x.sum(0, dtype=L.float32)),
+        ("mean()", lambda L, x: x.mean()), ("mean(0)", lambda L, x: x.mean(0)),
+        ("mean(-1, True)", lambda L, x: x.mean(-1, True)),
+        ("mean((0, 1))", lambda L, x: x.mean((0, 1))), ("L.mean(x, 1)", lambda L, x: L.mean(x, 1)),
+        ("mean(keepdim=True)", lambda L, x: x.mean(dim=None, keepdim=True)),
+        ("mean(2)", lambda L, x: x.mean(2)),
+        ("mean(dtype=float64)", lambda L, x: x.mean(dtype=L.float64)),
+        ("mean(1, dtype=float32)", lambda L, x: x.mean(1, dtype=L.float32)),
+        ("max()", lambda L, x: x.max()), ("min()", lambda L, x: x.min()),
+        ("L.max(x)", lambda L, x: L.max(x)),
+        ("max(1)", lambda L, x: x.max(1)), ("max(0)", lambda L, x: x.max(0)),
+        ("max(-1, True)", lambda L, x: x.max(-1, True)),
+        ("max(dim=1, keepdim=True)", lambda L, x: x.max(dim=1, keepdim=True)),
+        ("min(1)", lambda L, x: x.min(1)), ("min(-2, keepdim=True)", lambda L, x: x.min(-2, True)),
+        ("L.min(x, 0)", lambda L, x: L.min(x, 0)), ("L.max(x, dim=-1)", lambda L, x: L.max(x, dim=-1)),
+        ("max(1).values", lambda L, x: x.max(1).values),
+        ("max(1).indices", lambda L, x: x.max(1).indices),
+        ("min(0)[0]", lambda L, x: x.min(0)[0]), ("max(2)", lambda L, x: x.max(2)),
+        ("max(-3)", lambda L, x: x.max(-3)),
+        ("unpack max(1)", lambda L, x: tuple(x.max(1))),
+        ("repr max(1)", lambda L, x: repr(x.max(1))),
+        ("argmax", lambda L, x: x.argmax()), ("argmax(1)", lambda L, x: x.argmax(1)),
+        ("argmin(0, True)", lambda L, x: x.argmin(0, True))]:
+    case(f"{_name} A", _f, A)
+    case(f"{_name} S", _f, S)
+    case(f"{_name} V32", _f, V32)
+    case(f"{_name} T3", _f, T3)
+    case(f"{_name} I", _f, I)
+    case(f"{_name} BM", _f, BM)
+    case(f"{_name} ties", _f, TIE)
+case("max(1) then input modified", lambda L, x: (lambda y, v: (y.mul_(2), v)[1])(
+    *(lambda y: (y, y.max(1)[0]))(x * 1)), A)
+case("min(0) then input modified", lambda L, x: (lambda y, v: (y.add_(1), v)[1])(
+    *(lambda y: (y, y.min(0).values))(x.clone())), A)
+case("max() then input modified", lambda L, x: (lambda y, v: (y.mul_(2), v)[1])(
+    *(lambda y: (y, y.max()))(x * 1)), A)
+case("max of empty", lambda L, x: x[:0].max(), V)
+case("max(0) of empty", lambda L, x: x[:0].max(0), V)
+case("sum of empty", lambda L, x: x[:0].sum(), V)
+case("mean of empty", lambda L, x: x[:0].mean(), V)
+case("max with nan", lambda L, x: x.max(), Leaf([1.0, float("nan"), 3.0]))
+case("max(0) with nan", lambda L, x: x.max(0), Leaf([1.0, float("nan"), 3.0]))
+
+
+def _grad_of(f):
+    """The gradient of ``f(x).pow(2).sum()`` recorded with create_graph=True: its graph is
+    compared node by node, and backward through it gives second derivatives."""
+    def fn(L, x, *rest):
+        return L.autograd.grad((f(L, x, *rest) ** 2).sum(), x, create_graph=True)[0]
+    return fn
+
+
+def _grad_grad_of(f):
+    def fn(L, x, *rest):
+        g = L.autograd.grad((f(L, x, *rest) ** 2).sum(), x, create_graph=True)[0]
+        return L.autograd.grad((g ** 2).sum(), x, create_graph=True)[0]
+    return fn
+
+
+for _name, _f in [("max(1)", lambda L, x: x.max(1)[0]), ("min(0, True)", lambda L, x: x.min(0, True)[0]),
+                  ("max()", lambda L, x: x.max()), ("sum(dtype)", lambda L, x: x.sum(0, dtype=L.float32)),
+                  ("mean(dim=())", lambda L, x: x.mean(dim=())), ("max(-1) 0-d", lambda L, x: x.max(-1)[0])]:
+    # (a gradient's _version counts PyTorch's in-place steps inside its formulas)
+    case(f"gradient of {_name}", _grad_of(_f), A, version=False)
+    case(f"gradient of gradient of {_name}", _grad_grad_of(_f), A, version=False)
+case("gradient of max(0) of 0-d", _grad_of(lambda L, x: x.max(0)[0] * x), S, version=False)

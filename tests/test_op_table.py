@@ -33,7 +33,8 @@ ATOL = 1e-6
 
 # --------------------------------------------------------------------------- sampler
 RANK_SHAPES = {0: (), 1: (3,), 2: (2, 3), 3: (2, 2, 3)}
-NAMED_SHAPES = {"mat2": {2: (3, 2), 3: (2, 3, 2)}, "vec": {1: (3,)}, "tensor": {1: (3,)}}
+NAMED_SHAPES = {"mat2": {2: (3, 2), 3: (2, 3, 2)}, "vec": {1: (3,)}, "tensor": {1: (3,)},
+                "value": {0: ()}}
 
 
 def _attr_candidates(name: str, shape: tuple) -> list:
@@ -54,12 +55,14 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "dim1": [last],
         # Valid for expand and view alike, and (2,) + shape only for expand.
         "size": [(1,) + tuple(shape), (2,) + tuple(shape)],
-        "index": [1],
+        # select's position, and scatter's/gather's index along dim (one per other dim).
+        "index": [1] + ([np.ones((1,) * len(shape), dtype=np.int64)] if shape else []),
         "start": [1],
         "end": [3],
         "step": [1, 2],
         "indices": [np.array([1, 0, 1])],
         "value": [0.5],
+        "mask": [np.arange(int(np.prod(shape))).reshape(shape) % 2 == 0],
         "dtype": [symgrad.float64],
         "threshold": [0.0],
     }

@@ -1,24 +1,63 @@
-"""Named results of ``max(dim)`` and ``min(dim)``, printed as PyTorch prints them."""
+"""Named results of ``max(dim)`` and ``min(dim)``, as PyTorch's ``torch.return_types``.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> r = torch.tensor([[1., 5.], [4., 2.]]).max(1)
+>>> type(r)
+<class 'torch.return_types.max'>
+>>> r.indices
+tensor([1, 0])
+>>> values, indices = r
+>>> values
+tensor([5., 4.])
+"""
 from __future__ import annotations
 
-from typing import NamedTuple
+import operator
 
-__all__ = ["MinMax"]
-
-
-class _Pair(NamedTuple):
-    values: object
-    indices: object
+__all__ = ["max", "min", "MinMax"]
 
 
-class MinMax(_Pair):
-    """``torch.return_types.max(values=..., indices=...)``."""
+class _ValuesIndices(tuple):
+    """A ``(values, indices)`` pair; the class name is the function's, as in PyTorch."""
 
-    def __new__(cls, values, indices, kind: str = "max"):
-        self = super().__new__(cls, values, indices)
-        self._kind = kind
-        return self
+    __slots__ = ()
+    __module__ = "torch.return_types"
+    n_fields = n_sequence_fields = 2
+    n_unnamed_fields = 0
+
+    def __new__(cls, values, indices=None):
+        if indices is None:  # PyTorch's structseq also takes one sequence
+            values, indices = values
+        return tuple.__new__(cls, (values, indices))
+
+    values = property(operator.itemgetter(0))
+    indices = property(operator.itemgetter(1))
 
     def __repr__(self) -> str:
-        return (f"torch.return_types.{self._kind}(\nvalues={self.values!r},\n"
+        return (f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\n"
                 f"indices={self.indices!r})")
+
+    def __reduce__(self):
+        return type(self), (tuple(self),)
+
+
+class max(_ValuesIndices):  # noqa: A001 - PyTorch's name
+    """``torch.return_types.max(values=..., indices=...)``."""
+
+    __slots__ = ()
+    __module__ = "torch.return_types"
+
+
+class min(_ValuesIndices):  # noqa: A001 - PyTorch's name
+    """``torch.return_types.min(values=..., indices=...)``."""
+
+    __slots__ = ()
+    __module__ = "torch.return_types"
+
+
+def MinMax(values, indices, kind: str = "max") -> _ValuesIndices:  # noqa: N802
+    """The named pair of ``max(dim)`` (``kind="max"``) or ``min(dim)``."""
+    return (max if kind == "max" else min)(values, indices)
+
