@@ -200,6 +200,24 @@ def _accumulate(var, g, create_graph: bool, owned: bool = False) -> None:
         target._vc[0] += 1
 
 
+def _retain_grad(var, g, create_graph: bool) -> None:
+    """retain_grad's hook, as PyTorch's: the first gradient is cloned, later ones are
+    added out of place (a new .grad each time, unlike a leaf's, which grows in place)."""
+    Tensor, make = _tensor_cls()
+    if create_graph:
+        g = _wrap(g)
+        var._grad = g.clone() if var._grad is None else var._grad + g
+        return
+    if isinstance(g, Tensor):
+        g = g._data
+    old = var._grad
+    if old is None:
+        var._grad = make(np.array(g, dtype=var.dtype.np), var.dtype)
+    else:
+        var._grad = make(np.asarray(old._data + g).astype(old.dtype.np, copy=False),
+                         old.dtype)
+
+
 def _hook_name(h) -> str:
     return getattr(h, "__name__", type(h).__name__)
 
@@ -390,7 +408,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 if node._retain is not None:
                     t = node._retain()
                     if t is not None and g is not None:
-                        _accumulate(t, g, create_graph)
+                        _retain_grad(t, g, create_graph)
             if captured and node not in runs:
                 _capture(results, captures[node], g, multi, target_nrs)
                 for x in node.inputs:
@@ -452,7 +470,7 @@ def _root_tensor_hooks(node: Node, g, create_graph: bool) -> None:
     if node._retain is not None:
         t = node._retain()
         if t is not None and g is not None:
-            _accumulate(t, g, create_graph)
+            _retain_grad(t, g, create_graph)
 
 
 def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
@@ -636,7 +654,7 @@ def _node_grads(node: Node, g) -> list:
         if node._retain is not None:
             t = node._retain()
             if t is not None and g is not None:
-                _accumulate(t, g, False)
+                _retain_grad(t, g, False)
     if node._pre_hooks:
         g = _call_pre_hooks(node, g, False)
     if g is None and node._custom_backward is None:

@@ -5,6 +5,7 @@ in symgrad in the same session.  The outcomes are compared in full: returned val
 (``repr`` text, dtype, ``requires_grad``, ``is_leaf``, nested tuple/list/dict structure),
 the type and message of an error, and the category and text of every warning.
 """
+import itertools
 import re
 import warnings
 
@@ -3133,6 +3134,75 @@ def test_functional_sweep_same_as_torch(fname, api, strict, create_graph):
         return getattr(F, api)(f, inputs, v, **kw)
 
     assert outcome(run, symgrad) == outcome(run, torch)
+
+
+# --------------------------------------------------------------------------- grad/backward sweep
+def _sweep_case(L, outs_k, ins_k, go_k, create_graph, allow_unused, materialize, api):
+    a = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+    b = L.tensor(3.0, dtype=L.float64, requires_grad=True)
+    u = L.tensor([0.5, 0.5], dtype=L.float64, requires_grad=True)
+    h = a * b
+    h.retain_grad() if api == "backward_retain" else None
+    s = (h ** 2).sum()
+    vec = h.exp()
+    outs = {"scalar": s, "vector": vec, "list": [s, vec], "tuple": (s, vec)}[outs_k]
+    ins = {"leaf": a, "leaf_nonleaf": [a, h], "leaf_unused": (a, u), "nonleaf": h,
+           "dict": {"a": a, "b": b}}[ins_k]
+    shapes = {"scalar": [()], "vector": [(2,)], "list": [(), (2,)], "tuple": [(), (2,)]}[outs_k]
+    if go_k == "none":
+        go = None
+    elif go_k == "tensors":
+        gs = [L.ones(sh, dtype=L.float64) * 0.5 for sh in shapes]
+        go = gs[0] if len(gs) == 1 else gs
+    else:
+        go = [None] + [L.ones(sh, dtype=L.float64) for sh in shapes[1:]]
+    if api == "grad":
+        kw = {"create_graph": create_graph, "materialize_grads": materialize}
+        if allow_unused is not None:
+            kw["allow_unused"] = allow_unused
+        return L.autograd.grad(outs, ins, go, **kw)
+    kw = {"create_graph": create_graph}
+    if api == "backward_inputs":
+        kw["inputs"] = ins
+    L.autograd.backward(outs, go, **kw)
+    if api == "backward_retain":
+        L.autograd.backward(outs, go, **kw)  # twice: retain_graph follows create_graph
+    return [x.grad if x.is_leaf or x.retains_grad else None for x in (a, b, u, h)]
+
+
+_SWEEP = [c for c in itertools.product(
+    ["scalar", "vector", "list", "tuple"], ["leaf", "leaf_nonleaf", "leaf_unused", "nonleaf",
+                                            "dict"],
+    ["none", "tensors", "with_none"], [False, True], [None, False, True], [False, True],
+    ["grad", "backward_inputs", "backward_retain"])
+    if c[-1] == "grad" or (c[4] is None and not c[5] and c[1] != "dict"
+                           and (c[-1] == "backward_inputs" or c[1] == "leaf"))]
+
+
+@pytest.mark.parametrize("case", _SWEEP, ids=lambda c: "-".join(map(str, c)))
+def test_grad_and_backward_sweep_same_as_torch(case):
+    """autograd.grad and autograd.backward over outputs (tensor, list, tuple), inputs
+    (leaf, non-leaf, unused, dict), grad_outputs (None, tensors, None entries),
+    create_graph, allow_unused and materialize_grads; retained non-leaf gradients."""
+    def run(L):
+        return _sweep_case(L, *case)
+
+    assert outcome(run, symgrad) == outcome(run, torch)
+
+
+@scenario
+def nonleaf_retained_grad_is_replaced_not_updated(L):
+    x = L.ones(2, requires_grad=True)
+    h = x * 2
+    h.retain_grad()
+    y = (h * h).sum()
+    y.backward(retain_graph=True)
+    g1 = h.grad
+    y.backward(retain_graph=True)
+    g2 = h.grad
+    x.grad.zero_()
+    y.backward(create_graph=True)
+    return g1, g2, g1 is g2, h.grad, x.grad
 
 
 # =========================================================================== the test

@@ -103,7 +103,7 @@ class BackwardCFunction(Node, FunctionCtx):
             ref = retains.get(nr)
             t = ref() if ref is not None else None
             if t is not None and gs[nr] is not None:
-                engine._accumulate(t, gs[nr], create_graph)
+                engine._retain_grad(t, gs[nr], create_graph)
         return gs
 
     # -- the backward -------------------------------------------------------------
