@@ -96,8 +96,9 @@ def _check(code: str) -> None:
 
 
 def _cases(group: str, text: str) -> list:
-    return [pytest.param(line, id=f"{group}-{i}")
-            for i, line in enumerate(text.strip().splitlines())]
+    """One case per line; a line ending in a backslash continues on the next."""
+    lines = text.strip().replace("\\\n", "").splitlines()
+    return [pytest.param(line, id=f"{group}-{i}") for i, line in enumerate(lines)]
 
 
 # =========================================================================== creation
@@ -723,10 +724,12 @@ x = torch.tensor([1., 2.]); x.requires_grad_(flag=True)
 x = torch.tensor([1., 2.], requires_grad=True); x.retain_grad(); x.retains_grad, x.grad
 x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; y.retain_grad(); y.retains_grad
 x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; y.retain_grad(); y.grad
-x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; y.retain_grad(); y.sum().backward(); y.grad
+x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; y.retain_grad(); y.sum().backward(); \
+y.grad
 x = torch.tensor([1., 2.]); x.retain_grad()
 x = torch.tensor([1., 2.], requires_grad=True); y = x.detach(); y
-x = torch.tensor([1., 2.], requires_grad=True); y = x.detach(); y.requires_grad, y.is_leaf, y.grad_fn
+x = torch.tensor([1., 2.], requires_grad=True); y = x.detach(); \
+y.requires_grad, y.is_leaf, y.grad_fn
 x = torch.tensor([1., 2.], requires_grad=True); y = x.detach(); y[0] = 9; x
 x = torch.tensor([1., 2.], requires_grad=True); z = x * 2; z.detach()
 x = torch.tensor([1., 2.], requires_grad=True); z = x * 2; z.detach_(); z, z.is_leaf
@@ -739,26 +742,37 @@ x = torch.tensor([1., 2.], requires_grad=True); z = (x * 2)[0]; z.detach_()
 x = torch.tensor([1., 2.]); z = x[0]; z.detach_()
 x = torch.tensor([1., 2.]); x[:].detach_()
 x = torch.tensor([1., 2.]); x.reshape(2).detach_()
-x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: g * 2); (x * 3).sum().backward(); x.grad
-x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: g * 2); h.remove(); (x * 3).sum().backward(); x.grad
-x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: print(g)); (x * 3).sum().backward()
-x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; h = y.register_hook(lambda g: g + 1); y.sum().backward(); x.grad
-x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: None); (x * 3).sum().backward(); x.grad
+x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: g * 2); \
+(x * 3).sum().backward(); x.grad
+x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: g * 2); h.remove(); \
+(x * 3).sum().backward(); x.grad
+x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: print(g)); \
+(x * 3).sum().backward()
+x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; h = y.register_hook(lambda g: g + 1); \
+y.sum().backward(); x.grad
+x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: None); \
+(x * 3).sum().backward(); x.grad
 x = torch.tensor([1., 2.], requires_grad=True); h = x.register_hook(lambda g: g); h
 x = torch.tensor([1., 2.]); x.register_hook(lambda g: g)
 x = torch.tensor([1., 2.], requires_grad=True); y = (x * x).sum(); y.backward(); x.grad
-x = torch.tensor([1., 2.], requires_grad=True); y = (x * x).sum(); y.backward(); x.grad.requires_grad, x.grad.is_leaf
+x = torch.tensor([1., 2.], requires_grad=True); y = (x * x).sum(); y.backward(); \
+x.grad.requires_grad, x.grad.is_leaf
 x = torch.tensor(3., requires_grad=True); y = x ** 2; y.backward(); y.backward()
-x = torch.tensor(3., requires_grad=True); y = x ** 2; y.backward(retain_graph=True); y.backward(); x.grad
-x = torch.tensor([1., 2.], requires_grad=True); (x*2).sum().backward(); (x*2).sum().backward(); x.grad
+x = torch.tensor(3., requires_grad=True); y = x ** 2; y.backward(retain_graph=True); \
+y.backward(); x.grad
+x = torch.tensor([1., 2.], requires_grad=True); (x*2).sum().backward(); (x*2).sum().backward(); \
+x.grad
 x = torch.tensor([1., 2.], requires_grad=True); (x*2).sum().backward(); x.grad = None; x.grad
 x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; y.backward()
-x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; y.backward(torch.tensor([1., 1.])); x.grad
+x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; y.backward(torch.tensor([1., 1.])); \
+x.grad
 x = torch.tensor([1., 2.], requires_grad=True); y = x * 2; y.backward(torch.tensor([1., 1., 1.]))
 x = torch.tensor([1., 2.]); x.sum().backward()
 x = torch.tensor([1., 2.], requires_grad=True); y = x.sum(); y.backward(torch.tensor(2.)); x.grad
-x = torch.tensor([1., 2.], requires_grad=True); y = (x ** 2).sum(); y.backward(create_graph=True); x.grad
-x = torch.tensor([1., 2.], requires_grad=True); z = torch.tensor(3., requires_grad=True); y = (x * z).sum(); y.backward(inputs=[x]); x.grad, z.grad
+x = torch.tensor([1., 2.], requires_grad=True); y = (x ** 2).sum(); \
+y.backward(create_graph=True); x.grad
+x = torch.tensor([1., 2.], requires_grad=True); z = torch.tensor(3., requires_grad=True); \
+y = (x * z).sum(); y.backward(inputs=[x]); x.grad, z.grad
 x = torch.tensor([1., 2.]); x.zero_()
 x = torch.tensor([1, 2]); x.zero_()
 x = torch.tensor([1., 2.], requires_grad=True); x.zero_()
@@ -790,7 +804,8 @@ x = torch.tensor([1., 2.]); x.new_zeros((2, 3)), x.new_ones(2), x.new_full((2,),
 x = torch.tensor([1., 2.]); x.new_empty(2).shape
 x = torch.tensor([1, 2]); x.new_ones(2)
 x = torch.tensor([1.], requires_grad=True); x.new_zeros(2)
-x = torch.tensor([1., 2.]); len(x), bool(torch.tensor([1.])), int(torch.tensor(2.7)), float(torch.tensor(2))
+x = torch.tensor([1., 2.]); \
+len(x), bool(torch.tensor([1.])), int(torch.tensor(2.7)), float(torch.tensor(2))
 int(torch.tensor([2.5])), float(torch.tensor([[2.5]]))
 x = torch.tensor([1., 2.]); bool(x)
 bool(torch.tensor([]))
@@ -818,7 +833,8 @@ x = torch.tensor([1, 2]); x.eq(1)
 x = torch.tensor([1, 2]); x.eq(1.5), x.eq(2.0), x == 2
 x = torch.tensor([1, 2]); x.eq(torch.tensor([[1], [2]]))
 x = torch.tensor([1., 2.], requires_grad=True); x.eq(x), x == x
-x = torch.tensor([1., 2.], requires_grad=True); (x == 1).requires_grad, (x > 1).is_leaf, x.eq(2).grad_fn
+x = torch.tensor([1., 2.], requires_grad=True); \
+(x == 1).requires_grad, (x > 1).is_leaf, x.eq(2).grad_fn
 x = torch.tensor([1., 2.]); x.eq(torch.tensor([1., 2., 3.]))
 x = torch.tensor([1., 2.]); x == torch.tensor([1., 2., 3.])
 x = torch.tensor([1., 2.]); x.eq([1., 2.])
@@ -837,7 +853,8 @@ x = torch.tensor([1., 2.]); x.eq(torch.tensor(1, dtype=torch.int64))
 x = torch.tensor([1., 2.]); torch.eq(x, x), torch.eq(x, 2.), torch.ne(x, 2), torch.lt(x, 2)
 x = torch.tensor([1., 2.]); torch.ge(x, torch.tensor([[1.], [3.]]))
 x = torch.tensor([1., 2.]); torch.equal(x, x), torch.equal(x, x + 1)
-x = torch.tensor([1., 2.]); torch.equal(x, torch.tensor([1., 2., 3.])), torch.equal(x, torch.tensor([1, 2]))
+x = torch.tensor([1., 2.]); \
+torch.equal(x, torch.tensor([1., 2., 3.])), torch.equal(x, torch.tensor([1, 2]))
 x = torch.tensor([True, False]); x.all(), x.any()
 x = torch.tensor([1., 0.]); x.all(), x.any()
 x = torch.tensor([1, 2]); x.all(), x.any(), x.all().dtype
@@ -880,9 +897,12 @@ x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); x.norm(p='fro', dim=
 x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); x.norm(p=2, dim=(0, 1))
 x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); x.norm(p=float('inf'), dim=1)
 x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); torch.norm(x, 2, 1, True)
-x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); n = x.norm(dim=0); n.grad_fn._saved_dim, n.grad_fn._saved_ord, n.grad_fn._saved_keepdim
-x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); n = x.norm(); n.grad_fn._saved_dim, n.grad_fn._saved_ord
-x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); n = x.norm(p=1, dim=1); n.grad_fn._saved_dim, n.grad_fn._saved_ord
+x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); n = x.norm(dim=0); \
+n.grad_fn._saved_dim, n.grad_fn._saved_ord, n.grad_fn._saved_keepdim
+x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); n = x.norm(); \
+n.grad_fn._saved_dim, n.grad_fn._saved_ord
+x = torch.tensor([[3., 4.], [1., 2.]], requires_grad=True); n = x.norm(p=1, dim=1); \
+n.grad_fn._saved_dim, n.grad_fn._saved_ord
 x = torch.tensor([3., 4.], requires_grad=True); torch.norm(x), torch.norm(x, p=1)
 x = torch.tensor(3., requires_grad=True); x.norm(), x.norm(dim=0)
 torch.tensor([1., 2.], dtype=torch.float16).norm()
