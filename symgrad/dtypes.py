@@ -66,9 +66,11 @@ def from_numpy(np_dtype) -> dtype:
         return int64
     if kind == "f":
         return float64
-    raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. "
-                    "The only supported types are: float64, float32, float16, int64, "
-                    "int32, and bool.")
+    # PyTorch's message (it names the types PyTorch converts).
+    raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}"
+                    ". The only supported types are: float64, float32, float16, complex64, "
+                    "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+                    "and bool.")
 
 
 def get_default_dtype() -> dtype:

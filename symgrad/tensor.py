@@ -2219,8 +2219,10 @@ def tensor(data, dtype: _dtype | None = None, device=None, requires_grad: bool =
 
 
 def as_tensor(data, dtype: _dtype | None = None, device=None) -> Tensor:
-    if isinstance(data, Tensor) and (dtype is None or dtype is data.dtype):
-        return data
+    """``data`` as a tensor, sharing memory with a tensor or numpy array where it can."""
+    dtype = _dt.as_dtype(dtype, "as_tensor")
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype is data.dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype):
         return _make(data, _dt.from_numpy(data.dtype))
     return tensor(data, dtype)
@@ -2228,6 +2230,8 @@ def as_tensor(data, dtype: _dtype | None = None, device=None) -> Tensor:
 
 def from_numpy(a: np.ndarray) -> Tensor:
     """A tensor sharing memory with the numpy array ``a``."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
     return _make(a, _dt.from_numpy(a.dtype))
 
 

@@ -921,6 +921,68 @@ torch.tensor([1, 2]).norm(dtype=torch.float32)
 """)
 
 
+NOTEBOOK = _cases("notebook", r"""
+x = torch.tensor([1., 2.], requires_grad=True); x.data.add_(1); x._version, x.data._version, x
+x = torch.tensor([1., 2.], requires_grad=True); (x * x).sum().backward(); \
+x.grad.data.zero_(); x.grad
+x = torch.tensor([1., 2.], requires_grad=True); (x * x).sum().backward(); \
+x.data -= 0.1 * x.grad.data; x, x._version
+x = torch.tensor([1., 2.], requires_grad=True); (x * x).sum().backward(); \
+x.data.sub_(0.1 * x.grad); x
+x = torch.tensor([1., 2.], requires_grad=True); (x * x).sum().backward(); \
+exec("with torch.no_grad():\\n    x -= 0.1 * x.grad"); x, x._version, x.is_leaf, x.requires_grad
+x = torch.tensor([1., 2.], requires_grad=True); (x * x).sum().backward(); x -= 0.1 * x.grad
+x = torch.tensor([1., 2.], requires_grad=True); (x * x).sum().backward(); \
+exec("with torch.no_grad():\\n    x = x - 0.1 * x.grad"); x, x.is_leaf, x.requires_grad
+x = torch.tensor([1., 2.], requires_grad=True); (x * x).sum().backward(); g = x.grad; \
+(x * x).sum().backward(); g is x.grad, g
+x = torch.arange(6).reshape(2, 3); x.T, x.t(), x.size(), x.shape[1], x.numel()
+x = torch.arange(6.).reshape(2, 3); x.T.is_leaf, x.T.grad_fn
+x = torch.ones(3); x.dtype == torch.float32, x.dtype == torch.float, x.dtype is torch.float32
+x = torch.ones(3); torch.is_tensor(x), torch.numel(x), torch.is_tensor([1])
+torch.from_numpy(np.array([1., 2.]))
+a = np.array([1., 2.]); t = torch.from_numpy(a); a[0] = 5; t
+a = np.array([1, 2], dtype=np.int32); torch.from_numpy(a)
+torch.from_numpy(np.array([True, False]))
+torch.from_numpy(np.array([1., 2.], dtype=np.float16)).dtype
+torch.from_numpy([1, 2])
+torch.from_numpy(np.array(['a']))
+torch.tensor(np.array([[1, 2], [3, 4]], dtype=object))
+torch.as_tensor([1, 2]), torch.as_tensor([1., 2.], dtype=torch.float64)
+a = np.array([1., 2.]); t = torch.as_tensor(a); a[0] = 7; t
+x = torch.tensor([1., 2.]); torch.as_tensor(x) is x
+x = torch.tensor([1., 2.]); torch.as_tensor(x, dtype=torch.float64)
+w = torch.randn(3, 1, requires_grad=True); w.shape, w.is_leaf, w.grad
+x = torch.tensor([[1., 2.], [3., 4.]]); print(x); print(x.dtype); print(x.shape); print(x.ndim)
+x = torch.tensor(3.0); x.requires_grad, x.is_leaf, x.grad_fn, x.grad
+x = torch.tensor([1., 2.], requires_grad=True); y = x ** 2; z = y.sum(); z.backward(); \
+print(x.grad); print(type(y.grad_fn).__name__); print(z.grad_fn.name())
+x = torch.tensor([1., 2.], requires_grad=True); y = x ** 2; \
+y.grad_fn.next_functions[0][0].variable is x
+x = torch.tensor(2., requires_grad=True); y = x ** 3; \
+(g,) = torch.autograd.grad(y, x, create_graph=True); g, g.grad_fn.name()
+x = torch.tensor(2., requires_grad=True); y = x ** 3; y.backward(create_graph=True); \
+x.grad, x.grad.grad_fn.name(), x.grad.requires_grad
+x = torch.tensor([1, 2, 3]); x.mean()
+x = torch.tensor([1, 2, 3]); x.float().mean()
+x = torch.tensor([1., 2.]); y = x.clone().detach().requires_grad_(True); y
+x = torch.tensor([1., 2.], requires_grad=True); x.detach().requires_grad_()
+x = torch.tensor([1., 2., 3.], requires_grad=True); y = x.norm(); y.backward(); x.grad
+x = torch.tensor([3., 4.]); x / x.norm()
+x = torch.tensor([1., 2.], requires_grad=True); x.register_hook(lambda g: print("grad:", g)); \
+(x ** 2).sum().backward()
+x = torch.tensor(1.0, requires_grad=True); y = torch.tensor(2.0, requires_grad=True); z = x * y; \
+z.backward(); x.grad, y.grad
+x = torch.tensor([1.5]); x.int(), x.long(), x.half(), x.bool()
+torch.tensor(5).float(), torch.tensor(5.7).long()
+x = torch.ones(2, 2); x.fill_(3), x.zero_()
+x = torch.linspace(-1, 1, 5, requires_grad=True); y = (x ** 2).sum(); y.backward(); x.grad
+x = torch.arange(4.).requires_grad_(); y = (x * 2).sum(); y.backward(); x.grad, x.is_leaf
+print(torch.tensor([0.1234567, 123.456])); print(torch.tensor([1e-3, 1e3]))
+print(torch.tensor([1/3]), torch.tensor(1/3, dtype=torch.float64))
+""")
+
+
 def _norm_grad_cases() -> list:
     cases = []
     for p in ["", "p=1", "p=2", "p=3", "p=0.5", "p=1.5", "p=-1", "p=0", "p=float('inf')",
@@ -996,7 +1058,7 @@ x = torch.tensor(2.5); print(str(x), repr(x), "%s" % x)
 """)
 
 ALL_CASES = (TENSOR + LEGACY + FILLS + RANGES + LIKE + RANDOM + DTYPES + ATTRIBUTES + METHODS
-             + COMPARISONS + NORMS + _norm_grad_cases() + PRINTING)
+             + COMPARISONS + NORMS + _norm_grad_cases() + PRINTING + NOTEBOOK)
 
 
 @pytest.mark.parametrize("code", ALL_CASES)
