@@ -3,7 +3,7 @@
 symgrad is complete in Python.  When the C extension was built at install time, the fast
 path of ``tensor.apply`` and the plain-node loop of ``engine._run_ordered`` run compiled:
 the same steps, the same op-table callables, without the interpreter in between (scalar
-code is four times faster).  ``SYMGRAD_PURE_PYTHON=1`` keeps everything in Python.
+code runs twice as fast).  ``SYMGRAD_PURE_PYTHON=1`` keeps everything in Python.
 
 Examples
 --------
