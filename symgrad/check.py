@@ -534,6 +534,11 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
                              f"{', '.join(variables) or 'none'})")
     if not grads:
         raise ValueError("no claimed gradient given")
+    for k, v in [*grads.items(), *(at or {}).items()]:
+        if v is None:
+            raise TypeError(f"{k}: expected expression text, a number or an array, got None")
+    if samples < 0:
+        raise ValueError(f"samples must be at least 0, got {samples}")
     claims = {k: _Claim(v, variables) for k, v in grads.items()}
     at = {k: (np.asarray(_parse_value(v), dtype=np.float64)) for k, v in (at or {}).items()}
     for k in at:

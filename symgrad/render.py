@@ -457,7 +457,10 @@ class GraphModel:
         if op is None or depth > 3:
             return "…"
         parts = [self.label_of(e.target, e.const, depth + 1) for e in item.edges]
-        parts = [p if len(parts) == 1 or _atomic(p) else f"({p})" for p in parts]
+        # A product or power inside a sum needs no brackets: "w·x + b", not "(w·x) + b".
+        parts = [p if len(parts) == 1 or _atomic(p) or (
+            op.name in ("add", "sub") and " " not in p and not p.startswith("−"))
+            else f"({p})" for p in parts]
         if op.name == "mul" and len(item.edges) == 2 and item.edges[1].target is None:
             parts.reverse()  # "5·x²" reads better than "x²·5"
         if op.name == "pow" and op.attrs == ("exponent",) and item.attrs:
