@@ -63,7 +63,7 @@ class Op:
                  doc: str = "", node: str | None = None, view: bool = False,
                  domain: tuple = (-np.inf, np.inf), ranks: tuple | None = None,
                  consts: dict | None = None, refuse: dict | None = None,
-                 derive: dict | None = None) -> None:
+                 derive: dict | None = None, saved_for: dict | None = None) -> None:
         self.name = name
         self.overload = overload
         self.inputs = tuple(inputs)
@@ -102,6 +102,11 @@ class Op:
         # the inputs whose rules read it.  As in PyTorch, one is kept only when such an
         # input requires grad (``x * 2.5`` keeps 2.5, not x: ``_saved_self`` is None).
         self.optional = _optional_saves(self)
+        if saved_for:
+            # Saved values kept only for the gradient of the named inputs (mm's strides):
+            # when none of them requires grad PyTorch leaves them empty, ``()``.
+            self.optional += tuple((self.saves.index(name), frozenset(
+                self.inputs.index(i) for i in inputs)) for name, inputs in saved_for.items())
         # The common case tensor.apply runs without its general bookkeeping (see
         # _simple_saves), or None.
         self.simple = _simple_saves(self)
@@ -456,6 +461,50 @@ def _expand(a, size):
     return np.lib.stride_tricks.as_strided(a, size, tuple(strides), writeable=False)
 
 
+def _restride(a, out, strides: tuple):
+    """``out`` (a view of ``a``'s memory) with PyTorch's strides, in elements: numpy picks
+    others for size-1 dims, which PyTorch reports (``stride()``, mm's saved strides)."""
+    if out.dtype == object or out.size == 0:
+        return out
+    return np.lib.stride_tricks.as_strided(out, out.shape,
+                                           tuple(s * out.itemsize for s in strides),
+                                           writeable=out.flags.writeable)
+
+
+def _reshape(a, shape):
+    """A view of ``a`` in ``shape`` where one exists, strides as PyTorch's computeStride."""
+    out = np.reshape(a, shape)
+    if not isinstance(a, np.ndarray) or a.flags.c_contiguous or not np.shares_memory(a, out):
+        return out  # numpy's strides for a contiguous result are PyTorch's
+    old, old_strides = a.shape, _strides(a)
+    new = list(out.shape)
+    strides = [0] * len(new)
+    view_d = len(new) - 1
+    base = old_strides[-1] if old else 1
+    tensor_numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and old_strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                strides[view_d] = view_numel * base
+                view_numel *= new[view_d]
+                view_d -= 1
+            if d > 0:
+                base, tensor_numel, view_numel = old_strides[d - 1], 1, 1
+    return _restride(a, out, tuple(strides))
+
+
+def _unsqueeze(a, dim):
+    out = np.expand_dims(a, dim)
+    if not isinstance(a, np.ndarray):
+        return out
+    d = dim % out.ndim
+    # PyTorch: the new dim's stride is size * stride of the dim it goes before, 1 at the end.
+    new = 1 if d == a.ndim else a.shape[d] * _strides(a)[d]
+    strides = _strides(a)
+    return _restride(a, out, strides[:d] + (new,) + strides[d:])
+
+
 def _squeeze_dims(shape, dim):
     if dim is None:
         return tuple(i for i, n in enumerate(shape) if n == 1)
@@ -531,6 +580,12 @@ def _sym_reduce(name, a, dim, keepdim):
         out = f.reduce(out, axis=ax, keepdims=True)
     return out if keepdim else out.reshape(tuple(
         n for i, n in enumerate(np.shape(a)) if i not in axes))
+
+
+def _strides(a) -> tuple:
+    """A numpy array's strides in elements, as PyTorch reports them."""
+    a = np.asarray(a)
+    return tuple(st // a.itemsize for st in a.strides)
 
 
 def _sym_norm(a, ord, dim, keepdim):
@@ -867,11 +922,19 @@ DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tenso
          grads=(lambda m, grad, self, tensor: grad * tensor,
                 lambda m, grad, self, tensor: grad * self),
          local=("{tensor}", "{self}"))
-MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
+MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul,
+        saves=("self", "mat2", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
+               "mat2_sym_strides"),
+        derive={"self_sym_strides": lambda arrays, attrs: _strides(arrays[0]),
+                "mat2_sym_sizes": lambda arrays, attrs: tuple(np.shape(arrays[1])),
+                "mat2_sym_strides": lambda arrays, attrs: _strides(arrays[1])},
+        # PyTorch's mm_mat1_backward/mm_mat2_backward pick a memory layout from the
+        # sizes and strides; the values do not depend on it.
+        saved_for={"self_sym_strides": ("self",), "mat2_sym_strides": ("mat2",)},
         ranks=((2,), (2,)),
         dtype="promote_strict",
-        grads=(lambda m, grad, self, mat2: m.matmul(grad, m.t(mat2)),
-               lambda m, grad, self, mat2: m.matmul(m.t(self), grad)),
+        grads=(lambda m, grad, self, mat2, *layout: m.matmul(grad, m.t(mat2)),
+               lambda m, grad, self, mat2, *layout: m.matmul(m.t(self), grad)),
         local=("{mat2}ᵀ", "{self}ᵀ"))
 MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
         ranks=((2,), (1,)),
@@ -896,10 +959,10 @@ TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"), forward=np.swa
                saves=("dim0", "dim1"),
                grads=(lambda m, grad, dim0, dim1: m.transpose(grad, dim0, dim1),),
                local=("transpose",))
-VIEW = Op("view", view=True, attrs=("size",), forward=np.reshape, saves=("self_sym_sizes",),
+VIEW = Op("view", view=True, attrs=("size",), forward=_reshape, saves=("self_sym_sizes",),
           grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
           local=("reshape",))
-RESHAPE_ALIAS = Op("_reshape_alias", view=True, attrs=("size",), forward=np.reshape,
+RESHAPE_ALIAS = Op("_reshape_alias", view=True, attrs=("size",), forward=_reshape,
                    saves=("self_sym_sizes",),
                    grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
                    local=("reshape",), doc="reshape of a non-contiguous tensor, as a view")
@@ -933,12 +996,13 @@ SQUEEZE_DIMS = Op("squeeze", 2, view=True, attrs=("dim",), saves=("self_sym_size
                   grads=(lambda m, grad, self_sym_sizes, dim:
                          m.reshape(grad, self_sym_sizes),),
                   local=("squeeze",))
-# In-place ``squeeze_(dim)``: PyTorch's matmul squeezes its 1-D @ 2-D product this way.
-SQUEEZE_ = Op("squeeze_", 4, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
+# In-place ``squeeze_(dim)``: PyTorch's matmul squeezes its 1-D @ 2-D product this way
+# (the product itself, one version later: not a view).
+SQUEEZE_ = Op("squeeze_", 4, attrs=("dim",), saves=("self_sym_sizes", "dim"),
               forward=lambda a, dim: np.squeeze(a, _squeeze_dims(np.shape(a), dim)),
               grads=(lambda m, grad, self_sym_sizes, dim: m.reshape(grad, self_sym_sizes),),
               local=("squeeze",))
-UNSQUEEZE = Op("unsqueeze", view=True, attrs=("dim",), forward=np.expand_dims, saves=("dim",),
+UNSQUEEZE = Op("unsqueeze", view=True, attrs=("dim",), forward=_unsqueeze, saves=("dim",),
                grads=(lambda m, grad, dim: m.squeeze(grad, dim),), local=("unsqueeze",))
 EXPAND = Op("expand", view=True, attrs=("size",), forward=_expand, saves=("self_sym_sizes",),
             grads=(lambda m, grad, self_sym_sizes: m.sum_to(grad, self_sym_sizes),),

@@ -370,7 +370,9 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             if isinstance(inputs[i], Node):
                 break
         else:
-            saved[k] = versions[k] = None  # no input that reads it requires grad
+            # no input that reads it requires grad: None for a tensor, () for sizes
+            saved[k] = None if op.plan[k][0] != "derived" else ()
+            versions[k] = None
     out.grad_fn = op.node_class(tuple(inputs), attrs, tuple(saved), tuple(versions),
                                 tuple(meta))
     if nrs is not None:
@@ -2253,7 +2255,9 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if da == 2 and db == 1:
         return mv(a, b)
     if da == 1 and db == 2:
-        return apply(O.SQUEEZE_, (mm(a.unsqueeze(0), b),), (0,))
+        out = apply(O.SQUEEZE_, (mm(a.unsqueeze(0), b),), (0,))
+        out._vc[0] += 1  # squeeze_ changed the product in place
+        return out
     if da == 2 and db == 2:
         return mm(a, b)
     if _should_fold(a, b):
@@ -2347,6 +2351,9 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
             f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
             f"[{b.shape[0]}] to have the same number of elements, but got {a.shape[0]} and "
             f"{b.shape[0]} elements respectively")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_SCALAR_NAMES[a.dtype.name]} and {_SCALAR_NAMES[b.dtype.name]}")
     return apply(O.DOT, (a, b))
 
 
@@ -2362,7 +2369,15 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
-    if a.ndim != 2 or v.ndim != 1 or a.shape[1] != v.shape[0]:
+    if a.ndim != 2 or v.ndim != 1:
+        if a.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    if a.dtype is not v.dtype:
+        names = [_SCALAR_NAMES[t.dtype.name] for t in (v, a, v)]
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{names[0]}, {names[1]}, and {names[2]}")
+    if a.shape[1] != v.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat "
                            f"({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})")
     return apply(O.MV, (a, v))

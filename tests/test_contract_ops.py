@@ -379,3 +379,51 @@ for _name, _f in [("max(1)", lambda L, x: x.max(1)[0]), ("min(0, True)", lambda 
     case(f"gradient of {_name}", _grad_of(_f), A, version=False)
     case(f"gradient of gradient of {_name}", _grad_grad_of(_f), A, version=False)
 case("gradient of max(0) of 0-d", _grad_of(lambda L, x: x.max(0)[0] * x), S, version=False)
+
+# --------------------------------------------------------------------------- linear algebra
+B23 = Leaf([[0.5, 1.5, -1.0], [2.0, -0.25, 0.75]])
+B32c = const(B.data)
+for _name, _f, _leaves in [
+        ("a.mm(b)", lambda L, a, b: a.mm(b), (A, B)),
+        ("L.mm(a, b)", lambda L, a, b: L.mm(a, b), (A, B)),
+        ("a.mm(a.t())", lambda L, a, b: a.mm(a.t()), (A, B)),
+        ("a.t().mm(a)", lambda L, a, b: a.t().mm(b.t()), (A, B)),
+        ("a.mm(const)", lambda L, a, b: a.mm(b), (A, B32c)),
+        ("const.t().mm(b)", lambda L, a, b: a.t().mm(b.t()), (B32c, A)),
+        ("a.T.mm(b.T)", lambda L, a, b: a.T.mm(b.T), (A, B)),
+        ("a[:, ::2].mm", lambda L, a, b: a[:, ::2].mm(b[::2]), (A, B)),
+        ("mm shape error", lambda L, a, b: a.mm(a), (A, B)),
+        ("mm 1-D error", lambda L, a, b: a.mm(b[0]), (A, B)),
+        ("mm dtype error", lambda L, a, b: a.float().mm(b), (A, B)),
+        ("a @ b", lambda L, a, b: a @ b, (A, B)),
+        ("a @ v", lambda L, a, v: a @ v, (A, V)),
+        ("v @ b", lambda L, v, b: v @ b, (V, B)),
+        ("v @ w", lambda L, v, w: v @ w, (V, W)),
+        ("L.matmul(v, w)", lambda L, v, w: L.matmul(v, w), (V, W)),
+        ("a.matmul(b)", lambda L, a, b: a.matmul(b), (A, B)),
+        ("batched @ matrix", lambda L, t, m: t @ m, (T3, Leaf(np.ones((4, 2)).tolist()))),
+        ("matrix @ batched", lambda L, m, t: m @ t, (B23, T3)),
+        ("batched @ batched", lambda L, t, m: t @ m, (T3, M3)),
+        ("batched @ vector", lambda L, t, v: t @ v, (T3, Leaf([1.0, -0.5, 0.25, 2.0]))),
+        ("vector @ batched", lambda L, v, m: v @ m, (Leaf([1.0, -0.5, 0.25, 2.0]), M3)),
+        ("broadcast batch @", lambda L, t, m: t.unsqueeze(1) @ m.unsqueeze(0),
+         (T3, Leaf(np.linspace(0, 1, 8).reshape(4, 2).tolist()))),
+        ("matmul 0-d error", lambda L, s, v: s @ v, (S, V)),
+        ("matmul shape error", lambda L, a, v: a @ v, (A, Leaf([1.0, 2.0]))),
+        ("batched shape error", lambda L, t, m: t @ m, (T3, T3)),
+        ("v.dot(w)", lambda L, v, w: v.dot(w), (V, W)),
+        ("L.dot(v, w)", lambda L, v, w: L.dot(v, w), (V, W)),
+        ("dot const", lambda L, v, w: v.dot(w), (V, Vc)),
+        ("dot size error", lambda L, v, w: v.dot(w[:2]), (V, W)),
+        ("dot 2-D error", lambda L, a, w: a.dot(w), (A, W)),
+        ("dot dtype error", lambda L, v, w: v.dot(w.float()), (V, W)),
+        ("a.mv(v)", lambda L, a, v: a.mv(v), (A, V)),
+        ("L.mv(a, v)", lambda L, a, v: L.mv(a, v), (A, V)),
+        ("mv const", lambda L, a, v: a.mv(v), (Ac, V)),
+        ("mv shape error", lambda L, a, v: a.mv(v[:2]), (A, V)),
+        ("mv 1-D error", lambda L, a, v: v.mv(v), (A, V)),
+        ("int mm", lambda L, a, b: a.mm(b.t()), (I, I)),
+        ("int @ float", lambda L, a, b: a @ b, (I, B)),
+        ("f32 @ f32", lambda L, a, b: a.float() @ b.float(), (A, B)),
+        ]:
+    case(_name, _f, *_leaves)

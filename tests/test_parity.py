@@ -1514,7 +1514,10 @@ SAVED = [
     ("softmax", lambda L, a: a.softmax(-1), [A], ("dim", "result")),
     ("dot", lambda L, x, y: x.dot(y), [V, V], ("self", "tensor")),
     ("mv", lambda L, a, x: a.mv(x), [A, V], ("self", "vec")),
-    ("mm", lambda L, a, b: a.mm(b.t()), [A, A], ("self", "mat2")),
+    ("mm", lambda L, a, b: a.mm(b.t()), [A, A], ("self", "mat2", "self_sym_sizes",
+                                                 "self_sym_strides", "mat2_sym_sizes",
+                                                 "mat2_sym_strides")),
+    ("mm by constant", lambda L, a, c: a.mm(c.t()), [A, A], ("self", "mat2_sym_strides")),
     ("T", lambda L, a: a.T, [A], ("dims",)),
     ("permute", lambda L, a: a.permute(-1, 0), [A], ("dims",)),
     ("transpose", lambda L, a: a.transpose(-1, 0), [A], ("dim0", "dim1")),
@@ -1665,8 +1668,6 @@ def _gradient_graph(f, shapes):
 
 KNOWN_DIFFERENCES = [
     # (case, fn(lib, *leaves), leaf shapes, why symgrad differs)
-    ("mm._saved_self_sym_sizes", lambda L, a, b: a.mm(b.t()).grad_fn._saved_self_sym_sizes,
-     [A, A], "MmBackward0 saves no sizes or strides"),
     ("index_put._saved_indices", lambda L, a, y: _assign([0])(L, a, y).grad_fn._saved_indices,
      [A, V], "IndexPutBackward0 saves its index as _saved_index"),
     ("gradient graph of norm", *_gradient_graph(lambda L, a: a.norm(), [A]),
