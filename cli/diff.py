@@ -70,6 +70,44 @@ def _hessian(expr, at: dict, names: list, timeout: float):
     return h_sym, result
 
 
+_SUP = dict(enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")) | {10: "¹⁰"}
+
+
+def _higher(expr, at: dict, names: list, order: int, timeout: float) -> dict:
+    """Each variable's pure derivative of ``order`` (>= 3): symbolic and by reverse mode
+    run ``order`` times (``create_graph=True``)."""
+    import sympy as sp
+    import symgrad
+    from symgrad.autograd import grad
+    from symgrad.check import run_with_timeout
+    shapes = expr.shape_values(at)
+    bad = [n for n in names if np.ndim(shapes[n]) != 0]
+    if bad:
+        raise InputError(f"--order {order}: derivatives of order 3 and more are for scalar "
+                         f"variables; {', '.join(bad)} is not a scalar")
+    out = {}
+    for n in names:
+        e = expr.diff(n, simplify=False, order=order, **shapes)
+        status, tidy = run_with_timeout(sp.simplify, (e,), timeout)
+        e = tidy if status == "ok" else e
+        r: dict = {}
+        if all(v in at for v in expr.variables):
+            leaves = expr._leaves(at)
+            g = expr.evaluate(leaves)
+            for _ in range(order):
+                if g is leaves[n] or g.grad_fn is None:  # d/dx x = 1, then zeros
+                    g = 1.0 if g is leaves[n] else 0.0
+                    g = symgrad.tensor(g, dtype=symgrad.float64)
+                    continue
+                (g,) = grad(g, leaves[n], create_graph=True, materialize_grads=True)
+            sym = _float(e.xreplace({sp.Symbol(k, real=True): sp.Float(float(v))
+                                     for k, v in at.items()}).evalf())
+            r = {"value": to_plain(g), "agree": bool(np.allclose(
+                g.detach().item(), sym, rtol=1e-9, atol=1e-12, equal_nan=True))}
+        out[n] = (e, r)
+    return out
+
+
 def _float(e) -> float:
     """A SymPy number as a float; nan for what has no real value (a kink, a complex)."""
     try:
@@ -84,8 +122,9 @@ def _float(e) -> float:
               help="Differentiate with respect to VAR (repeatable; default: all variables).")
 @click.option("--at", "at_items", multiple=True, metavar="VAR=VALUE",
               help="The point: x=4, x=-0.5, v=[1,2,3], A=[[1,2],[3,4]] (repeatable).")
-@click.option("--order", type=click.IntRange(1, 2), default=1, show_default=True,
-              help="2 adds the Hessian.")
+@click.option("--order", type=click.IntRange(1, 10), default=1, show_default=True,
+              help="2 adds the Hessian; 3 and more add each scalar variable's "
+                   "derivative of that order.")
 @click.option("--steps", is_flag=True, help="Print the chain-rule straight-line program.")
 @click.option("--latex", is_flag=True, help="Print the derivatives as LaTeX.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
@@ -136,6 +175,7 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
         agree = all(np.allclose(grads[n], symbolic_at[n], rtol=1e-9, atol=1e-12,
                                 equal_nan=True) for n in names)
     hess = _hessian(expr, at, names, timeout) if order == 2 and names else None
+    higher = _higher(expr, at, names, order, timeout) if order > 2 and names else None
 
     if as_json:
         obj = {"expression": expression, "variables": expr.variables,
@@ -155,6 +195,9 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
             obj["steps"] = [str(line) for line in program.lines]
         if hess is not None:
             obj["hessian"] = hess[1]
+        if higher is not None:
+            obj["derivatives"] = {n: {"order": order, "symbolic": str(e), **r}
+                                  for n, (e, r) in higher.items()}
         echo_json(obj)
         return
 
@@ -190,6 +233,12 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
             mark = style("✓ agrees", fg="green") if h["agree"] else style("✗ DIFFERS",
                                                                          fg="red")
             click.echo(f"  reverse mode (twice): {fmt(h['value'])}   {mark}")
+    for n, (e, r) in (higher or {}).items():
+        click.echo(f"\n∂{_SUP[order]}f/∂{n}{_SUP[order]} = {sp.latex(e) if latex else e}")
+        if "value" in r:
+            mark = style("✓ agrees", fg="green") if r["agree"] else style("✗ DIFFERS",
+                                                                         fg="red")
+            click.echo(f"  reverse mode ({order} times): {fmt(r['value'])}   {mark}")
     if steps and program:
         click.echo("\nChain rule, step by step (one line per graph node):")
         click.echo(str(program))

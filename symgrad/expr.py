@@ -311,10 +311,14 @@ class Expression:
         [y_1*cos(x_0*y_0 + x_1*y_1)]])
         >>> parse("x**3 * y").diff("x", order=2)
         6*x*y
+        >>> [parse("3*x").diff("x", order=k) for k in (1, 2, 3)]
+        [3, 0, 0]
         """
         import sympy as sp
+        from . import float64
         from .autograd import grad
         from .symbolic import gradient_program, to_sympy
+        from .tensor import tensor
         if var not in self.variables:
             raise ValueError(f"{var!r} is not a variable of the expression (variables: "
                              f"{', '.join(self.variables) or 'none'})")
@@ -332,9 +336,15 @@ class Expression:
         if x.ndim == 0:
             g = out
             for _ in range(order - 1):
+                if g is x or g.grad_fn is None:
+                    # d/dx x = 1, d/dx of a constant = 0; after that only zeros
+                    g = tensor(1.0 if g is x else 0.0, dtype=float64)
+                    continue
                 (g,) = grad(g, x, create_graph=True, materialize_grads=True)
-            if g.grad_fn is None:  # the derivative no longer depends on anything
-                return tidy(to_sympy(g))
+            if g is x:
+                return sp.Integer(1)
+            if g.grad_fn is None:  # a constant: its derivative is 0
+                return sp.Integer(0)
             return gradient_program(g, [x]).closed_form(simplify=simplify)[var]
         if order != 2:
             raise NotImplementedError("for a vector or matrix variable, order 1 (gradient) "
