@@ -442,6 +442,21 @@ def test_python_api_errors_are_value_or_type_errors():
     assert e.domain_error(x=0.0).pos == 1 and e.domain_error(x=2.0) is None
 
 
+def test_text_is_never_executed(tmp_path):
+    flag = tmp_path / "executed"
+    payload = f"__import__('os').system('touch {flag}')"
+    for make in (lambda: symgrad.parse(payload),
+                 lambda: symgrad.check("x**2", {"x": [payload]}),
+                 lambda: symgrad.check("x**2", {"x": "2*x"}, at={"x": [payload]}),
+                 lambda: symgrad.parse("x").evaluate(x=np.array([payload], dtype=object))):
+        with pytest.raises(ValueError):
+            make()
+    for args in (("diff", payload), ("diff", "x", "--at", f"x={payload}"),
+                 ("check", "x", "--grad", f"x={payload}")):
+        assert run(*args).exit_code == 2
+    assert not flag.exists()
+
+
 # --------------------------------------------------------------------------- output files
 def test_output_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     from symgrad.draw import Diagram, RenderError
