@@ -165,7 +165,7 @@ class _Numpy:
 
     @staticmethod
     def transpose(a, d0, d1):
-        return np.swapaxes(a, d0, d1)
+        return np.swapaxes(a, d0, d1) if np.ndim(a) else a
 
     @staticmethod
     def permute(a, dims):

@@ -955,7 +955,8 @@ PERMUTE = Op("permute", view=True, attrs=("dims",), forward=np.transpose, saves=
              grads=(lambda m, grad, dims:
                     m.permute(grad, tuple(np.argsort([d % len(dims) for d in dims]))),),
              local=("permute",))
-TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"), forward=np.swapaxes,
+TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"),
+               forward=lambda a, d0, d1: np.swapaxes(a, d0, d1) if np.ndim(a) else a,
                saves=("dim0", "dim1"),
                grads=(lambda m, grad, dim0, dim1: m.transpose(grad, dim0, dim1),),
                local=("transpose",))

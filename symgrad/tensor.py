@@ -1621,7 +1621,13 @@ class Tensor(metaclass=_TensorMeta):
         if not dims:
             raise TypeError('permute() missing 1 required positional arguments: "dims"')
         dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
-        _check_dims(dims, self.ndim)
+        if len(dims) != self.ndim:
+            raise RuntimeError(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match "
+                "the length of the desired ordering of dimensions i.e. input.dim() = "
+                f"{self.ndim} is not equal to len(dims) = {len(dims)}")
+        if len({_wrap_dim(d, self.ndim) for d in dims}) != len(dims):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
         return apply(O.PERMUTE, (self,), (tuple(dims),))
 
     def view(self, *shape):
@@ -1651,6 +1657,8 @@ class Tensor(metaclass=_TensorMeta):
 
     def flatten(self, start_dim=0, end_dim=-1):
         s, e = _wrap_dim(start_dim, self.ndim), _wrap_dim(end_dim, self.ndim)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if self.ndim == 0:
             return self.reshape(1)
         if s == e:
@@ -1679,19 +1687,22 @@ class Tensor(metaclass=_TensorMeta):
                 f"expand(torch.{_LEGACY_NAMES[self._dtype.name]}{{{list(self.shape)}}}, "
                 f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) must be "
                 f"greater or equal to the number of dimensions in the tensor ({self.ndim})")
-        for i, s in enumerate(sizes[:lead]):
-            if s == -1:
-                if self.ndim == 0:
-                    raise RuntimeError("numel: integer multiplication overflow")
-                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
-                                   f"leading, non-existing dimension {i}")
-        target = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-        for i, n in enumerate(self.shape):
+        target = tuple(self.shape[i - lead] if s == -1 and i >= lead else s
+                       for i, s in enumerate(sizes))
+        # PyTorch checks from the last dim to the first: existing dims, then new ones.
+        for i in range(self.ndim - 1, -1, -1):
+            n = self.shape[i]
             if n != 1 and n != target[i + lead]:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({target[i + lead]}) must match the "
                     f"existing size ({n}) at non-singleton dimension {i + lead}.  Target "
                     f"sizes: {list(sizes)}.  Tensor sizes: {list(self.shape)}")
+        for i in range(lead - 1, -1, -1):
+            if sizes[i] == -1:
+                if self.ndim == 0:
+                    raise RuntimeError("numel: integer multiplication overflow")
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
         return apply(O.EXPAND, (self,), (target,))
 
     def expand_as(self, other):
@@ -1847,6 +1858,8 @@ def _shape_args(shape) -> tuple:
 
 
 def _infer_shape(shape: tuple, numel: int) -> tuple:
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
     if -1 in shape:
         known = 1
         for s in shape:

@@ -427,3 +427,59 @@ for _name, _f, _leaves in [
         ("f32 @ f32", lambda L, a, b: a.float() @ b.float(), (A, B)),
         ]:
     case(_name, _f, *_leaves)
+
+# --------------------------------------------------------------------------- shapes
+for _name, _f in [
+        ("t()", lambda L, x: x.t()), ("L.t(x)", lambda L, x: L.t(x)), ("T", lambda L, x: x.T),
+        ("transpose(0, 1)", lambda L, x: x.transpose(0, 1)),
+        ("transpose(-1, 0)", lambda L, x: x.transpose(-1, 0)),
+        ("L.transpose(x, 1, 1)", lambda L, x: L.transpose(x, 1, 1)),
+        ("transpose(0, 2)", lambda L, x: x.transpose(0, 2)),
+        ("reshape(-1)", lambda L, x: x.reshape(-1)), ("reshape(3, 2)", lambda L, x: x.reshape(3, 2)),
+        ("reshape((1, -1))", lambda L, x: x.reshape((1, -1))),
+        ("reshape([-1, 2])", lambda L, x: x.reshape([-1, 2])),
+        ("t().reshape(-1)", lambda L, x: x.t().reshape(-1)),
+        ("t().reshape(3, 1, -1)", lambda L, x: x.t().reshape(3, 1, -1)),
+        ("L.reshape(x, (-1,))", lambda L, x: L.reshape(x, (-1,))),
+        ("reshape(4, -1) error", lambda L, x: x.reshape(4, -1)),
+        ("reshape(-1, -1) error", lambda L, x: x.reshape(-1, -1)),
+        ("reshape(5) error", lambda L, x: x.reshape(5)),
+        ("reshape(0, -1) error", lambda L, x: x.reshape(0, -1)),
+        ("view(-1)", lambda L, x: x.view(-1)), ("view(3, 2)", lambda L, x: x.view(3, 2)),
+        ("view((6,))", lambda L, x: x.view((6,))), ("view(1, 1, -1)", lambda L, x: x.view(1, 1, -1)),
+        ("t().view(-1) error", lambda L, x: x.t().view(-1)),
+        ("t().view(3, 2)", lambda L, x: x.t().view(3, 2)),
+        ("view(7) error", lambda L, x: x.view(7)),
+        ("view_as", lambda L, x: x.view_as(x.t())),
+        ("flatten()", lambda L, x: x.flatten()), ("flatten(1)", lambda L, x: x.flatten(1)),
+        ("flatten(0, 1)", lambda L, x: x.flatten(0, 1)), ("flatten(-2, -1)", lambda L, x: x.flatten(-2, -1)),
+        ("L.flatten(x, 1, 2)", lambda L, x: L.flatten(x, 1, 2)),
+        ("flatten(1, 0) error", lambda L, x: x.flatten(1, 0)),
+        ("flatten(0, 0)", lambda L, x: x.flatten(0, 0)),
+        ("flatten(3) error", lambda L, x: x.flatten(3)),
+        ("t().flatten()", lambda L, x: x.t().flatten()),
+        ("squeeze()", lambda L, x: x.squeeze()), ("squeeze(0)", lambda L, x: x.squeeze(0)),
+        ("squeeze(-1)", lambda L, x: x.squeeze(-1)), ("squeeze(1)", lambda L, x: x.squeeze(1)),
+        ("squeeze((0, 1))", lambda L, x: x.squeeze((0, 1))), ("squeeze(3) error", lambda L, x: x.squeeze(3)),
+        ("L.squeeze(x, 0)", lambda L, x: L.squeeze(x, 0)),
+        ("unsqueeze(0)", lambda L, x: x.unsqueeze(0)), ("unsqueeze(-1)", lambda L, x: x.unsqueeze(-1)),
+        ("unsqueeze(1)", lambda L, x: x.unsqueeze(1)), ("L.unsqueeze(x, 2)", lambda L, x: L.unsqueeze(x, 2)),
+        ("unsqueeze(4) error", lambda L, x: x.unsqueeze(4)),
+        ("unsqueeze(-4) error", lambda L, x: x.unsqueeze(-4)),
+        ("expand(2, -1)", lambda L, x: x.expand(2, -1)), ("expand(3, 2, 3)", lambda L, x: x.expand(3, 2, 3)),
+        ("expand(-1, -1)", lambda L, x: x.expand(-1, -1)),
+        ("expand((2, 2, 3))", lambda L, x: x.expand((2, 2, 3))),
+        ("expand(4, 3) error", lambda L, x: x.expand(4, 3)),
+        ("expand(3) error", lambda L, x: x.expand(3)),
+        ("expand(-1, 2, 3) error", lambda L, x: x.expand(-1, 2, 3)),
+        ("expand_as", lambda L, x: x.expand_as(L.zeros(2, 2, 3))),
+        ("permute(1, 0)", lambda L, x: x.permute(1, 0)),
+        ("permute error", lambda L, x: x.permute(0, 0)),
+        ("contiguous", lambda L, x: x.t().contiguous()),
+        ("clone", lambda L, x: x.clone())]:
+    case(f"{_name} A", _f, A)
+    case(f"{_name} R", _f, R)
+    case(f"{_name} S", _f, S)
+    case(f"{_name} T3", _f, T3)
+case("t() 3-D error", lambda L, x: x.t(), T3)
+case("t() 1-D", lambda L, x: x.t(), V)
