@@ -3205,6 +3205,41 @@ def nonleaf_retained_grad_is_replaced_not_updated(L):
     return g1, g2, g1 is g2, h.grad, x.grad
 
 
+@scenario
+def grad_same_output_twice(L):
+    a = _x(L)
+    y = (a * a).sum()
+    return L.autograd.grad([y, y], a)
+
+
+@scenario
+def backward_gradient_requires_grad_double_trick(L):
+    x = _x(L)
+    v = L.tensor([1.0, 0.5, 2.0], requires_grad=True)
+    y = x ** 2
+    y.backward(v, create_graph=True)
+    return x.grad, L.autograd.grad(x.grad.sum(), v)
+
+
+@scenario
+def grad_output_is_input_identity(L):
+    a = _x(L)
+    go = L.tensor([1.0, 2.0, 3.0])
+    r = L.autograd.grad(a, a, go)
+    go2 = L.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+    r2 = L.autograd.grad(a, a, go2, create_graph=True)
+    go3 = L.tensor([1.0, 2.0, 3.0])
+    r3 = L.autograd.grad(a + 1, a, go3)
+    return r, r[0] is go, r2, r2[0] is go2, r3[0] is go3
+
+
+@scenario
+def grad_root_grad_requires_grad_without_create_graph(L):
+    a = _x(L)
+    v = L.tensor([1.0, 0.5, 2.0], requires_grad=True)
+    return L.autograd.grad(a.exp(), a, v * 1)
+
+
 # =========================================================================== the test
 # Known differences, kept visible: they fail today and must keep failing until fixed.
 KNOWN = {

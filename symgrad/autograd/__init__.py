@@ -194,6 +194,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         with _QUIET():
             results = run_backward(outs, roots, retain_graph, create_graph, inputs=ins,
                                    accumulate=False)
+    # A gradient that reaches an input unchanged is the caller's tensor itself, as in
+    # PyTorch (``grad(x + 1, x, v)[0] is v``).
+    given = {id(gr._data): gr for gr in grads if isinstance(gr, Tensor)}
     out = []
     for k, (t, g) in enumerate(zip(ins, results)):
         if g is None:
@@ -208,6 +211,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 out.append(None)
         elif isinstance(g, Tensor):
             out.append(g)
+        elif id(g) in given and given[id(g)]._data is g and given[id(g)].dtype is t.dtype:
+            out.append(given[id(g)])
         else:
             out.append(_make(np.array(g, dtype=t.dtype.np), t.dtype))
     if type(inputs) is dict:
