@@ -281,6 +281,12 @@ class Function(metaclass=_FunctionMeta):
                       "Instantiating an autograd function will raise an error in a future "
                       "version of PyTorch.", DeprecationWarning, stacklevel=2)
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please "
+            "use new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` without recording, then record one ``<Name>Backward`` node."""

@@ -18,7 +18,12 @@ from ..tensor import Tensor, _make
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
-class GradcheckError(RuntimeError):
+class _TorchNamed(type):
+    def __repr__(cls) -> str:
+        return "<class 'torch.autograd.gradcheck.GradcheckError'>"  # printed as PyTorch's
+
+
+class GradcheckError(RuntimeError, metaclass=_TorchNamed):
     """Raised by :func:`gradcheck` when the gradients disagree (as PyTorch's)."""
 
 
