@@ -289,5 +289,5 @@ class Variable(metaclass=_VariableMeta):
         return t
 
 
-from . import functional, graph  # noqa: E402
+from . import functional, graph  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401

@@ -47,7 +47,7 @@ class detect_anomaly:
     Examples
     --------
     >>> import symgrad as torch
-    >>> with torch.autograd.detect_anomaly():  # doctest: +SKIP
+    >>> with torch.autograd.detect_anomaly():
     ...     torch.is_anomaly_enabled()
     True
     """
