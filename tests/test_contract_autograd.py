@@ -3257,6 +3257,29 @@ def gradcheck_error_type_text(L):
         return str(type(e)), type(e).__name__, type(e).__mro__[1].__name__
 
 
+@scenario
+def grad_argument_type_errors(L):
+    a = _x(L)
+    out = []
+    calls = [
+        lambda: L.autograd.grad(L.ones(1).sum(), L.ones(1)),
+        lambda: L.autograd.grad((a * 2).sum(), [a, 1.0]),
+        lambda: L.autograd.grad((a * 2).sum(), a, grad_outputs=[1.0]),
+        lambda: L.autograd.grad([(a * 2).sum(), 3.0], a),
+        lambda: (a * 2).sum().backward(inputs=[1.0]),
+        lambda: L.autograd.backward([(a * 2).sum(), 2.0]),
+        lambda: L.autograd.grad((a * 2).sum(), a, grad_outputs=L.tensor(1.0, dtype=L.int64)),
+        lambda: (a > 0).sum().backward(),
+        lambda: L.autograd.grad((a * 2).sum(), L.tensor([1, 2])),
+    ]
+    for call in calls:
+        try:
+            out.append(call())
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
 # =========================================================================== the test
 # Known differences, kept visible: they fail today and must keep failing until fixed.
 KNOWN = {

@@ -53,6 +53,8 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool,
     """
     out = []
     for grad, t in zip(grads, outputs):
+        if not isinstance(t, Tensor):
+            raise AssertionError("Expected output to be a torch.Tensor")
         if isinstance(grad, Tensor):
             first = grad[0] if batched else grad
             if first.shape != t.shape:
@@ -100,8 +102,15 @@ def _check_roots(outputs: tuple, roots: list) -> None:
                                "have a grad_fn")
 
 
-def _check_inputs(inputs: tuple) -> None:
+def _check_inputs(inputs: tuple, accumulate: bool = False) -> None:
+    """PyTorch's engine, input by input: a tensor; for backward(inputs=), retain_grad (a
+    no-op on leaves, an error on a tensor that does not require grad); then requires_grad."""
     for t in inputs:
+        if not isinstance(t, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               + type(t).__name__)
+        if accumulate:
+            t.retain_grad()
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
 
@@ -139,11 +148,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if retain_graph is None:
         retain_graph = create_graph
     _check_roots(outputs, roots)
-    for t in targets:
-        # PyTorch's engine, input by input: retain_grad (a no-op on leaves; an error on a
-        # tensor that does not require grad), then its own check.
-        t.retain_grad()
-        _check_inputs((t,))
+    _check_inputs(targets, accumulate=True)
     if create_graph:
         from ..tensor import _warn_once
         _warn_once(
