@@ -3280,6 +3280,42 @@ def grad_argument_type_errors(L):
     return out
 
 
+@scenario
+def grad_create_graph_without_retain(L):
+    x = L.tensor(2.0, requires_grad=True)
+    y = x.exp() * x ** 3
+    (g,) = L.autograd.grad(y, x, create_graph=True, retain_graph=False)
+    out = [g, L.autograd.grad(g, x, retain_graph=True)]
+    try:
+        y.backward()
+    except RuntimeError as e:
+        out.append(str(e)[:60])
+    g.backward()
+    out.append(x.grad)
+    return out
+
+
+@scenario
+def function_create_graph_through_saved_output(L):
+    class Exp(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    x = L.tensor(0.5, requires_grad=True)
+    y = Exp.apply(x) * 2
+    (g,) = L.autograd.grad(y, x, create_graph=True)
+    (h,) = L.autograd.grad(g, x)
+    return y, g, h
+
+
 # =========================================================================== the test
 # Known differences, kept visible: they fail today and must keep failing until fixed.
 KNOWN = {
