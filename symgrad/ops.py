@@ -94,10 +94,13 @@ class Op:
         self.derive = dict(derive or {})
         # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
         # ("derived", name) -- resolved by tensor.apply without per-op code.
+        # A leading "_" keeps a saved value from the node's _saved_* attributes (PyTorch
+        # shows none for CopySlices); the rest of the name says where it comes from.
         self.plan = tuple(
             ("input", self.inputs.index(s)) if s in self.inputs else
             ("attr", self.attrs.index(s)) if s in self.attrs else
-            ("result", 0) if s == "result" else ("derived", s) for s in self.saves)
+            ("result", 0) if s == "result" else ("derived", s)
+            for s in (name.lstrip("_") for name in self.saves))
         # Saved input tensors that only some inputs' rules read: for each,
         # the inputs whose rules read it.  As in PyTorch, one is kept only when such an
         # input requires grad (``x * 2.5`` keeps 2.5, not x: ``_saved_self`` is None).
@@ -1047,7 +1050,7 @@ SCATTER = Op("index_put", attrs=("size", "indices"), node="IndexPutBackward0",
              local=("gather",), doc="zeros(size) with self added at indices")
 COPY_SLICES = Op("copy_slices", inputs=("self", "src"), attrs=("index",), broadcasts=True,
                  node="torch::autograd::CopySlices", forward=lambda a, v, ix: _put(a, ix, v),
-                 saves=("index", "self_sym_sizes"),
+                 saves=("_index", "_self_sym_sizes"),  # PyTorch's CopySlices shows none
                  grads=(lambda m, grad, index, self_sym_sizes:
                         grad - m.scatter(m.index(grad, index), self_sym_sizes, index),
                         lambda m, grad, index, self_sym_sizes: m.index(grad, index)),
@@ -1056,14 +1059,15 @@ COPY_SLICES = Op("copy_slices", inputs=("self", "src"), attrs=("index",), broadc
 # ``t[index] = values`` with tensor indices into ``t`` itself: PyTorch's index_put_.
 INDEX_PUT_ = Op("index_put_", inputs=("self", "values"), attrs=("index",), broadcasts=True,
                 node="IndexPutBackward0", forward=lambda a, v, ix: _put(a, ix, v),
-                saves=("index",),
+                saves=("indices",), consts={"accumulate": False},
+                derive={"indices": lambda arrays, attrs: attrs[0]},  # PyTorch's name
                 grads=(lambda m, grad, index: m.put(grad, index, 0.0),
                        lambda m, grad, index: m.index(grad, index)),
                 local=("[not written]", "gather"), doc="self with values put at index")
 CAT = Op("cat", inputs=("tensors",), attrs=("dim",), dtype="promote",
          # PyTorch allocates a contiguous result; numpy would follow the inputs' layout.
          forward=lambda *a: np.ascontiguousarray(np.concatenate(a[:-1], axis=a[-1])),
-         saves=("dim", "sizes"),
+         saves=("dim", "_sizes"),  # PyTorch's CatBackward0 shows only its dim
          grads=(lambda m, grad, dim, sizes, i: _cat_piece(m, grad, dim, sizes, i),),
          local=("slice",), doc="variadic: one grad rule applied per input")
 STACK = Op("stack", inputs=("tensors",), attrs=("dim",), dtype="promote",

@@ -235,7 +235,7 @@ def _saved_values(node: Node, arrays: list, attrs: tuple, result) -> list:
             out.append(attrs[where])
         elif kind == "result":
             out.append(result)
-        elif where == "_self_dtype":
+        elif where == "self_dtype":
             out.append(node._meta[0][1])
         else:
             out.append((node.op.derive.get(where) or _DERIVED[where])(arrays, attrs))

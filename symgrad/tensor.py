@@ -179,7 +179,7 @@ _DTYPE_RULES: dict[str, Callable] = {
 _DERIVED: dict[str, Callable] = {
     "self_sym_sizes": lambda arrays, attrs: Size(np.shape(arrays[0])),
     "self_sym_numel": lambda arrays, attrs: int(np.size(arrays[0])),
-    "_self_dtype": lambda arrays, attrs: _dt.from_numpy(arrays[0].dtype),
+    "self_dtype": lambda arrays, attrs: _dt.from_numpy(arrays[0].dtype),
     "sizes": lambda arrays, attrs: tuple(np.shape(a)[attrs[0]] for a in arrays),
 }
 
@@ -1927,17 +1927,55 @@ def _slice_args(s: slice) -> tuple:
     """PyTorch's slice arguments: as given, with 0, INT64_MAX and 1 for the missing ones."""
     step = 1 if s.step is None else int(s.step)
     if step <= 0:
-        raise ValueError("step must be greater than zero")
+        raise ValueError("step must be greater than zero" if step else
+                         "slice step cannot be zero")
     return (0 if s.start is None else int(s.start),
             _INT64_MAX if s.stop is None else int(s.stop), step)
+
+
+def _index_item(i):
+    """One index item as PyTorch reads it: a 0-d integer tensor is an integer; anything
+    but integers, slices, ``...``, None, bools and integer or bool tensors is refused."""
+    if isinstance(i, (Tensor, np.ndarray)):
+        kind = np.asarray(i._data if isinstance(i, Tensor) else i).dtype.kind
+        if kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if np.ndim(i._data if isinstance(i, Tensor) else i) == 0:
+            v = np.asarray(i._data if isinstance(i, Tensor) else i).item()
+            return v  # a Python int, or a bool (indexed as True/False)
+        return i
+    if i is None or i is Ellipsis or isinstance(i, (slice, list, bool, np.bool_)):
+        return i
+    if isinstance(i, (int, np.integer)):
+        return int(i)
+    if hasattr(i, "__index__"):
+        return i.__index__()
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                     f"Variables are valid indices (got {type(i).__name__})")
 
 
 def _getitem(t: Tensor, index) -> Tensor:
     if not isinstance(index, tuple):
         if isinstance(index, slice):
+            args = _slice_args(index)
+            if not t.ndim:
+                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
             # A lone slice is always recorded, even a full one (PyTorch does the same).
-            return apply(O.SLICE, (t,), (0,) + _slice_args(index))
-        index = (index,)
+            return apply(O.SLICE, (t,), (0,) + args)
+        if not t.ndim:
+            if isinstance(index, (int, np.integer)) and not isinstance(index, (bool, np.bool_)):
+                raise IndexError(
+                    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                    "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+                    if index == 0 else
+                    f"index {index} is out of bounds for dimension 0 with size 0")
+            if not (index is None or index is Ellipsis or isinstance(index, (bool, np.bool_))
+                    or isinstance(index, Tensor) and index._dtype is _dt.bool
+                    and not index.ndim):
+                raise IndexError("too many indices for tensor of dimension 0")
+        index = (_index_item(index),)
+    else:
+        index = tuple(_index_item(i) for i in index)
     n_real = builtins.sum(_index_width(i) for i in index)
     if n_real > t.ndim:
         raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
@@ -1957,8 +1995,27 @@ def _getitem(t: Tensor, index) -> Tensor:
             if not (start == 0 and stop >= out.shape[dim] and step == 1):
                 out = apply(O.SLICE, (out,), (dim, start, stop, step))
             dim += 1
+        elif isinstance(i, (bool, np.bool_)):
+            # PyTorch: a new dim, indexed by [0] (True) or by nothing (False).
+            out = apply(O.UNSQUEEZE, (out,), (dim,))
+            advanced.append((dim, np.arange(int(i), dtype=np.int64)))
+            dim += 1
         elif _is_advanced(i):
-            advanced.append((dim, _index_array(i)))
+            a = _index_array(i)
+            if a.dtype == np.bool_:
+                for j, n in enumerate(a.shape):
+                    if n != out.shape[dim + j]:
+                        raise IndexError(
+                            f"The shape of the mask {list(a.shape)} at index {j} does not "
+                            f"match the shape of the indexed tensor {list(out.shape)} at "
+                            f"index {dim + j}")
+            elif a.size:
+                size = out.shape[dim]
+                bad = a[(a < -size) | (a >= size)]
+                if bad.size:
+                    raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension "
+                                     f"{len(advanced)} with size {size}")
+            advanced.append((dim, a))
             dim += _index_width(i)
         else:
             i = int(i)
@@ -1980,10 +2037,23 @@ def _getitem(t: Tensor, index) -> Tensor:
 
 def _setitem(t: Tensor, index, value) -> None:
     value = _as_tensor_arg(value)
-    if isinstance(index, Tensor):
-        index = index._data
-    elif isinstance(index, tuple):
-        index = tuple(i._data if isinstance(i, Tensor) else i for i in index)
+    items = tuple(_index_item(i) for i in (index if isinstance(index, tuple) else (index,)))
+    items = tuple(np.asarray(i._data if isinstance(i, Tensor) else i)
+                  if isinstance(i, (Tensor, list)) else i for i in items)
+    advanced = builtins.any(isinstance(i, np.ndarray) for i in items)
+    # Tensor indices as PyTorch saves them: a tuple; anything else as numpy reads it.
+    index = items if advanced or isinstance(index, tuple) else items[0]
+    if isinstance(value, Tensor) and not advanced:
+        # PyTorch's copy_to expands the value first: its errors come before any other.
+        target = np.empty(t._data.shape, dtype=bool)[index].shape
+        shape = tuple(value.shape)
+        stripped = shape[next((k for k, n in enumerate(shape) if n != 1), len(shape)):]
+        try:
+            ok = np.broadcast_shapes(stripped, target) == target
+        except ValueError:
+            ok = False
+        if not ok:
+            _make(np.empty(stripped), value._dtype).expand(target)  # raises PyTorch's error
     if GRAD_MODE.enabled and (t.requires_grad or (isinstance(value, Tensor)
                                                    and value.requires_grad)):
         if t.grad_fn is None and t._requires_grad:

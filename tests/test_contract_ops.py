@@ -184,8 +184,7 @@ def run(lib, fn, leaves: list, backward: bool = True, version: bool = True) -> d
         report["leaf versions"] = [x._version for x in made]
         t = _first_tensor(out)
         if backward and t is not None and t.requires_grad:
-            n = max(t.numel(), 1)
-            g = lib.tensor(np.linspace(0.5, 2.0, n).reshape(tuple(t.shape)),
+            g = lib.tensor(np.linspace(0.5, 2.0, t.numel()).reshape(tuple(t.shape)),
                            dtype=t.dtype)
             try:
                 t.backward(g)
@@ -483,3 +482,68 @@ for _name, _f in [
     case(f"{_name} T3", _f, T3)
 case("t() 3-D error", lambda L, x: x.t(), T3)
 case("t() 1-D", lambda L, x: x.t(), V)
+
+# --------------------------------------------------------------------------- indexing
+for _name, _f in [
+        ("x[0]", lambda L, x: x[0]), ("x[-1]", lambda L, x: x[-1]), ("x[1, 2]", lambda L, x: x[1, 2]),
+        ("x[:, 1]", lambda L, x: x[:, 1]), ("x[:, -1]", lambda L, x: x[:, -1]),
+        ("x[1:]", lambda L, x: x[1:]), ("x[:1]", lambda L, x: x[:1]), ("x[:]", lambda L, x: x[:]),
+        ("x[::2]", lambda L, x: x[::2]), ("x[:, ::2]", lambda L, x: x[:, ::2]),
+        ("x[:, 1::2]", lambda L, x: x[:, 1::2]), ("x[-2:]", lambda L, x: x[-2:]),
+        ("x[:, -2:-1]", lambda L, x: x[:, -2:-1]), ("x[5:]", lambda L, x: x[5:]),
+        ("x[:, 0:10]", lambda L, x: x[:, 0:10]), ("x[:, 2:1]", lambda L, x: x[:, 2:1]),
+        ("x[None]", lambda L, x: x[None]), ("x[:, None]", lambda L, x: x[:, None]),
+        ("x[..., None]", lambda L, x: x[..., None]), ("x[...]", lambda L, x: x[...]),
+        ("x[..., 0]", lambda L, x: x[..., 0]), ("x[0, ...]", lambda L, x: x[0, ...]),
+        ("x[None, ..., 1]", lambda L, x: x[None, ..., 1]),
+        ("x[x > 0]", lambda L, x: x[x > 0]), ("x[mask row]", lambda L, x: x[L.tensor([True, False])]),
+        ("x[[0, 1]]", lambda L, x: x[[0, 1]]), ("x[tensor([1, 0, 1])]", lambda L, x: x[L.tensor([1, 0, 1])]),
+        ("x[tensor([-1])]", lambda L, x: x[L.tensor([-1])]),
+        ("x[:, tensor([2, 0])]", lambda L, x: x[:, L.tensor([2, 0])]),
+        ("x[tensor([0, 1]), tensor([2, 0])]", lambda L, x: x[L.tensor([0, 1]), L.tensor([2, 0])]),
+        ("x[tensor([[0], [1]]), tensor([2, 0])]", lambda L, x: x[L.tensor([[0], [1]]), L.tensor([2, 0])]),
+        ("x[1, tensor([2, 0])]", lambda L, x: x[1, L.tensor([2, 0])]),
+        ("x[tensor(1)]", lambda L, x: x[L.tensor(1)]),
+        ("x[2] error", lambda L, x: x[2]), ("x[-3] error", lambda L, x: x[-3]),
+        ("x[0, 0, 0] error", lambda L, x: x[0, 0, 0]),
+        ("x[tensor([5])] error", lambda L, x: x[L.tensor([5])]),
+        ("x[::-1] error", lambda L, x: x[::-1]), ("x[::0] error", lambda L, x: x[::0]),
+        ("x[1.5] error", lambda L, x: x[1.5]),
+        ("x[tensor([1.])] error", lambda L, x: x[L.tensor([1.0])]),
+        ("x[0][1]", lambda L, x: x[0][1]), ("x[:, 1:][0]", lambda L, x: x[:, 1:][0]),
+        ("x.t()[1]", lambda L, x: x.t()[1]), ("x[True]", lambda L, x: x[True]),
+        ("x[False]", lambda L, x: x[False])]:
+    case(f"{_name} A", _f, A)
+    case(f"{_name} V", _f, V)
+    case(f"{_name} S", _f, S)
+
+
+def _assign(index, value, clone=True):
+    """``z = x.clone() (or x * 1); z[index] = value(L, y)``: z and its graph."""
+    def fn(L, x, y):
+        z = x.clone() if clone else x * 1
+        ix = index(L) if callable(index) else index
+        z[ix] = value(L, y)
+        return z
+    return fn
+
+
+for _name, _ix in [("0", 0), ("-1", -1), (":, 1", (slice(None), 1)), ("1:", slice(1, None)),
+                   ("::2", slice(None, None, 2)), ("...", Ellipsis), (":", slice(None)),
+                   ("x>0", lambda L: L.tensor([[True, False, True], [False, True, False]])),
+                   ("[0, 1]", [0, 1]), ("tensor([1, 0])", lambda L: L.tensor([1, 0])),
+                   ("0, 2", (0, 2)), ("None", None), (":, tensor([2])", lambda L: (slice(None), L.tensor([2])))]:
+    for _vname, _v in [("number", lambda L, y: 2.5), ("leaf", lambda L, y: y),
+                       ("y[0]", lambda L, y: y[0]), ("y[0, :1]", lambda L, y: y[0, :1]),
+                       ("int", lambda L, y: 3), ("const", lambda L, y: y.detach() * 2)]:
+        case(f"z[{_name}] = {_vname}", _assign(_ix, _v), A, Q)
+    case(f"x[{_name}] = y on a leaf error", lambda L, x, y, ix=_ix: x.__setitem__(
+        ix(L) if callable(ix) else ix, y), A, Q)
+case("z[0] = row of wrong size", _assign(0, lambda L, y: y[0, :2]), A, Q)
+case("z[mask] = too many", _assign(lambda L: L.tensor([True, False]), lambda L, y: y.reshape(-1)), A, Q)
+case("z[0] = y on int", _assign(0, lambda L, y: y[0]), const([[1, 2, 3], [4, 5, 6]], "int64"), Q)
+case("z[0] = 1.5 on int", _assign(0, lambda L, y: 1.5), const([[1, 2, 3], [4, 5, 6]], "int64"), Q)
+case("z[0] = y then use z", lambda L, x, y: (lambda z: (z.__setitem__(0, y[0]), z * z)[1])(x * 1), A, Q)
+case("saved z modified by z[0] =", lambda L, x, y: (lambda z, w: (z.__setitem__(0, y[0]), w)[1])(
+    *(lambda z: (z, z * z))(x * 1)), A, Q)
+case("view of z written", lambda L, x, y: (lambda z: (z[0].mul_(y[0]), z)[1])(x * 1), A, Q)

@@ -1531,6 +1531,7 @@ SAVED = [
     ("x[1:]", lambda L, x: x[1:], [V], ("dim", "start", "end", "step", "self_sym_sizes")),
     ("x[-2::2]", lambda L, x: x[-2::2], [V], ("dim", "start", "end", "step")),
     ("x[tensor]", lambda L, x: x[L.tensor([0, 2])], [V], ("indices", "self_sym_sizes")),
+    ("z[tensor] = y", lambda L, a, y: _assign([0])(L, a, y), [A, V], ("indices", "accumulate")),
     ("cat", lambda L, x, y: L.cat([x, y], -1), [V, V], ("dim",)),
     ("stack", lambda L, x, y: L.stack([x, y], 1), [V, V], ("dim",)),
     ("clamp", lambda L, x: x.clamp(-0.5, 0.5), [V], ("self", "min", "max")),
@@ -1668,8 +1669,6 @@ def _gradient_graph(f, shapes):
 
 KNOWN_DIFFERENCES = [
     # (case, fn(lib, *leaves), leaf shapes, why symgrad differs)
-    ("index_put._saved_indices", lambda L, a, y: _assign([0])(L, a, y).grad_fn._saved_indices,
-     [A, V], "IndexPutBackward0 saves its index as _saved_index"),
     ("gradient graph of norm", *_gradient_graph(lambda L, a: a.norm(), [A]),
      "norm_backward is written with where and division, not masked_fill"),
     ("gradient graph of maximum", *_gradient_graph(lambda L, x, y: L.maximum(x, y) ** 2,
