@@ -60,6 +60,7 @@ class _Numpy:
     lt = staticmethod(np.less)
     le = staticmethod(np.less_equal)
     logical_and = staticmethod(np.logical_and)
+    logical_or = staticmethod(np.logical_or)
     matmul = staticmethod(np.matmul)
     outer = staticmethod(np.outer)
     reshape = staticmethod(np.reshape)
@@ -299,9 +300,10 @@ class _Tensor:
 
     def masked_fill(self, a, mask, value):
         T = self._t()
+        mask = np.asarray(mask._data if isinstance(mask, T.Tensor) else mask)
         if not isinstance(value, T.Tensor):  # a number: PyTorch's masked_fill.Scalar
-            return self.where(mask, value, a)
-        return T.apply(O().MASKED_FILL, (a, value), (np.asarray(mask._data),))
+            return T.apply(O().MASKED_FILL_SCALAR, (a,), (mask, value))
+        return T.apply(O().MASKED_FILL, (a, value), (mask,))
 
     def masked_select(self, a, mask):
         mask = mask._data if isinstance(mask, self._t().Tensor) else mask
@@ -333,7 +335,7 @@ class _Tensor:
         return T._make(_first_true(mask._data, dim), float64)
 
     def scatter(self, g, shape, index):
-        return self._t().apply(O().SCATTER, (g,), (tuple(shape), index))
+        return self._t().apply(O().INDEX_PUT_IMPL, (self.new_zeros(g, shape), g), (index,))
 
     def index(self, g, ix):
         return self._t().apply(O().INDEX, (g,), (ix,))
@@ -349,6 +351,9 @@ class _Tensor:
 
     def logical_and(self, a, b):
         return a & b
+
+    def logical_or(self, a, b):
+        return a | b
 
 
 def O():  # noqa: N802 - the op table module, imported late (it is imported by tensor.py)
@@ -392,6 +397,9 @@ class _Sympy(_Numpy):
         self.logical_and = np.frompyfunc(
             lambda a, b: self._indicator(sympy.And(self._condition(a),
                                                    self._condition(b))), 2, 1)
+        self.logical_or = np.frompyfunc(
+            lambda a, b: self._indicator(sympy.Or(self._condition(a),
+                                                  self._condition(b))), 2, 1)
         self._where = np.frompyfunc(self._where1, 3, 1)
 
     def _indicator(self, cond):

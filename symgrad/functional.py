@@ -58,7 +58,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension (``CatBackward0``)."""
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for k, t in enumerate(tensors):
+        if not t.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be "
+                               "concatenated")
     ref = tensors[0]
     d = _wrap_dim(dim, ref.ndim)
     for k, t in enumerate(tensors[1:], 1):
@@ -92,11 +96,19 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
     """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``)."""
+    import numpy as np
+    from .tensor import tensor
     if input is None and other is None:
-        import numpy as np
-        from .tensor import tensor
-        return tuple(tensor(ix) for ix in np.nonzero(condition._data))
-    return apply(O.WHERE, (condition, _as_tensor_arg(input), _as_tensor_arg(other)))
+        return tuple(tensor(ix) for ix in np.nonzero(np.atleast_1d(condition._data)))
+    if condition.dtype.name != "bool":
+        from .tensor import _SCALAR_NAMES
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_SCALAR_NAMES[condition.dtype.name]}")
+    input, other = _as_tensor_arg(input), _as_tensor_arg(other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers: PyTorch's result type of the pair (floats: the default dtype).
+        input, other = tensor(input), tensor(other)
+    return apply(O.WHERE, (condition, input, other))
 
 
 def is_tensor(obj) -> bool:

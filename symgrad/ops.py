@@ -310,13 +310,6 @@ def _select(a, dim, index):
     return a[tuple(ix)]
 
 
-def _scatter(g, shape, index):
-    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated indices add up)."""
-    out = np.zeros(shape, dtype=np.result_type(g))
-    np.add.at(out, index, g)
-    return out
-
-
 def _gather_shape(sizes, index) -> tuple:
     """The shape of ``a[index]`` for integer-array indices, without computing it."""
     if isinstance(index, tuple):
@@ -324,6 +317,12 @@ def _gather_shape(sizes, index) -> tuple:
             return ()
         return np.broadcast(*index).shape + tuple(sizes[len(index):])
     return np.shape(index) + tuple(sizes[1:])
+
+
+def _add_at(a, index, v):
+    out = np.array(a, copy=True)
+    np.add.at(out, index, v)  # repeated indices add up
+    return out
 
 
 def _put(a, index, v):
@@ -346,11 +345,27 @@ def _select_index(shape, dim, index):
 
 
 def _clamp(a, lo, hi):
+    # As PyTorch: a value is replaced only where it is past a bound (NaN and -0.0 stay).
     if lo is not None:
-        a = np.maximum(a, lo)
+        a = np.where(a < lo, lo, a)
     if hi is not None:
-        a = np.minimum(a, hi)
+        a = np.where(a > hi, hi, a)
     return a
+
+
+def _clamp_bound_grad(m, grad, self, min, max, which: str):
+    # PyTorch's clamp_backward_min_max: a bound gets the gradient where it is the result.
+    if min is not None and max is not None:
+        if which == "min":
+            return m.where(m.logical_and(m.lt(self, min), m.lt(min, max)), grad, 0.0)
+        return m.where(m.logical_or(m.gt(self, max), m.lt(max, min)), grad, 0.0)
+    return m.where(m.lt(self, min) if which == "min" else m.gt(self, max), grad, 0.0)
+
+
+def _selected(m, grad, self, other, lost):
+    # maximum/minimum: half the gradient each on ties, none where the input lost (PyTorch:
+    # where(self == other, grad / 2, grad).masked_fill_(self < other, 0)).
+    return m.masked_fill(m.where(m.eq(self, other), m.div_scalar(grad, 2), grad), lost, 0.0)
 
 
 def _clamp_mask(m, x, lo, hi):
@@ -761,6 +776,17 @@ CLAMP = Op("clamp", 1, attrs=("min", "max"), forward=_clamp, saves=("self", "min
            grads=(lambda m, grad, self, min, max:
                   m.where(_clamp_mask(m, self, min, max), grad, 0.0),),
            local=("[min ≤ {self} ≤ max]",))
+# clamp with tensor bounds (ClampBackward0): the bounds are differentiable inputs too.
+CLAMP_TENSOR = Op("clamp", 0, inputs=("self", "min", "max"), broadcasts=True,
+                  dtype="clamp_tensor", forward=_clamp, saves=("self", "min", "max"),
+                  sym=lambda a, lo, hi: _sym_map("clamp", a, lo, hi),
+                  grads=(lambda m, grad, self, min, max:
+                         m.where(_clamp_mask(m, self, min, max), grad, 0.0),
+                         lambda m, grad, self, min, max:
+                         _clamp_bound_grad(m, grad, self, min, max, "min"),
+                         lambda m, grad, self, min, max:
+                         _clamp_bound_grad(m, grad, self, min, max, "max")),
+                  local=("[min ≤ {self} ≤ max]", "[{self} < min]", "[{self} > max]"))
 WHERE = Op("where", inputs=("condition", "self", "other"), broadcasts=True,
            dtype="where", forward=np.where, saves=("condition",),
            grads=(None,
@@ -771,17 +797,17 @@ MAXIMUM = Op("maximum", inputs=("self", "other"), broadcasts=True, dtype="promot
              forward=np.maximum, saves=("self", "other"),
              sym=lambda a, b: _sym_map("Max", a, b),
              grads=(lambda m, grad, self, other:
-                    grad * (m.gt(self, other) + 0.5 * m.eq(self, other)),
+                    _selected(m, grad, self, other, m.lt(self, other)),
                     lambda m, grad, self, other:
-                    grad * (m.lt(self, other) + 0.5 * m.eq(self, other))),
+                    _selected(m, grad, self, other, m.gt(self, other))),
              local=("[{self} ≥ {other}]", "[{other} ≥ {self}]"))
 MINIMUM = Op("minimum", inputs=("self", "other"), broadcasts=True, dtype="promote",
              forward=np.minimum, saves=("self", "other"),
              sym=lambda a, b: _sym_map("Min", a, b),
              grads=(lambda m, grad, self, other:
-                    grad * (m.lt(self, other) + 0.5 * m.eq(self, other)),
+                    _selected(m, grad, self, other, m.gt(self, other)),
                     lambda m, grad, self, other:
-                    grad * (m.gt(self, other) + 0.5 * m.eq(self, other))),
+                    _selected(m, grad, self, other, m.lt(self, other))),
              local=("[{self} ≤ {other}]", "[{other} ≤ {self}]"))
 
 # --------------------------------------------------------------------------- reductions
@@ -850,6 +876,11 @@ MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
              grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
                     m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
              local=("[{self} = min]",))
+# masked_fill with a number (MaskedFillBackward0): maximum's gradient.
+MASKED_FILL_SCALAR = Op("masked_fill", 0, attrs=("mask", "value"), saves=("mask",),
+                        forward=lambda a, mask, value: np.where(mask, value, a),
+                        grads=(lambda m, grad, mask: m.masked_fill(grad, mask, 0.0),),
+                        local=("[not mask]",), doc="value where mask, else self")
 # masked_fill with a 0-d tensor value (MaskedFillBackward1): max()'s gradient.
 MASKED_FILL = Op("masked_fill", 1, inputs=("self", "value"), attrs=("mask",), saves=("mask",),
                  forward=lambda a, value, mask: np.where(mask, value, a) if not np.ndim(value)
@@ -1044,10 +1075,14 @@ INDEX = Op("index", attrs=("indices",), forward=lambda a, ix: a[ix],
            grads=(lambda m, grad, indices, self_sym_sizes:
                   m.scatter(grad, self_sym_sizes, indices),),
            local=("scatter-add",))
-SCATTER = Op("index_put", attrs=("size", "indices"), node="IndexPutBackward0",
-             forward=lambda g, size, ix: _scatter(g, size, ix), saves=("indices",),
-             grads=(lambda m, grad, indices: m.index(grad, indices),),
-             local=("gather",), doc="zeros(size) with self added at indices")
+# index's gradient, as PyTorch's index_backward: _index_put_impl_(zeros, indices, grad,
+# accumulate=True) (IndexPutImplBackward0; the zeros are a constant).
+INDEX_PUT_IMPL = Op("_index_put_impl", inputs=("self", "values"), attrs=("indices",),
+                    forward=lambda a, v, ix: _add_at(a, ix, v), saves=("indices",),
+                    consts={"accumulate": True},
+                    grads=(lambda m, grad, indices: grad,
+                           lambda m, grad, indices: m.index(grad, indices)),
+                    local=("1", "gather"), doc="self with values added at indices")
 COPY_SLICES = Op("copy_slices", inputs=("self", "src"), attrs=("index",), broadcasts=True,
                  node="torch::autograd::CopySlices", forward=lambda a, v, ix: _put(a, ix, v),
                  saves=("_index", "_self_sym_sizes"),  # PyTorch's CopySlices shows none

@@ -174,6 +174,7 @@ _DTYPE_RULES: dict[str, Callable] = {
     "sub_alpha": lambda args, attrs: (_sub(args, attrs), _alpha(args, attrs))[1],
     "clamp": lambda args, attrs: _promote((args[0],) + tuple(a for a in attrs if a is not None),
                                           attrs),
+    "clamp_tensor": lambda args, attrs: _promote(tuple(a for a in args if a is not None), attrs),
 }
 
 _DERIVED: dict[str, Callable] = {
@@ -400,15 +401,18 @@ _FAST_RULES = frozenset(("same", "promote", "float", "div", "sub"))
 
 def _shape_error(op, arrays, attrs, err):
     shapes = [np.shape(a) for a in arrays]
-    if op.broadcasts and len(shapes) == 2:
-        a, b = shapes
-        for i in range(1, max(len(a), len(b)) + 1):
-            x = a[-i] if i <= len(a) else 1
-            y = b[-i] if i <= len(b) else 1
-            if x != y and x != 1 and y != 1:
-                return RuntimeError(f"The size of tensor a ({x}) must match the size of "
-                                    f"tensor b ({y}) at non-singleton dimension "
-                                    f"{max(len(a), len(b)) - i}")
+    if op.broadcasts and len(shapes) >= 2:
+        # PyTorch broadcasts the operands in turn: the first clash is reported.
+        a = shapes[0]
+        for b in shapes[1:]:
+            for i in range(1, max(len(a), len(b)) + 1):
+                x = a[-i] if i <= len(a) else 1
+                y = b[-i] if i <= len(b) else 1
+                if x != y and x != 1 and y != 1:
+                    return RuntimeError(f"The size of tensor a ({x}) must match the size of "
+                                        f"tensor b ({y}) at non-singleton dimension "
+                                        f"{max(len(a), len(b)) - i}")
+            a = np.broadcast_shapes(a, b)
     return RuntimeError(f"{op.name}: {err}")
 
 
@@ -1443,15 +1447,21 @@ class Tensor(metaclass=_TensorMeta):
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return apply(O.CLAMP_TENSOR, (self, min, max))
         return apply(O.CLAMP, (self,), (min, max))
 
     clip = clamp
 
     def maximum(self, other):
-        return apply(O.MAXIMUM, (self, other))
+        return maximum(self, other)
 
     def minimum(self, other):
-        return apply(O.MINIMUM, (self, other))
+        return minimum(self, other)
+
+    def where(self, condition, other):
+        from .functional import where
+        return where(condition, self, other)
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         if dtype is not None and not dtype.is_floating_point and self.requires_grad \
@@ -1586,13 +1596,20 @@ class Tensor(metaclass=_TensorMeta):
                                "an identity")
         return apply(O.NORM, (t,), (ord, dim, keepdim))
 
-    def softmax(self, dim):
-        _wrap_dim(dim, self.ndim)
-        return apply(O.SOFTMAX, (self,), (dim,))
+    def softmax(self, dim, dtype=None):
+        return self._softmax(O.SOFTMAX, dim, dtype)
 
-    def log_softmax(self, dim):
-        _wrap_dim(dim, self.ndim)
-        return apply(O.LOG_SOFTMAX, (self,), (dim,))
+    def log_softmax(self, dim, dtype=None):
+        return self._softmax(O.LOG_SOFTMAX, dim, dtype)
+
+    def _softmax(self, op, dim, dtype):
+        d = _wrap_dim(dim, self.ndim)
+        t = self if dtype is None else self.to(dtype)  # PyTorch casts first: ToCopyBackward0
+        if not t._dtype.is_floating_point:
+            last = "_lastdim" if d == builtins.max(t.ndim, 1) - 1 else ""
+            raise NotImplementedError(f'"{op.name.strip("_")}{last}_kernel_impl" not '
+                                      f"implemented for '{_SCALAR_NAMES[t._dtype.name]}'")
+        return apply(op, (t,), (dim,))
 
     def dot(self, other):
         return dot(self, other)
@@ -2466,11 +2483,19 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     return apply(O.MV, (a, v))
 
 
+def _tensor_operand(name: str, x, position: int):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument '{'input' if position == 1 else 'other'}' "
+                        f"(position {position}) must be Tensor, not {type(x).__name__}")
+
+
 def maximum(a: Tensor, b: Tensor) -> Tensor:
+    _tensor_operand("maximum", a, 1), _tensor_operand("maximum", b, 2)
     return apply(O.MAXIMUM, (a, b))
 
 
 def minimum(a: Tensor, b: Tensor) -> Tensor:
+    _tensor_operand("minimum", a, 1), _tensor_operand("minimum", b, 2)
     return apply(O.MINIMUM, (a, b))
 
 
