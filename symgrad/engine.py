@@ -72,8 +72,11 @@ def _version_error(node: Node, i: int, tensor, is_output: bool = False) -> Runti
     is_output = is_output or (i < len(plan) and plan[i][0] == "result")
     fn = node if is_output else tensor.grad_fn
     if fn is not None:
-        what += (f", which is output {tensor._output_nr} of "
-                 f"{re.sub(r'Backward[0-9]*$', '', fn.name())},")
+        name = re.sub(r'Backward[0-9]*$', '', fn.name())
+        if not is_output and tensor._view_of is not None and \
+                tensor._vc[0] != tensor._view_version:
+            name = "AsStrided"  # PyTorch regenerates a view's grad_fn once its base changed
+        what += f", which is output {tensor._output_nr} of {name},"
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: {what} is at version {tensor._vc[0]}; expected version "

@@ -957,7 +957,8 @@ DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tenso
                 lambda m, grad, self, tensor: grad * self),
          local=("{tensor}", "{self}"))
 MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul,
-        saves=("self", "mat2", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
+        # (in the order PyTorch unpacks them: an in-place change to both reports mat2)
+        saves=("mat2", "self", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
                "mat2_sym_strides"),
         derive={"self_sym_strides": lambda arrays, attrs: _strides(arrays[0]),
                 "mat2_sym_sizes": lambda arrays, attrs: tuple(np.shape(arrays[1])),
@@ -967,8 +968,8 @@ MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul,
         saved_for={"self_sym_strides": ("self",), "mat2_sym_strides": ("mat2",)},
         ranks=((2,), (2,)),
         dtype="promote_strict",
-        grads=(lambda m, grad, self, mat2, *layout: m.matmul(grad, m.t(mat2)),
-               lambda m, grad, self, mat2, *layout: m.matmul(m.t(self), grad)),
+        grads=(lambda m, grad, mat2, self, *layout: m.matmul(grad, m.t(mat2)),
+               lambda m, grad, mat2, self, *layout: m.matmul(m.t(self), grad)),
         local=("{mat2}ᵀ", "{self}ᵀ"))
 MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
         ranks=((2,), (1,)),
@@ -1005,10 +1006,12 @@ ALIAS = Op("alias", view=True, forward=lambda a: a.view() if isinstance(a, np.nd
            grads=(lambda m, grad: grad,), local=("1",), doc="the same values: x[...]")
 # A view regenerated from its base after an in-place change (PyTorch's as_strided); the
 # index holds the base positions of the view's elements.
-AS_STRIDED = Op("as_strided", view=True, attrs=("indices", "size"),
-                forward=lambda a, ix, size: np.reshape(a[ix], size),
-                saves=("indices", "self_sym_sizes"),
-                grads=(lambda m, grad, indices, self_sym_sizes:
+AS_STRIDED = Op("as_strided", view=True, attrs=("indices", "size", "stride", "storage_offset"),
+                forward=lambda a, ix, size, stride, offset: np.reshape(a[ix], size),
+                # (PyTorch shows the view's size, stride and storage offset; the positions
+                # in the base are what the gradient needs)
+                saves=("_indices", "_self_sym_sizes", "size", "stride", "storage_offset"),
+                grads=(lambda m, grad, indices, self_sym_sizes, *geometry:
                        m.reshape(grad, self_sym_sizes)  # a 0-d base: indices is ()
                        if isinstance(indices, tuple) and not indices else
                        m.scatter(m.reshape(grad, _gather_shape(self_sym_sizes, indices)),
@@ -1132,7 +1135,8 @@ FILL_TENSOR = Op("fill", 3, inputs=("self", "value"), broadcasts=True,
                  local=("0", "Σ"))
 COPY = Op("copy", inputs=("self", "src"), broadcasts=True,
           node="torch::autograd::CopyBackwards",
-          forward=lambda a, b: np.broadcast_to(b, np.shape(a)).astype(np.result_type(a)),
+          # (a src that broadcasts past self is refused by the in-place write, as PyTorch)
+          forward=lambda a, b: np.broadcast_arrays(a, b)[1].astype(np.result_type(a)),
           grads=(lambda m, grad: m.zeros_like(grad), lambda m, grad: grad), local=("0", "1"))
 
 # --------------------------------------------------------------------- no gradient

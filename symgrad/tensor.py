@@ -496,9 +496,25 @@ def _view_index(base, path) -> tuple:
     return np.unravel_index(np.asarray(flat), shape)
 
 
-def _at_view(t, index, shape):
+def _at_view(t, index, shape, view=None):
     """The elements of ``t`` (a tensor) at ``index``, recorded, shaped as the view."""
-    return apply(O.AS_STRIDED, (t,), (index, tuple(shape)))
+    return apply(O.AS_STRIDED, (t,), (index, tuple(shape)) + _geometry(t, index, view))
+
+
+def _geometry(base, index, view) -> tuple:
+    """PyTorch's stride and storage offset of ``view`` (elements of ``base`` at ``index``),
+    which AsStridedBackward0 shows: from the memory it shares with the base."""
+    d, b = getattr(view, "_data", None), base._data
+    if d.__class__ is _ndarray and b.__class__ is _ndarray and d.size \
+            and np.may_share_memory(d, b):
+        start = d.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+        return tuple(st // d.itemsize for st in d.strides), start // d.itemsize
+    flat = np.ravel_multi_index(index, np.shape(b)) if index else np.zeros((), np.intp)
+    shape = np.shape(d) if view is not None else np.shape(flat)
+    strides = [1] * len(shape)
+    for k in range(len(shape) - 2, -1, -1):
+        strides[k] = strides[k + 1] * builtins.max(shape[k + 1], 1)
+    return tuple(strides), int(np.ravel(flat)[0]) if np.size(flat) else 0
 
 
 def _refresh_view(v) -> None:
@@ -513,7 +529,7 @@ def _refresh_view(v) -> None:
     if base.requires_grad:
         if not GRAD_MODE.enabled:
             return  # regenerated when it is next used with grad mode on
-        v.grad_fn = _at_view(base, index, np.shape(data)).grad_fn
+        v.grad_fn = _at_view(base, index, np.shape(data), v).grad_fn
     v._view_version = v._vc[0]
 
 
@@ -545,7 +561,7 @@ def _in_place_on_view(v, op, others, attrs, track) -> None:
     base._data[index] = np.asarray(v._data) if index else np.asarray(v._data).reshape(())
     v._vc[0] += 1
     if track:
-        v.grad_fn = _at_view(base, index, np.shape(v._data)).grad_fn
+        v.grad_fn = _at_view(base, index, np.shape(v._data), v).grad_fn
     v._view_version = v._vc[0]
 
 
@@ -1800,13 +1816,23 @@ class Tensor(metaclass=_TensorMeta):
 
     def fill_(self, value):
         if isinstance(value, Tensor):
-            value = value.item()
+            if value.ndim:
+                raise RuntimeError("fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {value.ndim} dimensions.")
+            return self._in_place(O.FILL_TENSOR, (value,))  # FillBackward3: value's edge
         return self._in_place(O.FILL, (), (value,))
 
     def copy_(self, src):
         return self._in_place(O.COPY, (_as_tensor_arg(src),))
 
     def clamp_(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return self._in_place(O.CLAMP_TENSOR, (min, max))
+        if not self._dtype.is_floating_point and builtins.any(
+                isinstance(b, float) for b in (min, max)):
+            # (clamp's scalar kernel names the C++ type, unlike the other in-place ops)
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_c_name(self._dtype)}")
         return self._in_place(O.CLAMP, (), (min, max))
 
     def uniform_(self, a=0.0, b=1.0):

@@ -660,3 +660,83 @@ for _name, _f in [("x[tensor]", lambda L, x: x[L.tensor([0, 1, 0])]), ("x[x > 0]
     if _name not in ("where", "clamp(min=tensor)"):
         # (for these two, the engine sums a node's incoming gradients in another order)
         case(f"gradient of gradient of {_name}", _grad_grad_of(_f), A, version=False)
+
+# --------------------------------------------------------------------------- in place
+def _inplace(op, *, via=lambda L, x: x * 1, then=None):
+    """``z = via(x); op(L, z, y)``; the result is z (and ``then(z)`` if given)."""
+    def fn(L, x, y):
+        z = via(L, x)
+        r = op(L, z, y)
+        assert r is z
+        return z if then is None else then(L, z)
+    return fn
+
+
+def _no_grad(op):
+    def fn(L, x, y):
+        with L.no_grad():
+            return op(L, x, y)
+    return fn
+
+
+for _name, _op in [
+        ("add_(y)", lambda L, z, y: z.add_(y)), ("add_(2)", lambda L, z, y: z.add_(2)),
+        ("add_(y, alpha=2)", lambda L, z, y: z.add_(y, alpha=2)),
+        ("sub_(y)", lambda L, z, y: z.sub_(y)), ("sub_(y, alpha=0.5)", lambda L, z, y: z.sub_(y, alpha=0.5)),
+        ("mul_(y)", lambda L, z, y: z.mul_(y)), ("mul_(3)", lambda L, z, y: z.mul_(3)),
+        ("div_(y)", lambda L, z, y: z.div_(y)), ("div_(4)", lambda L, z, y: z.div_(4)),
+        ("zero_()", lambda L, z, y: z.zero_()), ("fill_(2.5)", lambda L, z, y: z.fill_(2.5)),
+        ("fill_(tensor)", lambda L, z, y: z.fill_(y[0, 0])), ("copy_(y)", lambda L, z, y: z.copy_(y)),
+        ("copy_(y[0])", lambda L, z, y: z.copy_(y[0])), ("z += y", lambda L, z, y: z.__iadd__(y)),
+        ("z -= 1", lambda L, z, y: z.__isub__(1)), ("z *= y", lambda L, z, y: z.__imul__(y)),
+        ("z /= 2", lambda L, z, y: z.__itruediv__(2)),
+        ("add_ twice", lambda L, z, y: z.add_(y).mul_(y)),
+        ("add_ shape error", lambda L, z, y: z.add_(y[:, :2])),
+        ("add_ broadcast error", lambda L, z, y: z[0].add_(y)),
+        ("clamp_", lambda L, z, y: z.clamp_(-0.5, 0.5))]:
+    case(f"{_name}", _inplace(_op), A, Q)
+    case(f"{_name} on a leaf error", lambda L, x, y, op=_op: op(L, x, y), A, Q)
+    case(f"{_name} on a leaf under no_grad", _no_grad(_op), A, Q, backward=False)
+    case(f"{_name} on a constant", lambda L, x, y, op=_op: op(L, x, y), Ac, Q)
+    case(f"{_name} on a view", _inplace(_op, via=lambda L, x: (x * 1)[0:1]), A, Q)
+    case(f"{_name} on a view of a leaf error", _inplace(_op, via=lambda L, x: x[0:1]), A, Q)
+    if _name != "fill_(tensor)":  # (PyTorch records that one and fails an internal assert)
+        case(f"{_name} on int", lambda L, x, y, op=_op: op(L, x, y),
+             const([[1, 2, 3], [4, 5, 6]], "int64"), Q)
+    case(f"{_name} then backward through a saver", _inplace(
+        _op, via=lambda L, x: (lambda z: (z, z.sin()))(x * 1)[0],
+        then=lambda L, z: z), A, Q)
+
+
+def _saved_then(op, saver):
+    """``z = x * 1; w = saver(z); op(z); w`` -- backward through w needs z as saved."""
+    def fn(L, x, y):
+        z = x * 1
+        w = saver(L, z)
+        op(L, z, y)
+        return w
+    return fn
+
+
+for _sname, _saver in [("sin", lambda L, z: z.sin()), ("z * z", lambda L, z: z * z),
+                       ("z * 2", lambda L, z: z * 2), ("exp", lambda L, z: z.exp()),
+                       ("z.relu()", lambda L, z: z.relu()), ("z + 1", lambda L, z: z + 1),
+                       ("z.mm", lambda L, z: z.mm(z.t())), ("z.max(1)", lambda L, z: z.max(1)[0]),
+                       ("z.max()", lambda L, z: z.max()), ("z[0]", lambda L, z: z[0] * 1),
+                       ("z.pow(2)", lambda L, z: z ** 2), ("z / y", lambda L, z: z / 3)]:
+    for _oname, _op in [("mul_", lambda L, z, y: z.mul_(2)), ("zero_", lambda L, z, y: z.zero_()),
+                        ("copy_", lambda L, z, y: z.copy_(y)), ("z[0] = 1", lambda L, z, y: z.__setitem__(0, 1.0))]:
+        case(f"{_sname} then {_oname}", _saved_then(_op, _saver), A, Q)
+case("exp's result changed", lambda L, x, y: (lambda w: (w.add_(1), w)[1])(x.exp()), A, Q)
+case("version counts", lambda L, x, y: (lambda z: (z.add_(1), z.mul_(2), z[0].zero_(), z)[3])(x * 1), A, Q)
+case("view shares versions", lambda L, x, y: (lambda z: (z.t().mul_(2), z[0].add_(1), z)[2])(x * 1), A, Q)
+case("detach shares versions", lambda L, x, y: (lambda z: (z.detach().zero_(), z)[1])(x * 1), A, Q)
+case("mul_ float into int", lambda L, x, y: x.mul_(1.5), const([1, 2], "int64"), Q)
+case("add_ float tensor into int", lambda L, x, y: x.add_(y[0, :2]), const([1, 2], "int64"), Q)
+case("add_ int into float", lambda L, x, y: (x * 1).add_(y), A, const([[1, 2, 3], [4, 5, 6]], "int64"))
+case("add_ bool into int", lambda L, x, y: x.add_(y), const([1, 2, 3], "int64"), const([True, False, True], "bool"))
+case("fill_ float into int", lambda L, x, y: x.fill_(2.7), const([1, 2], "int64"), Q)
+case("copy_ float into int", lambda L, x, y: x.copy_(y[0, :2]), const([1, 2], "int64"), Q)
+case("zero_ of leaf under no_grad keeps grad", _no_grad(lambda L, x, y: x.zero_()), A, Q,
+     backward=False)
+case("requires_grad leaf copy_ from const", lambda L, x, y: x.detach().copy_(y), A, Q)

@@ -63,6 +63,7 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "indices": [np.array([1, 0, 1])],
         "value": [0.5],
         "mask": [np.arange(int(np.prod(shape))).reshape(shape) % 2 == 0],
+        "stride": [(1,)], "storage_offset": [0],  # (as_strided shows them only)
         "dtype": [symgrad.float64],
         "threshold": [0.0],
     }
