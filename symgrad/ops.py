@@ -692,7 +692,8 @@ POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
                 else grad * m.mul_scalar(self ** (float(exponent) - 1), float(exponent)),),
          local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)")
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
-                forward=_power, refuse=_BOOL_POW, domain=(0, np.inf), saves=("self", "exponent", "result"),
+                forward=_power, refuse=_BOOL_POW, domain=(0, np.inf),
+                saves=("self", "exponent", "result"),
                 grads=(lambda m, grad, self, exponent, result:
                        m.where(m.eq(exponent, 0), 0.0,
                                grad * (exponent * self ** m.sub_scalar(exponent, 1))),
@@ -703,7 +704,8 @@ POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="p
                 local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
                 doc="self ** exponent (a tensor)")
 RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype="rpow",
-          forward=lambda e, base: _power(base, e), refuse=_BOOL_POW, saves=("self", "exponent", "result"),
+          forward=lambda e, base: _power(base, e), refuse=_BOOL_POW,
+          saves=("self", "exponent", "result"),
           grads=(lambda m, grad, self, exponent, result:
                  grad * m.mul_scalar(result, float(np.log(self))) if self != 0 else
                  grad * m.where(m.ge(exponent, 0), 0.0, result * float("-inf")),),
@@ -950,13 +952,18 @@ LOG_SOFTMAX_BACKWARD_DATA = Op(
     local=("I - softmax", "∂/∂s"), doc="grad_output - exp(output) * Σ grad_output")
 
 # --------------------------------------------------------------------------- linear algebra
+def _no_bool(kernel: str) -> dict:
+    return {"bool": (NotImplementedError, f'"{kernel}" not implemented for \'Bool\'')}
+
+
 DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tensor"),
+         refuse=_no_bool("dot"),
          ranks=((1,), (1,)),
          dtype="promote_strict",
          grads=(lambda m, grad, self, tensor: grad * tensor,
                 lambda m, grad, self, tensor: grad * self),
          local=("{tensor}", "{self}"))
-MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul,
+MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm_impl_cpu_"),
         # (in the order PyTorch unpacks them: an in-place change to both reports mat2)
         saves=("mat2", "self", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
                "mat2_sym_strides"),
@@ -972,12 +979,14 @@ MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul,
                lambda m, grad, mat2, self, *layout: m.matmul(m.t(self), grad)),
         local=("{mat2}ᵀ", "{self}ᵀ"))
 MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
+        refuse=_no_bool("addmv_impl_cpu"),
         ranks=((2,), (1,)),
         dtype="promote_strict",
         grads=(lambda m, grad, self, vec: m.outer(grad, vec),
                lambda m, grad, self, vec: m.matmul(m.t(self), grad)),
         local=("{vec}ᵀ", "{self}ᵀ"))
 BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
+         refuse=_no_bool("bmm"),
          ranks=((3,), (3,)),
          dtype="promote_strict",
          grads=(lambda m, grad, self, mat2: m.matmul(grad, m.transpose(mat2, -1, -2)),

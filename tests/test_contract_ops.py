@@ -66,8 +66,10 @@ class Close:
         zero = (a == 0) | (b == 0)
         if not np.array_equal(np.signbit(a[zero]), np.signbit(b[zero])):
             return False
-        # float32: torch's kernels round differently (sigmoid, fused multiply-adds).
-        rtol, atol = (RTOL, ATOL) if a.dtype == np.float64 else (2e-5, 1e-7)
+        # float32: torch's kernels round differently (sigmoid, fused multiply-adds); float16:
+        # torch computes in float32 and rounds once, numpy rounds each step to half.
+        rtol, atol = {np.float64: (RTOL, ATOL), np.float32: (2e-5, 1e-7)}.get(
+            a.dtype.type, (2e-3, 1e-4))
         return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
     def __repr__(self) -> str:
@@ -326,7 +328,8 @@ for _name, _f in [
         ("max(-1, True)", lambda L, x: x.max(-1, True)),
         ("max(dim=1, keepdim=True)", lambda L, x: x.max(dim=1, keepdim=True)),
         ("min(1)", lambda L, x: x.min(1)), ("min(-2, keepdim=True)", lambda L, x: x.min(-2, True)),
-        ("L.min(x, 0)", lambda L, x: L.min(x, 0)), ("L.max(x, dim=-1)", lambda L, x: L.max(x, dim=-1)),
+        ("L.min(x, 0)", lambda L, x: L.min(x, 0)),
+        ("L.max(x, dim=-1)", lambda L, x: L.max(x, dim=-1)),
         ("max(1).values", lambda L, x: x.max(1).values),
         ("max(1).indices", lambda L, x: x.max(1).indices),
         ("min(0)[0]", lambda L, x: x.min(0)[0]), ("max(2)", lambda L, x: x.max(2)),
@@ -371,9 +374,12 @@ def _grad_grad_of(f):
     return fn
 
 
-for _name, _f in [("max(1)", lambda L, x: x.max(1)[0]), ("min(0, True)", lambda L, x: x.min(0, True)[0]),
-                  ("max()", lambda L, x: x.max()), ("sum(dtype)", lambda L, x: x.sum(0, dtype=L.float32)),
-                  ("mean(dim=())", lambda L, x: x.mean(dim=())), ("max(-1) 0-d", lambda L, x: x.max(-1)[0])]:
+for _name, _f in [("max(1)", lambda L, x: x.max(1)[0]),
+                  ("min(0, True)", lambda L, x: x.min(0, True)[0]),
+                  ("max()", lambda L, x: x.max()),
+                  ("sum(dtype)", lambda L, x: x.sum(0, dtype=L.float32)),
+                  ("mean(dim=())", lambda L, x: x.mean(dim=())),
+                  ("max(-1) 0-d", lambda L, x: x.max(-1)[0])]:
     # (a gradient's _version counts PyTorch's in-place steps inside its formulas)
     case(f"gradient of {_name}", _grad_of(_f), A, version=False)
     case(f"gradient of gradient of {_name}", _grad_grad_of(_f), A, version=False)
@@ -434,7 +440,8 @@ for _name, _f in [
         ("transpose(-1, 0)", lambda L, x: x.transpose(-1, 0)),
         ("L.transpose(x, 1, 1)", lambda L, x: L.transpose(x, 1, 1)),
         ("transpose(0, 2)", lambda L, x: x.transpose(0, 2)),
-        ("reshape(-1)", lambda L, x: x.reshape(-1)), ("reshape(3, 2)", lambda L, x: x.reshape(3, 2)),
+        ("reshape(-1)", lambda L, x: x.reshape(-1)),
+        ("reshape(3, 2)", lambda L, x: x.reshape(3, 2)),
         ("reshape((1, -1))", lambda L, x: x.reshape((1, -1))),
         ("reshape([-1, 2])", lambda L, x: x.reshape([-1, 2])),
         ("t().reshape(-1)", lambda L, x: x.t().reshape(-1)),
@@ -445,13 +452,15 @@ for _name, _f in [
         ("reshape(5) error", lambda L, x: x.reshape(5)),
         ("reshape(0, -1) error", lambda L, x: x.reshape(0, -1)),
         ("view(-1)", lambda L, x: x.view(-1)), ("view(3, 2)", lambda L, x: x.view(3, 2)),
-        ("view((6,))", lambda L, x: x.view((6,))), ("view(1, 1, -1)", lambda L, x: x.view(1, 1, -1)),
+        ("view((6,))", lambda L, x: x.view((6,))),
+        ("view(1, 1, -1)", lambda L, x: x.view(1, 1, -1)),
         ("t().view(-1) error", lambda L, x: x.t().view(-1)),
         ("t().view(3, 2)", lambda L, x: x.t().view(3, 2)),
         ("view(7) error", lambda L, x: x.view(7)),
         ("view_as", lambda L, x: x.view_as(x.t())),
         ("flatten()", lambda L, x: x.flatten()), ("flatten(1)", lambda L, x: x.flatten(1)),
-        ("flatten(0, 1)", lambda L, x: x.flatten(0, 1)), ("flatten(-2, -1)", lambda L, x: x.flatten(-2, -1)),
+        ("flatten(0, 1)", lambda L, x: x.flatten(0, 1)),
+        ("flatten(-2, -1)", lambda L, x: x.flatten(-2, -1)),
         ("L.flatten(x, 1, 2)", lambda L, x: L.flatten(x, 1, 2)),
         ("flatten(1, 0) error", lambda L, x: x.flatten(1, 0)),
         ("flatten(0, 0)", lambda L, x: x.flatten(0, 0)),
@@ -459,13 +468,17 @@ for _name, _f in [
         ("t().flatten()", lambda L, x: x.t().flatten()),
         ("squeeze()", lambda L, x: x.squeeze()), ("squeeze(0)", lambda L, x: x.squeeze(0)),
         ("squeeze(-1)", lambda L, x: x.squeeze(-1)), ("squeeze(1)", lambda L, x: x.squeeze(1)),
-        ("squeeze((0, 1))", lambda L, x: x.squeeze((0, 1))), ("squeeze(3) error", lambda L, x: x.squeeze(3)),
+        ("squeeze((0, 1))", lambda L, x: x.squeeze((0, 1))),
+        ("squeeze(3) error", lambda L, x: x.squeeze(3)),
         ("L.squeeze(x, 0)", lambda L, x: L.squeeze(x, 0)),
-        ("unsqueeze(0)", lambda L, x: x.unsqueeze(0)), ("unsqueeze(-1)", lambda L, x: x.unsqueeze(-1)),
-        ("unsqueeze(1)", lambda L, x: x.unsqueeze(1)), ("L.unsqueeze(x, 2)", lambda L, x: L.unsqueeze(x, 2)),
+        ("unsqueeze(0)", lambda L, x: x.unsqueeze(0)),
+        ("unsqueeze(-1)", lambda L, x: x.unsqueeze(-1)),
+        ("unsqueeze(1)", lambda L, x: x.unsqueeze(1)),
+        ("L.unsqueeze(x, 2)", lambda L, x: L.unsqueeze(x, 2)),
         ("unsqueeze(4) error", lambda L, x: x.unsqueeze(4)),
         ("unsqueeze(-4) error", lambda L, x: x.unsqueeze(-4)),
-        ("expand(2, -1)", lambda L, x: x.expand(2, -1)), ("expand(3, 2, 3)", lambda L, x: x.expand(3, 2, 3)),
+        ("expand(2, -1)", lambda L, x: x.expand(2, -1)),
+        ("expand(3, 2, 3)", lambda L, x: x.expand(3, 2, 3)),
         ("expand(-1, -1)", lambda L, x: x.expand(-1, -1)),
         ("expand((2, 2, 3))", lambda L, x: x.expand((2, 2, 3))),
         ("expand(4, 3) error", lambda L, x: x.expand(4, 3)),
@@ -485,7 +498,8 @@ case("t() 1-D", lambda L, x: x.t(), V)
 
 # --------------------------------------------------------------------------- indexing
 for _name, _f in [
-        ("x[0]", lambda L, x: x[0]), ("x[-1]", lambda L, x: x[-1]), ("x[1, 2]", lambda L, x: x[1, 2]),
+        ("x[0]", lambda L, x: x[0]), ("x[-1]", lambda L, x: x[-1]),
+        ("x[1, 2]", lambda L, x: x[1, 2]),
         ("x[:, 1]", lambda L, x: x[:, 1]), ("x[:, -1]", lambda L, x: x[:, -1]),
         ("x[1:]", lambda L, x: x[1:]), ("x[:1]", lambda L, x: x[:1]), ("x[:]", lambda L, x: x[:]),
         ("x[::2]", lambda L, x: x[::2]), ("x[:, ::2]", lambda L, x: x[:, ::2]),
@@ -496,12 +510,15 @@ for _name, _f in [
         ("x[..., None]", lambda L, x: x[..., None]), ("x[...]", lambda L, x: x[...]),
         ("x[..., 0]", lambda L, x: x[..., 0]), ("x[0, ...]", lambda L, x: x[0, ...]),
         ("x[None, ..., 1]", lambda L, x: x[None, ..., 1]),
-        ("x[x > 0]", lambda L, x: x[x > 0]), ("x[mask row]", lambda L, x: x[L.tensor([True, False])]),
-        ("x[[0, 1]]", lambda L, x: x[[0, 1]]), ("x[tensor([1, 0, 1])]", lambda L, x: x[L.tensor([1, 0, 1])]),
+        ("x[x > 0]", lambda L, x: x[x > 0]),
+        ("x[mask row]", lambda L, x: x[L.tensor([True, False])]),
+        ("x[[0, 1]]", lambda L, x: x[[0, 1]]),
+        ("x[tensor([1, 0, 1])]", lambda L, x: x[L.tensor([1, 0, 1])]),
         ("x[tensor([-1])]", lambda L, x: x[L.tensor([-1])]),
         ("x[:, tensor([2, 0])]", lambda L, x: x[:, L.tensor([2, 0])]),
         ("x[tensor([0, 1]), tensor([2, 0])]", lambda L, x: x[L.tensor([0, 1]), L.tensor([2, 0])]),
-        ("x[tensor([[0], [1]]), tensor([2, 0])]", lambda L, x: x[L.tensor([[0], [1]]), L.tensor([2, 0])]),
+        ("x[tensor([[0], [1]]), tensor([2, 0])]",
+         lambda L, x: x[L.tensor([[0], [1]]), L.tensor([2, 0])]),
         ("x[1, tensor([2, 0])]", lambda L, x: x[1, L.tensor([2, 0])]),
         ("x[tensor(1)]", lambda L, x: x[L.tensor(1)]),
         ("x[2] error", lambda L, x: x[2]), ("x[-3] error", lambda L, x: x[-3]),
@@ -532,7 +549,8 @@ for _name, _ix in [("0", 0), ("-1", -1), (":, 1", (slice(None), 1)), ("1:", slic
                    ("::2", slice(None, None, 2)), ("...", Ellipsis), (":", slice(None)),
                    ("x>0", lambda L: L.tensor([[True, False, True], [False, True, False]])),
                    ("[0, 1]", [0, 1]), ("tensor([1, 0])", lambda L: L.tensor([1, 0])),
-                   ("0, 2", (0, 2)), ("None", None), (":, tensor([2])", lambda L: (slice(None), L.tensor([2])))]:
+                   ("0, 2", (0, 2)), ("None", None),
+                   (":, tensor([2])", lambda L: (slice(None), L.tensor([2])))]:
     for _vname, _v in [("number", lambda L, y: 2.5), ("leaf", lambda L, y: y),
                        ("y[0]", lambda L, y: y[0]), ("y[0, :1]", lambda L, y: y[0, :1]),
                        ("int", lambda L, y: 3), ("const", lambda L, y: y.detach() * 2)]:
@@ -540,10 +558,12 @@ for _name, _ix in [("0", 0), ("-1", -1), (":, 1", (slice(None), 1)), ("1:", slic
     case(f"x[{_name}] = y on a leaf error", lambda L, x, y, ix=_ix: x.__setitem__(
         ix(L) if callable(ix) else ix, y), A, Q)
 case("z[0] = row of wrong size", _assign(0, lambda L, y: y[0, :2]), A, Q)
-case("z[mask] = too many", _assign(lambda L: L.tensor([True, False]), lambda L, y: y.reshape(-1)), A, Q)
+case("z[mask] = too many",
+     _assign(lambda L: L.tensor([True, False]), lambda L, y: y.reshape(-1)), A, Q)
 case("z[0] = y on int", _assign(0, lambda L, y: y[0]), const([[1, 2, 3], [4, 5, 6]], "int64"), Q)
 case("z[0] = 1.5 on int", _assign(0, lambda L, y: 1.5), const([[1, 2, 3], [4, 5, 6]], "int64"), Q)
-case("z[0] = y then use z", lambda L, x, y: (lambda z: (z.__setitem__(0, y[0]), z * z)[1])(x * 1), A, Q)
+case("z[0] = y then use z",
+     lambda L, x, y: (lambda z: (z.__setitem__(0, y[0]), z * z)[1])(x * 1), A, Q)
 case("saved z modified by z[0] =", lambda L, x, y: (lambda z, w: (z.__setitem__(0, y[0]), w)[1])(
     *(lambda z: (z, z * z))(x * 1)), A, Q)
 case("view of z written", lambda L, x, y: (lambda z: (z[0].mul_(y[0]), z)[1])(x * 1), A, Q)
@@ -582,10 +602,12 @@ for _name, _f, _leaves in [
 # --------------------------------------------------------------------------- clamp, where
 for _name, _f in [
         ("clamp(-0.5, 0.5)", lambda L, x: x.clamp(-0.5, 0.5)),
-        ("clamp(min=0)", lambda L, x: x.clamp(min=0)), ("clamp(max=0.5)", lambda L, x: x.clamp(max=0.5)),
+        ("clamp(min=0)", lambda L, x: x.clamp(min=0)),
+        ("clamp(max=0.5)", lambda L, x: x.clamp(max=0.5)),
         ("L.clamp", lambda L, x: L.clamp(x, -1, 1)), ("clip", lambda L, x: x.clip(-1, 1)),
         ("clamp(1, -1)", lambda L, x: x.clamp(1, -1)), ("clamp() error", lambda L, x: x.clamp()),
-        ("clamp(min=1)", lambda L, x: x.clamp(min=1)), ("clamp at kink", lambda L, x: x.clamp(0.5, 2.0)),
+        ("clamp(min=1)", lambda L, x: x.clamp(min=1)),
+        ("clamp at kink", lambda L, x: x.clamp(0.5, 2.0)),
         ("clamp(min=tensor)", lambda L, x: x.clamp(min=L.tensor([0.0, 0.5, 1.0], dtype=L.float64))),
         ("clamp(tensor, tensor)", lambda L, x: x.clamp(L.zeros(3, dtype=L.float64),
                                                        L.ones(3, dtype=L.float64))),
@@ -610,7 +632,8 @@ for _name, _f in [
     case(f"{_name} S", _f, S)
 case("maximum ties", lambda L, x, y: L.maximum(x, y), Leaf([1.0, 2.0, 3.0]), Leaf([1.0, 0.0, 3.0]))
 case("minimum ties", lambda L, x, y: L.minimum(x, y), Leaf([1.0, 2.0, 3.0]), Leaf([1.0, 0.0, 3.0]))
-case("maximum nan", lambda L, x, y: L.maximum(x, y), Leaf([float("nan"), 2.0, 3.0]), Leaf([1.0, 0.0, 3.0]))
+case("maximum nan", lambda L, x, y: L.maximum(x, y), Leaf([float("nan"), 2.0, 3.0]),
+     Leaf([1.0, 0.0, 3.0]))
 case("maximum shape error", lambda L, x, y: L.maximum(x, y), A, Leaf([1.0, 2.0]))
 case("maximum number error", lambda L, x, y: L.maximum(x, 1.0), A, V)
 case("maximum int float", lambda L, x, y: L.maximum(x, y), I, A)
@@ -619,8 +642,10 @@ case("maximum bool", lambda L, x, y: L.maximum(x, y), BM, BM)
 # --------------------------------------------------------------------------- softmax
 for _name, _f in [
         ("softmax(0)", lambda L, x: x.softmax(0)), ("softmax(-1)", lambda L, x: x.softmax(-1)),
-        ("L.softmax(x, 1)", lambda L, x: L.softmax(x, 1)), ("softmax(dim=1)", lambda L, x: x.softmax(dim=1)),
-        ("log_softmax(0)", lambda L, x: x.log_softmax(0)), ("log_softmax(-1)", lambda L, x: x.log_softmax(-1)),
+        ("L.softmax(x, 1)", lambda L, x: L.softmax(x, 1)),
+        ("softmax(dim=1)", lambda L, x: x.softmax(dim=1)),
+        ("log_softmax(0)", lambda L, x: x.log_softmax(0)),
+        ("log_softmax(-1)", lambda L, x: x.log_softmax(-1)),
         ("L.log_softmax(x, dim=1)", lambda L, x: L.log_softmax(x, dim=1)),
         ("softmax(2) error", lambda L, x: x.softmax(2)),
         ("softmax(1, dtype)", lambda L, x: x.softmax(1, dtype=L.float64)),
@@ -643,19 +668,22 @@ for _name, _f in [
         ("L.gt(x, y)", lambda L, x, y: L.gt(x, y)), ("L.eq(x, y)", lambda L, x, y: L.eq(x, y)),
         ("x > 0", lambda L, x, y: x > 0), ("0 < x", lambda L, x, y: 0 < x),
         ("x == 0.5", lambda L, x, y: x == 0.5), ("x.eq(1)", lambda L, x, y: x.eq(1)),
-        ("(x > y).sum()", lambda L, x, y: (x > y).sum()), ("(x > y).float()", lambda L, x, y: (x > y).float()),
+        ("(x > y).sum()", lambda L, x, y: (x > y).sum()),
+        ("(x > y).float()", lambda L, x, y: (x > y).float()),
         ("x * (x > y)", lambda L, x, y: x * (x > y)),
         ("all", lambda L, x, y: (x > y).all()), ("any", lambda L, x, y: (x > y).any())]:
     case(f"{_name} A,V", _f, A, V)
     case(f"{_name} I,A", _f, I, A)
     case(f"{_name} A,B error", _f, A, B)
     case(f"{_name} S,S", _f, S, S)
-for _name, _f in [("x[tensor]", lambda L, x: x[L.tensor([0, 1, 0])]), ("x[x > 0]", lambda L, x: x[x > 0]),
+for _name, _f in [("x[tensor]", lambda L, x: x[L.tensor([0, 1, 0])]),
+                  ("x[x > 0]", lambda L, x: x[x > 0]),
                   ("x[:, tensor]", lambda L, x: x[:, L.tensor([2])]),
                   ("maximum", lambda L, x: L.maximum(x, x.t()[:2].t() * 0.5)),
                   ("clamp(min=tensor)", lambda L, x: x.clamp(min=x[0] * 0.5)),
                   ("where", lambda L, x: L.where(x > 0, x, x * x)),
-                  ("softmax", lambda L, x: x.softmax(1)), ("log_softmax", lambda L, x: x.log_softmax(0))]:
+                  ("softmax", lambda L, x: x.softmax(1)),
+                  ("log_softmax", lambda L, x: x.log_softmax(0))]:
     case(f"gradient of {_name}", _grad_of(_f), A, version=False)
     if _name not in ("where", "clamp(min=tensor)"):
         # (for these two, the engine sums a node's incoming gradients in another order)
@@ -682,11 +710,13 @@ def _no_grad(op):
 for _name, _op in [
         ("add_(y)", lambda L, z, y: z.add_(y)), ("add_(2)", lambda L, z, y: z.add_(2)),
         ("add_(y, alpha=2)", lambda L, z, y: z.add_(y, alpha=2)),
-        ("sub_(y)", lambda L, z, y: z.sub_(y)), ("sub_(y, alpha=0.5)", lambda L, z, y: z.sub_(y, alpha=0.5)),
+        ("sub_(y)", lambda L, z, y: z.sub_(y)),
+        ("sub_(y, alpha=0.5)", lambda L, z, y: z.sub_(y, alpha=0.5)),
         ("mul_(y)", lambda L, z, y: z.mul_(y)), ("mul_(3)", lambda L, z, y: z.mul_(3)),
         ("div_(y)", lambda L, z, y: z.div_(y)), ("div_(4)", lambda L, z, y: z.div_(4)),
         ("zero_()", lambda L, z, y: z.zero_()), ("fill_(2.5)", lambda L, z, y: z.fill_(2.5)),
-        ("fill_(tensor)", lambda L, z, y: z.fill_(y[0, 0])), ("copy_(y)", lambda L, z, y: z.copy_(y)),
+        ("fill_(tensor)", lambda L, z, y: z.fill_(y[0, 0])),
+        ("copy_(y)", lambda L, z, y: z.copy_(y)),
         ("copy_(y[0])", lambda L, z, y: z.copy_(y[0])), ("z += y", lambda L, z, y: z.__iadd__(y)),
         ("z -= 1", lambda L, z, y: z.__isub__(1)), ("z *= y", lambda L, z, y: z.__imul__(y)),
         ("z /= 2", lambda L, z, y: z.__itruediv__(2)),
@@ -725,18 +755,59 @@ for _sname, _saver in [("sin", lambda L, z: z.sin()), ("z * z", lambda L, z: z *
                        ("z.max()", lambda L, z: z.max()), ("z[0]", lambda L, z: z[0] * 1),
                        ("z.pow(2)", lambda L, z: z ** 2), ("z / y", lambda L, z: z / 3)]:
     for _oname, _op in [("mul_", lambda L, z, y: z.mul_(2)), ("zero_", lambda L, z, y: z.zero_()),
-                        ("copy_", lambda L, z, y: z.copy_(y)), ("z[0] = 1", lambda L, z, y: z.__setitem__(0, 1.0))]:
+                        ("copy_", lambda L, z, y: z.copy_(y)),
+                        ("z[0] = 1", lambda L, z, y: z.__setitem__(0, 1.0))]:
         case(f"{_sname} then {_oname}", _saved_then(_op, _saver), A, Q)
 case("exp's result changed", lambda L, x, y: (lambda w: (w.add_(1), w)[1])(x.exp()), A, Q)
-case("version counts", lambda L, x, y: (lambda z: (z.add_(1), z.mul_(2), z[0].zero_(), z)[3])(x * 1), A, Q)
-case("view shares versions", lambda L, x, y: (lambda z: (z.t().mul_(2), z[0].add_(1), z)[2])(x * 1), A, Q)
+case("version counts",
+     lambda L, x, y: (lambda z: (z.add_(1), z.mul_(2), z[0].zero_(), z)[3])(x * 1), A, Q)
+case("view shares versions",
+     lambda L, x, y: (lambda z: (z.t().mul_(2), z[0].add_(1), z)[2])(x * 1), A, Q)
 case("detach shares versions", lambda L, x, y: (lambda z: (z.detach().zero_(), z)[1])(x * 1), A, Q)
 case("mul_ float into int", lambda L, x, y: x.mul_(1.5), const([1, 2], "int64"), Q)
 case("add_ float tensor into int", lambda L, x, y: x.add_(y[0, :2]), const([1, 2], "int64"), Q)
-case("add_ int into float", lambda L, x, y: (x * 1).add_(y), A, const([[1, 2, 3], [4, 5, 6]], "int64"))
-case("add_ bool into int", lambda L, x, y: x.add_(y), const([1, 2, 3], "int64"), const([True, False, True], "bool"))
+case("add_ int into float", lambda L, x, y: (x * 1).add_(y), A,
+     const([[1, 2, 3], [4, 5, 6]], "int64"))
+case("add_ bool into int", lambda L, x, y: x.add_(y), const([1, 2, 3], "int64"),
+     const([True, False, True], "bool"))
 case("fill_ float into int", lambda L, x, y: x.fill_(2.7), const([1, 2], "int64"), Q)
 case("copy_ float into int", lambda L, x, y: x.copy_(y[0, :2]), const([1, 2], "int64"), Q)
 case("zero_ of leaf under no_grad keeps grad", _no_grad(lambda L, x, y: x.zero_()), A, Q,
      backward=False)
 case("requires_grad leaf copy_ from const", lambda L, x, y: x.detach().copy_(y), A, Q)
+
+# --------------------------------------------------------------------------- dtype promotion
+_DT_LEAVES = {
+    "f64": Leaf([1.5, -2.0, 0.5]), "f32": Leaf([1.5, -2.0, 0.5], "float32"),
+    "f16": Leaf([1.5, -2.0, 0.5], "float16"), "i64": const([2, -3, 1], "int64"),
+    "b": const([True, False, True], "bool"), "f64 0-d": Leaf(2.5), "f32 0-d": Leaf(2.5, "float32"),
+    "i64 0-d": const(3, "int64"), "b 0-d": const(True, "bool")}
+for _opname, _f in [("+", lambda L, x, y: x + y), ("-", lambda L, x, y: x - y),
+                    ("*", lambda L, x, y: x * y), ("/", lambda L, x, y: x / y),
+                    ("**", lambda L, x, y: x ** y), ("maximum", lambda L, x, y: L.maximum(x, y)),
+                    ("where", lambda L, x, y: L.where(L.tensor([True, False, True]), x, y)),
+                    (">", lambda L, x, y: x > y), ("==", lambda L, x, y: x == y),
+                    ("add(alpha=2)", lambda L, x, y: x.add(y, alpha=2)),
+                    ("clamp(min=y)", lambda L, x, y: x.clamp(min=y)),
+                    ("cat", lambda L, x, y: L.cat([x.reshape(-1), y.reshape(-1)])),
+                    ("stack", lambda L, x, y: L.stack([x, y]) if x.shape == y.shape else x * y)]:
+    for _a in ("f64", "f32", "f16", "i64", "b"):
+        for _b in ("f64", "f32", "f16", "i64", "b", "f64 0-d", "f32 0-d", "i64 0-d", "b 0-d"):
+            if _a == "f16" and _b[0] == "f" and _b != "f16" and _opname in ("/", "**"):
+                continue  # (the wider operand's gradient is computed in half by PyTorch)
+            case(f"{_a} {_opname} {_b}", _f, _DT_LEAVES[_a], _DT_LEAVES[_b])
+for _opname, _f in [("+ 2", lambda L, x: x + 2), ("+ 2.5", lambda L, x: x + 2.5),
+                    ("* True", lambda L, x: x * True), ("/ 2", lambda L, x: x / 2),
+                    ("// 2 via div", lambda L, x: x.div(2)), ("2.5 - x", lambda L, x: 2.5 - x),
+                    ("** 2", lambda L, x: x ** 2), ("** 2.5", lambda L, x: x ** 2.5),
+                    ("2 ** x", lambda L, x: 2 ** x), ("2.5 ** x", lambda L, x: 2.5 ** x),
+                    ("sum", lambda L, x: x.sum()), ("mean", lambda L, x: x.mean()),
+                    ("exp", lambda L, x: x.exp()), ("abs", lambda L, x: x.abs()),
+                    ("sigmoid", lambda L, x: x.sigmoid()), ("relu", lambda L, x: x.relu()),
+                    ("clamp(0, 1)", lambda L, x: x.clamp(0, 1)),
+                    ("clamp(0.5)", lambda L, x: x.clamp(0.5)),
+                    ("max()", lambda L, x: x.max()), ("max(0)", lambda L, x: x.max(0)),
+                    ("softmax", lambda L, x: x.softmax(0)), ("dot", lambda L, x: x.dot(x)),
+                    ("x[0]", lambda L, x: x[0]), ("x[x > 0]", lambda L, x: x[x > 0])]:
+    for _a in ("f64", "f32", "f16", "i64", "b", "f32 0-d", "i64 0-d"):
+        case(f"{_a} {_opname}", _f, _DT_LEAVES[_a])
