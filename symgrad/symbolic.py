@@ -619,8 +619,9 @@ def _trace(t, names: Mapping | None = None):
             raise NotImplementedError(
                 f"{type(n).__name__}: custom autograd Functions have no symbolic form")
         k += 1
-        args = [values[x] if isinstance(x, Node) else _obj(as_sympy(x) if isinstance(
-            x, Tensor) else x) for x in n.inputs]
+        # (a None operand, clamp's missing bound, stays None)
+        args = [values[x] if isinstance(x, Node) else None if x is None else _obj(
+            as_sympy(x) if isinstance(x, Tensor) else x) for x in n.inputs]
         expr = sym_forward(n.op, args, n.attrs)
         syms = _element_names(f"{prefix}{k}", expr.shape)
         values[n] = syms
@@ -781,7 +782,7 @@ def gradient_program(t, wrt: Sequence | None = None, names: Mapping | None = Non
             total = np.full(syms_n.shape, sp.S.One, dtype=object) if syms_n.ndim \
                 else total
         prog_lines.append(Line(bar_name, bar, total, "adjoint", origin.pop(n)))
-        args = [forward_of[x] if isinstance(x, Node) else _obj(
+        args = [forward_of[x] if isinstance(x, Node) else None if x is None else _obj(
             as_sympy(x) if isinstance(x, Tensor) else x) for x in n.inputs]
         saved = _saved_values(n, args, n.attrs, syms_n)
         op = n.op

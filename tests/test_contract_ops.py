@@ -811,3 +811,49 @@ for _opname, _f in [("+ 2", lambda L, x: x + 2), ("+ 2.5", lambda L, x: x + 2.5)
                     ("x[0]", lambda L, x: x[0]), ("x[x > 0]", lambda L, x: x[x > 0])]:
     for _a in ("f64", "f32", "f16", "i64", "b", "f32 0-d", "i64 0-d"):
         case(f"{_a} {_opname}", _f, _DT_LEAVES[_a])
+
+
+def _augmented(index, f):
+    """``z = x * 1; z[index] op= y[...]`` (getitem, in-place op on the view, setitem)."""
+    def fn(L, x, y):
+        z = x * 1
+        v = z[index]
+        v = f(v, y[index])
+        z[index] = v
+        return z
+    return fn
+
+
+for _name, _ix in [("0", 0), (":, 1", (slice(None), 1)), ("1:", slice(1, None)),
+                   ("tensor([1, 0])", np.array([1, 0])), ("mask", np.array([True, False]))]:
+    for _oname, _g in [("+=", lambda v, w: v.__iadd__(w)), ("*=", lambda v, w: v.__imul__(w)),
+                       ("-=", lambda v, w: v.__isub__(w)), ("/=", lambda v, w: v.__itruediv__(w))]:
+        case(f"z[{_name}] {_oname} y", _augmented(_ix, _g), A, Q)
+case("version after z[0] += 1", lambda L, x, y: (lambda z: (z[0].add_(1), z.__setitem__(
+    0, z[0]), z._version)[2])(x * 1), A, Q)
+case("version of a view after base op", lambda L, x, y: (lambda z: (lambda v: (
+    z.mul_(2), v._version)[1])(z[0]))(x * 1), A, Q)
+
+
+# =========================================================================== symbolic layer
+@pytest.mark.parametrize("f", [
+    lambda L, x, y: x.max(1)[0].sum(), lambda L, x, y: x.min(0, True)[0].sum(),
+    lambda L, x, y: x.max(), lambda L, x, y: L.maximum(x, y).sum(),
+    lambda L, x, y: x.clamp(min=y).sum(), lambda L, x, y: L.clamp(x, y, y + 1).sum(),
+    lambda L, x, y: x.add(y, alpha=2).sum(), lambda L, x, y: (2 - x).sum(),
+    lambda L, x, y: x.sum(0, dtype=L.float32).sum(), lambda L, x, y: x.mm(x.t()).sum(),
+    lambda L, x, y: x[x > 1].sum(), lambda L, x, y: x[:, L.tensor([0, 2, 0])].sum()],
+    ids=["max(1)", "min(0, True)", "max()", "maximum", "clamp(min=y)", "clamp(y, y + 1)",
+         "add(alpha=2)", "rsub", "sum(dtype)", "mm", "x[mask]", "x[:, tensor]"])
+def test_symbolic_gradient_matches_engine(f):
+    """The symbolic reverse mode (SymPy backend) runs the same rules as the engine."""
+    from symgrad.symbolic import gradient_program
+    x = symgrad.tensor([[1.0, 3.0, 2.0], [0.5, -1.0, 4.0]], requires_grad=True, name="x")
+    y = symgrad.tensor([0.5, 2.0, 1.0], requires_grad=True, name="y")
+    out = f(symgrad, x, y)
+    values = gradient_program(out).evaluate()
+    grads = symgrad.autograd.grad(out, [x, y], allow_unused=True)
+    for name, g in zip("xy", grads):
+        if g is not None:
+            np.testing.assert_allclose(np.asarray(values[name], dtype=float), g.numpy(),
+                                       err_msg=name)
