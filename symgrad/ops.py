@@ -9,7 +9,12 @@ Each :class:`Op` record carries everything the other layers need:
   graph is recorded, symgrad tensors under ``create_graph=True``, SymPy arrays for the
   symbolic layer), so one rule serves every order of differentiation;
 * ``saves`` -- the values the backward pass needs, by name (inputs, attributes,
-  ``result``); they are the ``_saved_*`` attributes of the graph node;
+  ``result``, sizes); they are the ``_saved_*`` attributes of the graph node, except names
+  starting with ``_`` (kept for the gradient rules only, where PyTorch shows nothing);
+  ``derive`` computes op-specific ones from the operands (``max(dim)``'s indices),
+  ``saved_for`` empties those only some inputs' gradients need (``mm``'s strides) and
+  ``consts`` names values PyTorch shows that the op fixes (``x + y``'s alpha, 1);
+* ``refuse`` -- PyTorch's error for result dtypes it has no kernel for (``abs`` of bool);
 * ``sym`` -- the SymPy mapping: the name of a SymPy function applied elementwise (see
   :func:`sympy_function`), or a callable on object arrays of SymPy expressions for ops
   whose numpy forward cannot run on them; ``None`` when ``forward`` itself can;

@@ -857,3 +857,30 @@ def test_symbolic_gradient_matches_engine(f):
         if g is not None:
             np.testing.assert_allclose(np.asarray(values[name], dtype=float), g.numpy(),
                                        err_msg=name)
+for _name, _f in [("np.float64 * x", lambda L, x: np.float64(2.5) * x),
+                  ("x * np.float32", lambda L, x: x * np.float32(2.5)),
+                  ("x + np.int64", lambda L, x: x + np.int64(3)),
+                  ("np.int64 - x", lambda L, x: np.int64(3) - x),
+                  ("x / np.float64", lambda L, x: x / np.float64(4.0)),
+                  ("x ** np.float64", lambda L, x: x ** np.float64(2.0)),
+                  ("x * 0-d tensor", lambda L, x: x * L.tensor(2.5)),
+                  ("x * 0-d f64 tensor", lambda L, x: x * L.tensor(2.5, dtype=L.float64)),
+                  ("0-d tensor ** x", lambda L, x: L.tensor(2.0) ** x),
+                  ("x ** 0-d tensor", lambda L, x: x ** L.tensor(2)),
+                  ("x.pow(0-d int tensor)", lambda L, x: x.pow(L.tensor(3))),
+                  ("x + large int", lambda L, x: x + 2 ** 40),
+                  ("x * -0.0", lambda L, x: x * -0.0), ("x - x", lambda L, x: x - x),
+                  ("x / x", lambda L, x: x / x), ("x * x * x", lambda L, x: x * x * x),
+                  ("(x + 1) * (x - 1)", lambda L, x: (x + 1) * (x - 1)),
+                  ("x.mul(x).sum().sqrt()", lambda L, x: x.mul(x).sum().sqrt())]:
+    case(_name, _f, A)
+    case(f"{_name} f32", _f, A32)
+    case(f"{_name} int", _f, I)
+for _name, _ix in [("0", 0), (":, 1", (slice(None), 1)), ("tensor([1])", np.array([1])),
+                   ("mask", np.array([[True, False, True], [False, False, True]])), ("...", Ellipsis)]:
+    case(f"zeros[{_name}] = y", lambda L, x, y, ix=_ix: (lambda z: (z.__setitem__(
+        ix, y[0, 2] if isinstance(ix, np.ndarray) and ix.dtype == bool else y[0]), z)[1])(
+        L.zeros(2, 3, dtype=L.float64)), A, Q)
+    case(f"zeros[{_name}] = y under no_grad", lambda L, x, y, ix=_ix: (lambda z: (
+        _no_grad(lambda L, a, b: z.__setitem__(ix, 1.5))(L, x, y), z)[1])(
+        L.zeros(2, 3, dtype=L.float64)), A, Q)
