@@ -64,6 +64,7 @@ class _Numpy:
     matmul = staticmethod(np.matmul)
     outer = staticmethod(np.outer)
     reshape = staticmethod(np.reshape)
+    unsqueeze = staticmethod(np.expand_dims)
     shape = staticmethod(np.shape)
     sum_to = staticmethod(sum_to)
     mul_scalar = staticmethod(np.multiply)

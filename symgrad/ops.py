@@ -528,6 +528,34 @@ def _unsqueeze(a, dim):
     return _restride(a, out, strides[:d] + (new,) + strides[d:])
 
 
+def _unsqueeze_to(m, grad, sizes, dims):
+    """PyTorch's unsqueeze_to: squeeze's gradient gets back the size-1 dims it lost."""
+    if not len(sizes):
+        return grad
+    for d in sorted({d % len(sizes) for d in ((dims,) if isinstance(dims, int) else dims)}):
+        if sizes[d] == 1:
+            grad = m.unsqueeze(grad, d)
+    return grad
+
+
+def _column_major(sizes, strides) -> bool:
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
+
+
+def _mm_self_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
+    # PyTorch's mm_mat1_backward: a column-major self gets a column-major gradient.
+    if _column_major(sizes, strides):
+        return m.t(m.matmul(mat2, m.t(grad)))
+    return m.matmul(grad, m.t(mat2))
+
+
+def _mm_mat2_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
+    # PyTorch's mm_mat2_backward, likewise.
+    if _column_major(mat2_sizes, mat2_strides):
+        return m.t(m.matmul(m.t(grad), self))
+    return m.matmul(m.t(self), grad)
+
+
 def _squeeze_dims(shape, dim):
     if dim is None:
         return tuple(i for i, n in enumerate(shape) if n == 1)
@@ -724,8 +752,8 @@ ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
 # input (a second derivative of zero, not "does not require grad"), as in PyTorch.
 SIGN = Op("sign", forward=_sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
           local=("0",))
-SGN = Op("sgn", forward=np.sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
-         local=("0",))
+SGN = Op("sgn", forward=np.sign, sym="sign", saves=("result", "self"),
+         grads=(lambda m, grad, result, self: m.zeros_like(grad),), local=("0",))
 EXP = Op("exp", dtype="float", forward=np.exp, saves=("result",), sym="exp",
          grads=(lambda m, grad, result: grad * result,), local=("exp({self})",))
 LOG = Op("log", dtype="float", forward=np.log, domain=(0, np.inf), saves=("self",), sym="log",
@@ -980,8 +1008,7 @@ MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm
         saved_for={"self_sym_strides": ("self",), "mat2_sym_strides": ("mat2",)},
         ranks=((2,), (2,)),
         dtype="promote_strict",
-        grads=(lambda m, grad, mat2, self, *layout: m.matmul(grad, m.t(mat2)),
-               lambda m, grad, mat2, self, *layout: m.matmul(m.t(self), grad)),
+        grads=(_mm_self_grad, _mm_mat2_grad),
         local=("{mat2}ᵀ", "{self}ᵀ"))
 MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
         refuse=_no_bool("addmv_impl_cpu"),
@@ -1036,23 +1063,25 @@ UNSAFE_VIEW = Op("_unsafe_view", attrs=("size",), forward=np.reshape,
                  grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
                  local=("reshape",))
 SQUEEZE = Op("squeeze", 0, view=True, forward=np.squeeze, saves=("self_sym_sizes",),
-             grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
+             grads=(lambda m, grad, self_sym_sizes:
+                    _unsqueeze_to(m, grad, self_sym_sizes, range(len(self_sym_sizes))),),
              local=("squeeze",))
 SQUEEZE_DIM = Op("squeeze", 1, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
                  forward=lambda a, dim: np.squeeze(a, _squeeze_dims(np.shape(a), dim)),
                  grads=(lambda m, grad, self_sym_sizes, dim:
-                        m.reshape(grad, self_sym_sizes),),
+                        _unsqueeze_to(m, grad, self_sym_sizes, (dim,)),),
                  local=("squeeze",))
 SQUEEZE_DIMS = Op("squeeze", 2, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
                   forward=lambda a, dim: np.squeeze(a, _squeeze_dims(np.shape(a), dim)),
                   grads=(lambda m, grad, self_sym_sizes, dim:
-                         m.reshape(grad, self_sym_sizes),),
+                         _unsqueeze_to(m, grad, self_sym_sizes, dim),),
                   local=("squeeze",))
 # In-place ``squeeze_(dim)``: PyTorch's matmul squeezes its 1-D @ 2-D product this way
 # (the product itself, one version later: not a view).
 SQUEEZE_ = Op("squeeze_", 4, attrs=("dim",), saves=("self_sym_sizes", "dim"),
               forward=lambda a, dim: np.squeeze(a, _squeeze_dims(np.shape(a), dim)),
-              grads=(lambda m, grad, self_sym_sizes, dim: m.reshape(grad, self_sym_sizes),),
+              grads=(lambda m, grad, self_sym_sizes, dim:
+                     _unsqueeze_to(m, grad, self_sym_sizes, (dim,)),),
               local=("squeeze",))
 UNSQUEEZE = Op("unsqueeze", view=True, attrs=("dim",), forward=_unsqueeze, saves=("dim",),
                grads=(lambda m, grad, dim: m.squeeze(grad, dim),), local=("unsqueeze",))

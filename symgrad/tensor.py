@@ -533,6 +533,19 @@ def _refresh_view(v) -> None:
     v._view_version = v._vc[0]
 
 
+def _save_original(result, source) -> None:
+    """An in-place op that saves the tensor it changes saves a clone of the original, as
+    PyTorch does (``z.mul_(y).grad_fn._saved_self`` has grad_fn CloneBackward0)."""
+    node = result.grad_fn
+    if node is None or node.op is None or not node._saved:
+        return
+    for k, (kind, where) in enumerate(node.op.plan):
+        if kind == "input" and where == 0 and node._saved[k] is source:
+            clone = apply(O.CLONE, (source,))
+            node._saved = node._saved[:k] + (clone,) + node._saved[k + 1:]
+            node._versions = node._versions[:k] + (clone._vc[0],) + node._versions[k + 1:]
+
+
 def _in_place_on_view(v, op, others, attrs, track) -> None:
     """An in-place op on a view writes into its base: as in PyTorch the base's history
     becomes ``CopySlices`` (the op's result written at the view's positions) and the view
@@ -549,6 +562,7 @@ def _in_place_on_view(v, op, others, attrs, track) -> None:
         source = _make(np.array(v._data, copy=True), v._dtype)
         source.grad_fn = v.grad_fn
         result = apply(op, (source,) + tuple(others), attrs)
+        _save_original(result, source)
         values = result._data
     else:
         arrays = [o._data if isinstance(o, Tensor) else o for o in others]
@@ -1770,6 +1784,7 @@ class Tensor(metaclass=_TensorMeta):
                 source._output_nr, source._multi_output = self._output_nr, True
                 self._output_nr, self._multi_output = 0, False
             result = apply(op, (source,) + tuple(others), attrs)
+            _save_original(result, source)
             self._write(result._data, op)
             self.grad_fn = result.grad_fn
         else:

@@ -877,10 +877,54 @@ for _name, _f in [("np.float64 * x", lambda L, x: np.float64(2.5) * x),
     case(f"{_name} f32", _f, A32)
     case(f"{_name} int", _f, I)
 for _name, _ix in [("0", 0), (":, 1", (slice(None), 1)), ("tensor([1])", np.array([1])),
-                   ("mask", np.array([[True, False, True], [False, False, True]])), ("...", Ellipsis)]:
+                   ("mask", np.array([[True, False, True], [False, False, True]])),
+                   ("...", Ellipsis)]:
     case(f"zeros[{_name}] = y", lambda L, x, y, ix=_ix: (lambda z: (z.__setitem__(
         ix, y[0, 2] if isinstance(ix, np.ndarray) and ix.dtype == bool else y[0]), z)[1])(
         L.zeros(2, 3, dtype=L.float64)), A, Q)
     case(f"zeros[{_name}] = y under no_grad", lambda L, x, y, ix=_ix: (lambda z: (
         _no_grad(lambda L, a, b: z.__setitem__(ix, 1.5))(L, x, y), z)[1])(
         L.zeros(2, 3, dtype=L.float64)), A, Q)
+
+
+# --------------------------------------------------------------------------- gradient graphs
+# The gradient of f(x).pow(2).sum(), recorded with create_graph=True: PyTorch's backward
+# formulas node by node (mm's layout-dependent ones, squeeze's unsqueeze_to, an in-place op
+# saving a clone of what it changes, ...).
+for _name, _f in [
+        ("x * (x + 1)", lambda L, x: x * (x + 1)),
+        ("x / (x * x + 1)", lambda L, x: x / (x * x + 1)),
+        ("x ** 2", lambda L, x: x ** 2), ("(x * x + 1) ** 3.5", lambda L, x: (x * x + 1) ** 3.5),
+        ("(x * x + 1) ** x", lambda L, x: (x * x + 1) ** x), ("2 ** x", lambda L, x: 2 ** x),
+        ("exp", lambda L, x: x.exp()), ("log", lambda L, x: (x * x + 1).log()),
+        ("sqrt", lambda L, x: (x * x + 1).sqrt()), ("sin", lambda L, x: x.sin()),
+        ("cos", lambda L, x: x.cos()), ("tan", lambda L, x: x.tan()),
+        ("tanh", lambda L, x: x.tanh()),
+        ("sigmoid", lambda L, x: x.sigmoid()), ("relu", lambda L, x: x.relu()),
+        ("abs", lambda L, x: x.abs()), ("neg", lambda L, x: -x), ("1 / x", lambda L, x: 1 / x),
+        ("sum()", lambda L, x: x.sum()), ("sum(1)", lambda L, x: x.sum(1)),
+        ("sum(1, True)", lambda L, x: x.sum(1, True)), ("mean()", lambda L, x: x.mean()),
+        ("mean(0)", lambda L, x: x.mean(0)), ("x.mm(x.t())", lambda L, x: x.mm(x.t())),
+        ("x.t().mm(x)", lambda L, x: x.t().mm(x)), ("x.mv(x[0])", lambda L, x: x.mv(x[0])),
+        ("x[0].dot(x[1])", lambda L, x: x[0].dot(x[1])),
+        ("x[0] @ x.t()", lambda L, x: x[0] @ x.t()),
+        ("batched @", lambda L, x: x.unsqueeze(0).expand(2, 2, 3) @ x.t()),
+        ("t()", lambda L, x: x.t()), ("transpose", lambda L, x: x.transpose(0, 1)),
+        ("reshape(-1)", lambda L, x: x.reshape(-1)),
+        ("t().reshape(-1)", lambda L, x: x.t().reshape(-1)),
+        ("view(3, 2)", lambda L, x: x.view(3, 2)), ("flatten()", lambda L, x: x.flatten()),
+        ("squeeze(0)", lambda L, x: x[:1].squeeze(0)), ("squeeze()", lambda L, x: x[:1].squeeze()),
+        ("unsqueeze(1)", lambda L, x: x.unsqueeze(1)), ("expand", lambda L, x: x[:1].expand(3, 3)),
+        ("x[0]", lambda L, x: x[0]), ("x[:, 1:]", lambda L, x: x[:, 1:]),
+        ("x[:, ::2]", lambda L, x: x[:, ::2]), ("x[None]", lambda L, x: x[None]),
+        ("cat", lambda L, x: L.cat([x, x * 2], 1)), ("stack", lambda L, x: L.stack([x, x * 2], 1)),
+        ("clamp(-1, 1)", lambda L, x: x.clamp(-1, 1)),
+        ("clamp(min=0.3)", lambda L, x: x.clamp(min=0.3)),
+        ("minimum", lambda L, x: L.minimum(x, x * x)),
+        ("maximum", lambda L, x: L.maximum(x, x[:, [2, 0, 1]] * 0.5)),
+        ("sub(alpha=2)", lambda L, x: x.sub(x * x, alpha=2)),
+        ("add(alpha=0.5)", lambda L, x: x.add(x * x, alpha=0.5)),
+        ("2 - x * x", lambda L, x: 2 - x * x),
+        ("float()", lambda L, x: x.float() * x.float()), ("mul_", lambda L, x: (x * 1).mul_(x)),
+        ("div_", lambda L, x: (x * 1).div_(x * x + 1)), ("x[x > 0]", lambda L, x: x[x > 0])]:
+    case(f"gradient graph of {_name}", _grad_of(_f), A, version=False)
