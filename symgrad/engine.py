@@ -124,16 +124,19 @@ def _input_grads(node: Node, g, create_graph: bool, needed) -> list:
     grads = op.grads
     variadic = op.variadic
     meta = node._meta
-    out = []
-    for i, x in enumerate(node.inputs):
+    n = len(node.inputs)
+    out = [None] * n
+    # PyTorch's generated nodes compute their inputs' gradients from the last to the first,
+    # then un-broadcast and cast them in order (validate_outputs): recorded gradients get
+    # their sequence numbers, and so their order in later passes, the same way.
+    for i in range(n - 1, -1, -1) if create_graph and not variadic else range(n):
+        x = node.inputs[i]
         if not isinstance(x, Node) or (needed is not None and not needed(x)):
-            out.append(None)
             continue
         rule = grads[0] if variadic else grads[i]
-        if rule is None:
-            out.append(None)
-            continue
-        gi = rule(m, g, *values, i) if variadic else rule(m, g, *values)
+        if rule is not None:
+            out[i] = rule(m, g, *values, i) if variadic else rule(m, g, *values)
+    for i, gi in enumerate(out):
         if gi is not None:
             shape, dt = meta[i]
             if gi.shape != shape:
@@ -143,7 +146,7 @@ def _input_grads(node: Node, g, create_graph: bool, needed) -> list:
                     gi = gi.to(dt)
             elif gi.dtype is not dt.np and gi.dtype != dt.np:
                 gi = np.asarray(gi).astype(dt.np)
-        out.append(gi)
+            out[i] = gi
     return out
 
 
