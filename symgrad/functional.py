@@ -54,8 +54,9 @@ def _promote_all(tensors: Sequence[Tensor]) -> list:
     return [t if t.dtype is d else t.to(d) for t in tensors]
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along an existing dimension (``CatBackward0``)."""
+    dim = dim if axis is None else axis
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -80,8 +81,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 concat = cat
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along a new dimension (``StackBackward0``)."""
+    dim = dim if axis is None else axis
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

@@ -1493,13 +1493,16 @@ class Tensor(metaclass=_TensorMeta):
         from .functional import where
         return where(condition, self, other)
 
-    def sum(self, dim=None, keepdim=False, *, dtype=None):
+    # ``axis`` is PyTorch's numpy-style alias of ``dim`` (x.sum(axis=0)).
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        dim = dim if axis is None else axis
         if dtype is not None and not dtype.is_floating_point and self.requires_grad \
                 and GRAD_MODE.enabled:
             raise RuntimeError(f"Autograd not support dtype: {_SCALAR_NAMES[dtype.name]}")
         return self._reduce(O.SUM, O.SUM_DIM, dim, keepdim, dtype)
 
-    def mean(self, dim=None, keepdim=False, *, dtype=None):
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+        dim = dim if axis is None else axis
         d = self._dtype if dtype is None else dtype
         if not d.is_floating_point:
             raise RuntimeError(
@@ -1544,20 +1547,24 @@ class Tensor(metaclass=_TensorMeta):
         from .autograd.return_types import MinMax
         return MinMax(values, indices, full.name)
 
-    def max(self, dim=None, keepdim=False):
+    def max(self, dim=None, keepdim=False, *, axis=None):
+        dim = dim if axis is None else axis
         return self._extreme(O.MAX, O.MAX_DIM, O.OPS["max_indices"], dim, keepdim)
 
-    def min(self, dim=None, keepdim=False):
+    def min(self, dim=None, keepdim=False, *, axis=None):
+        dim = dim if axis is None else axis
         return self._extreme(O.MIN, O.MIN_DIM, O.OPS["min_indices"], dim, keepdim)
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, *, axis=None):
+        dim = dim if axis is None else axis
         if dim is not None:
             _wrap_dim(dim, self.ndim)
         if dim is None:
             return apply(O.OPS["argmax"], (self.reshape(-1),), (0, False))
         return apply(O.OPS["argmax"], (self,), (dim, keepdim))
 
-    def argmin(self, dim=None, keepdim=False):
+    def argmin(self, dim=None, keepdim=False, *, axis=None):
+        dim = dim if axis is None else axis
         if dim is not None:
             _wrap_dim(dim, self.ndim)
         if dim is None:
@@ -1626,13 +1633,16 @@ class Tensor(metaclass=_TensorMeta):
                                "an identity")
         return apply(O.NORM, (t,), (ord, dim, keepdim))
 
-    def softmax(self, dim, dtype=None):
-        return self._softmax(O.SOFTMAX, dim, dtype)
+    def softmax(self, dim=None, dtype=None, *, axis=None):
+        return self._softmax(O.SOFTMAX, dim if axis is None else axis, dtype)
 
-    def log_softmax(self, dim, dtype=None):
-        return self._softmax(O.LOG_SOFTMAX, dim, dtype)
+    def log_softmax(self, dim=None, dtype=None, *, axis=None):
+        return self._softmax(O.LOG_SOFTMAX, dim if axis is None else axis, dtype)
 
     def _softmax(self, op, dim, dtype):
+        if dim is None:
+            raise TypeError(f'{op.name.strip("_")}() missing 1 required positional arguments: '
+                            '"dim"')
         d = _wrap_dim(dim, self.ndim)
         t = self if dtype is None else self.to(dtype)  # PyTorch casts first: ToCopyBackward0
         if not t._dtype.is_floating_point:
@@ -1664,7 +1674,9 @@ class Tensor(metaclass=_TensorMeta):
         _wrap_dim(dim0, n), _wrap_dim(dim1, n)
         return apply(O.TRANSPOSE, (self,), (dim0, dim1))
 
-    def permute(self, *dims):
+    def permute(self, *dims, **kwargs):
+        if "dims" in kwargs:  # permute(dims=(1, 0))
+            dims = (kwargs.pop("dims"),)
         if not dims:
             raise TypeError('permute() missing 1 required positional arguments: "dims"')
         dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
@@ -1677,7 +1689,9 @@ class Tensor(metaclass=_TensorMeta):
             raise RuntimeError("permute(): duplicate dims are not allowed.")
         return apply(O.PERMUTE, (self,), (tuple(dims),))
 
-    def view(self, *shape):
+    def view(self, *shape, **kwargs):
+        if "size" in kwargs:  # view(size=(3, 2))
+            shape = (kwargs.pop("size"),)
         shape = _infer_shape(_shape_args(shape), self.numel())
         if not _viewable(self._data, shape):
             raise RuntimeError(
@@ -1686,7 +1700,11 @@ class Tensor(metaclass=_TensorMeta):
                 "instead.")
         return apply(O.VIEW, (self,), (shape,))
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, **kwargs):
+        if "shape" in kwargs:  # reshape(shape=(3, 2))
+            shape = (kwargs.pop("shape"),)
+        if not shape:
+            raise TypeError('reshape() missing 1 required positional arguments: "shape"')
         shape = _infer_shape(_shape_args(shape), self.numel())
         # As PyTorch: a view of a contiguous tensor, an aliasing reshape where the strides
         # allow one, else a contiguous copy.
@@ -1713,7 +1731,8 @@ class Tensor(metaclass=_TensorMeta):
         shape = self.shape[:s] + (-1,) + self.shape[e + 1:]
         return self.reshape(shape)
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim=None, *, axis=None):
+        dim = dim if axis is None else axis
         if dim is None:
             return apply(O.SQUEEZE, (self,))
         if isinstance(dim, int):
@@ -1722,11 +1741,18 @@ class Tensor(metaclass=_TensorMeta):
         _check_dims(dim, self.ndim)
         return apply(O.SQUEEZE_DIMS, (self,), (tuple(dim),))
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim=None, *, axis=None):
+        dim = dim if axis is None else axis
+        if dim is None:
+            raise TypeError('unsqueeze() missing 1 required positional arguments: "dim"')
         _wrap_dim(dim, self.ndim + 1)
         return apply(O.UNSQUEEZE, (self,), (dim,))
 
-    def expand(self, *sizes):
+    def expand(self, *sizes, **kwargs):
+        if "size" in kwargs:  # expand(size=(2, 3))
+            sizes = (kwargs.pop("size"),)
+        if not sizes:
+            raise TypeError('expand() missing 1 required positional arguments: "size"')
         sizes = _shape_args(sizes)
         lead = len(sizes) - self.ndim
         if lead < 0:

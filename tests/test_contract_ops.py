@@ -929,3 +929,29 @@ for _name, _f in [
     if _name not in ("x.mv(x[0])", "x[0].dot(x[1])"):
         # (those two: the order in which a later pass sums two gradients still differs)
         case(f"second gradient graph of {_name}", _grad_grad_of(_f), A, version=False)
+
+# --------------------------------------------------------------------------- keyword forms
+for _name, _f in [
+        ("sum(axis=0)", lambda L, x: x.sum(axis=0)),
+        ("mean(axis=-1)", lambda L, x: x.mean(axis=-1)),
+        ("max(axis=0)", lambda L, x: x.max(axis=0)), ("min(axis=1)", lambda L, x: x.min(axis=1)),
+        ("L.sum(x, axis=1)", lambda L, x: L.sum(x, axis=1)),
+        ("cat(axis=1)", lambda L, x: L.cat([x, x], axis=1)),
+        ("stack(axis=1)", lambda L, x: L.stack([x, x], axis=1)),
+        ("softmax(axis=0)", lambda L, x: x.softmax(axis=0)),
+        ("squeeze(axis=0)", lambda L, x: x[:1].squeeze(axis=0)),
+        ("unsqueeze(axis=0)", lambda L, x: x.unsqueeze(axis=0)),
+        ("argmax(axis=1)", lambda L, x: x.argmax(axis=1)),
+        ("reshape(shape=)", lambda L, x: x.reshape(shape=(3, 2))),
+        ("view(size=)", lambda L, x: x.view(size=(3, 2))),
+        ("expand(size=)", lambda L, x: x[:1].expand(size=(2, 3))),
+        ("permute(dims=)", lambda L, x: x.permute(dims=(1, 0))),
+        ("transpose(dim0=, dim1=)", lambda L, x: x.transpose(dim0=0, dim1=1)),
+        ("flatten(start_dim=1)", lambda L, x: x.flatten(start_dim=1)),
+        ("sum(dim=1, keepdim=True)", lambda L, x: x.sum(dim=1, keepdim=True)),
+        ("L.max(x, dim=1, keepdim=True)", lambda L, x: L.max(x, dim=1, keepdim=True)),
+        ("clamp(min=, max=)", lambda L, x: L.clamp(x, min=-1, max=1)),
+        ("softmax() error", lambda L, x: x.softmax()),
+        ("unsqueeze() error", lambda L, x: x.unsqueeze()),
+        ("reshape() error", lambda L, x: x.reshape()), ("expand() error", lambda L, x: x.expand())]:
+    case(_name, _f, A)
