@@ -438,27 +438,31 @@ def _scatter_along(a, dim, index, src, add: bool):
 
 
 def _norm_grad(m, grad, self, ord, dim, result, keepdim):
-    # PyTorch's linalg_vector_norm_backward, zero norms and zero entries included.
+    # PyTorch's norm_backward, zero norms and zero entries included; the branches and the
+    # order of operations are PyTorch's (same roundings, signed zeros, same graph).
     shape = m.shape(self)
-    g = _keep(grad, shape, dim, keepdim)
-    r = _keep(result, shape, dim, keepdim)
-    # The branches and the order of operations are PyTorch's (same roundings, signed zeros).
+    if dim is None:  # all dims: PyTorch unsqueezes nothing (its dim list is empty)
+        g, r = grad, result
+    else:
+        g, r = _keep(grad, shape, dim, keepdim), _keep(result, shape, dim, keepdim)
     if ord == 0:
         return None  # PyTorch's gradient is undefined: the leaf's .grad stays None
     if ord == 1:
-        return m.sign(self) * g
+        return m.sgn(self) * g
     if ord == 2:
-        return g * m.where(m.eq(r, 0), 0.0, self / r)
+        return g * m.masked_fill(self / r, m.eq(r, 0), 0.0)
     if ord in (float("inf"), -float("inf")):
-        mask = m.eq(m.abs(self), r)
-        return m.sign(self) * ((g / m.sum(mask, dim, True)) * mask)
-    if ord < 1:
-        scaled = m.sign(self) * m.where(m.eq(self, 0), 0.0, m.abs(self) ** (ord - 1))
-        return scaled * g * r ** (1 - ord)
-    scale = m.where(m.eq(r, 0), 0.0, g / r ** (ord - 1))
-    if ord < 2:
-        return m.sign(self) * m.abs(self) ** (ord - 1) * scale
-    return self * m.abs(self) ** (ord - 2) * scale
+        size = m.abs(self)
+        mask = m.logical_or(m.eq(size, r), m.ne(size, size))  # the extremes, and NaNs
+        return m.sgn(self) * ((g / m.sum(mask, dim, True)) * mask)
+    p = float(ord)  # PyTorch's p is a double: PowBackward0 saves 1.0, not 1
+    if p < 1:
+        scaled = m.sgn(self) * m.masked_fill(m.abs(self) ** (p - 1), m.eq(self, 0), 0.0)
+        return scaled * g * r ** (1 - p)
+    scale = m.masked_fill(g / r ** (p - 1), m.eq(r, 0), 0.0)
+    if p < 2:
+        return m.sgn(self) * m.abs(self) ** (p - 1) * scale
+    return self * m.abs(self) ** (p - 2) * scale
 
 
 def _cat_piece(m, grad, dim, sizes, i):

@@ -955,3 +955,15 @@ for _name, _f in [
         ("unsqueeze() error", lambda L, x: x.unsqueeze()),
         ("reshape() error", lambda L, x: x.reshape()), ("expand() error", lambda L, x: x.expand())]:
     case(_name, _f, A)
+for _name, _f in [("norm()", lambda L, x: x.norm()), ("norm(dim=1)", lambda L, x: x.norm(dim=1)),
+                  ("norm(p=1)", lambda L, x: x.norm(p=1)), ("norm(p=3)", lambda L, x: x.norm(p=3)),
+                  ("norm(p=inf)", lambda L, x: x.norm(p=float("inf"))),
+                  ("norm(dim=1, keepdim=True)", lambda L, x: x.norm(dim=1, keepdim=True)),
+                  ("norm(p=1.5)", lambda L, x: x.norm(p=1.5))]:
+    case(_name, _f, A)
+    # (inf: PyTorch's sgn gradient is a zero tensor that adds nothing, -0.0 stays -0.0)
+    case(f"gradient graph of {_name}", _grad_of(_f), A, version=False,
+         backward="inf" not in _name)
+    if "p=" not in _name or "p=1)" in _name:
+        # (p=1.5, 3, inf: deeper nodes of the third graph still come in another order)
+        case(f"second gradient graph of {_name}", _grad_grad_of(_f), A, version=False)

@@ -1681,8 +1681,6 @@ def _gradient_graph(f, shapes):
 
 KNOWN_DIFFERENCES = [
     # (case, fn(lib, *leaves), leaf shapes, why symgrad differs)
-    ("gradient graph of norm", *_gradient_graph(lambda L, a: a.norm(), [A]),
-     "norm_backward is written with where and division, not masked_fill"),
 ]
 
 
