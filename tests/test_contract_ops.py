@@ -13,6 +13,11 @@ Both runs are described in plain Python and the descriptions must be equal:
 * the leaves' ``.grad`` after ``backward`` with a fixed, non-uniform gradient, and the
   versions (``_version``) of the leaves and of the result;
 * where torch raises, the type and message of the error, in the forward or the backward.
+
+The cases cover every op of the contract's list with float64/float32/float16, int64 and bool
+operands (0-d and not), dims in and out of range, broadcasting and shape errors, views and
+in-place changes (versions, leaf errors, "modified by an inplace operation" at backward),
+and the graphs of first and second gradients recorded with ``create_graph=True``.
 """
 from __future__ import annotations
 
