@@ -641,9 +641,9 @@ def _scalar_meta() -> dict:
         _SCALAR_META = {d.np.type: m for d, m in _META0.items()}
     return _SCALAR_META
 
-_run_ordered_compiled = None  # symgrad/_speedups.c's version, set by symgrad._compiled
 
 _SEQ = operator.attrgetter("_seq")
+_run_ordered_compiled = None  # symgrad/_speedups.c's version, set by symgrad._compiled
 
 
 def _node_grads(node: Node, g) -> list:
