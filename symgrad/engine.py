@@ -406,15 +406,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
                 # PyTorch captures the gradient of a node that must also run before its
                 # tensor hooks; one that need not run, after them (and then stops there).
                 _capture(results, captures[node], g, multi, target_nrs)
-            if multi:
-                g = node._output_tensor_hooks(g, create_graph)
-            else:
-                if node._tensor_pre_hooks:
-                    g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
-                if node._retain is not None:
-                    t = node._retain()
-                    if t is not None and g is not None:
-                        _retain_grad(t, g, create_graph)
+            g = _tensor_hooks(node, g, create_graph)
             if captured and node not in runs:
                 _capture(results, captures[node], g, multi, target_nrs)
                 for x in node.inputs:
@@ -646,21 +638,26 @@ _SEQ = operator.attrgetter("_seq")
 _run_ordered_compiled = None  # symgrad/_speedups.c's version, set by symgrad._compiled
 
 
+def _tensor_hooks(node: Node, g, create_graph: bool):
+    """The gradient of a node's output(s) after the tensors' hooks, retained if asked."""
+    if node._n_outputs != 1:
+        return node._output_tensor_hooks(g, create_graph)
+    if node._tensor_pre_hooks:
+        g = _call_hooks(node._tensor_pre_hooks, g, create_graph)
+    if node._retain is not None:
+        t = node._retain()
+        if t is not None and g is not None:
+            _retain_grad(t, g, create_graph)
+    return g
+
+
 def _node_grads(node: Node, g) -> list:
     """A node's input gradients with its hooks, as the heap loop of ``run_backward``
     computes them (no captures, no graph recorded)."""
     multi = node._n_outputs != 1
     if multi and g is None:
         g = [None] * node._n_outputs
-    if multi:
-        g = node._output_tensor_hooks(g, False)
-    else:
-        if node._tensor_pre_hooks:
-            g = _call_hooks(node._tensor_pre_hooks, g, False)
-        if node._retain is not None:
-            t = node._retain()
-            if t is not None and g is not None:
-                _retain_grad(t, g, False)
+    g = _tensor_hooks(node, g, False)
     if node._pre_hooks:
         g = _call_pre_hooks(node, g, False)
     if g is None and node._custom_backward is None:
