@@ -23,7 +23,7 @@ import time
 import sympy as sp
 
 import symgrad
-from symgrad.symbolic import gradient_program
+from symgrad.symbolic.bridge import gradient_program
 
 
 def nested_tensor(d: int):

@@ -65,8 +65,8 @@ class ExpressionCommand(click.Command):
 
 def load_expression(text: str, what: str = "expression"):
     """Parse expression text with symgrad's own parser; errors become InputError."""
-    from symgrad.expr import parse
-    from symgrad.parser import ParseError
+    from symgrad.symbolic.expression import parse
+    from symgrad.symbolic.parser import ParseError
     try:
         return parse(text)
     except ParseError as err:
@@ -75,7 +75,7 @@ def load_expression(text: str, what: str = "expression"):
 
 def parse_at(items: Iterable[str], variables: list[str]) -> dict:
     """``["x=4", "y=[1,2]"]`` -> ``{"x": 4.0, "y": [1.0, 2.0]}``, checked against variables."""
-    from symgrad.parser import ParseError, parse_value
+    from symgrad.symbolic.parser import ParseError, parse_value
     values: dict = {}
     for item in items:
         name, sep, text = item.partition("=")

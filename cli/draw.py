@@ -42,7 +42,7 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
       symgrad draw "x**2*y" --at x=3 --at y=2 -o g.svg --steps frames/
     """
     import symgrad
-    from symgrad.draw import RenderError
+    from symgrad.drawing.diagram import RenderError
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
     complete = all(v in at for v in expr.variables)
@@ -87,7 +87,7 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
 
 def _leaves(out) -> dict:
     """The named leaves of a traced expression (for labels)."""
-    from symgrad.graph import AccumulateGrad, Node
+    from symgrad.ir.node import AccumulateGrad, Node
     found: dict = {}
     stack = [out.grad_fn] if out.grad_fn is not None else []
     seen = set()

@@ -33,8 +33,8 @@ def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) 
       symgrad trace lesson.py --var loss --kind both -o loss.png
     """
     import symgrad
-    from symgrad.draw import RenderError
-    from symgrad.tensor import Tensor
+    from symgrad.drawing.diagram import RenderError
+    from symgrad.api.tensor import Tensor
     saved = {k: sys.modules.get(k) for k in ("torch", "torch.autograd")}
     sys.modules["torch"] = symgrad
     sys.modules["torch.autograd"] = symgrad.autograd

@@ -21,23 +21,23 @@ import warnings as _warnings
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"symgrad(\.|$)")
 
 from . import ops  # noqa: E402
-from ._printing import get_printoptions, set_printoptions
-from .creation import (Generator, arange, default_generator, empty, empty_like, eye, full,
+from .api.printing import get_printoptions, set_printoptions
+from .api.creation import (Generator, arange, default_generator, empty, empty_like, eye, full,
                        full_like, initial_seed,
                        linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, seed, zeros, zeros_like)
-from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
+from .ops.dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
                      half, int, int32, int64, long, promote_types, set_default_dtype)
-from .functional import *  # noqa: F401,F403
-from .functional import __all__ as _functional_all
-from .tensor import Size, Tensor, as_tensor, from_numpy, tensor
+from .api.functional import *  # noqa: F401,F403
+from .api.functional import __all__ as _functional_all
+from .api.tensor import Size, Tensor, as_tensor, from_numpy, tensor
 from . import autograd, nn  # noqa: E402
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
                                     set_anomaly_enabled)
-from .tensor import _LEGACY_DTYPE, _LegacyMeta
+from .api.tensor import _LEGACY_DTYPE, _LegacyMeta
 
 
 def _legacy(name: str, d) -> type:
@@ -53,10 +53,10 @@ HalfTensor = _legacy("HalfTensor", float16)
 LongTensor = _legacy("LongTensor", int64)
 BoolTensor = _legacy("BoolTensor", bool)
 
-from .expr import Expression, parse  # noqa: E402
-from .symbolic import gradient_program, to_sympy  # noqa: E402
-from .check import Report, check, verify  # noqa: E402
-from .draw import draw, draw_steps, make_dot  # noqa: E402
+from .symbolic.expression import Expression, parse  # noqa: E402
+from .symbolic.bridge import gradient_program, to_sympy  # noqa: E402
+from .checking.checker import Report, check, verify  # noqa: E402
+from .drawing.diagram import draw, draw_steps, make_dot  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 
 import symgrad
-from symgrad import _compiled, engine, ops
+from symgrad import ops
+from symgrad.api import compiled as _compiled
+from symgrad.engine import reverse as engine
 
-T = importlib.import_module("symgrad.tensor")  # (symgrad.tensor is also the function)
+T = importlib.import_module("symgrad.api.tensor")  # (symgrad.tensor is also the function)
 
 speedups = pytest.importorskip("symgrad._speedups") if _compiled.ENABLED else None
 needs_compiled = pytest.mark.skipif(not _compiled.ENABLED, reason="compiled loops not built")
@@ -79,7 +81,7 @@ def _describe(t, index):
     def name(x):
         if isinstance(x, symgrad.Tensor):
             return ("tensor", index.get(id(x), "?"))
-        if isinstance(x, symgrad.graph.Node):
+        if isinstance(x, symgrad.ir.node.Node):
             v = getattr(x, "variable", None)
             return (type(x).__name__, index.get(id(v), "?") if v is not None else "")
         return ("value", x)
@@ -243,7 +245,7 @@ def test_core_suite_passes_in_pure_python():
                         "-W", "ignore::pytest.PytestUnraisableExceptionWarning", *CORE],
                        cwd=root, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    check = subprocess.run([sys.executable, "-c", "from symgrad import _compiled; "
+    check = subprocess.run([sys.executable, "-c", "from symgrad.api import compiled as _compiled; "
                             "print(_compiled.ENABLED)"], env=env, capture_output=True,
                            text=True, timeout=120)
     assert check.stdout.strip() == "False"

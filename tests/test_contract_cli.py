@@ -310,7 +310,7 @@ def test_check_verdicts(claim, verdict, code, values):
 
 def test_check_undecided_is_exit_3(monkeypatch):
     import time
-    C = sys.modules["symgrad.check"]
+    C = sys.modules["symgrad.checking.checker"]
 
     def slow(pairs):
         time.sleep(30)
@@ -459,7 +459,7 @@ def test_text_is_never_executed(tmp_path):
 
 # --------------------------------------------------------------------------- output files
 def test_output_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
-    from symgrad.draw import Diagram, RenderError
+    from symgrad.drawing.diagram import Diagram, RenderError
     target = tmp_path / "g.dot"
     target.write_text("old drawing")
     r = run("draw", "x +* 2", "-o", str(target))

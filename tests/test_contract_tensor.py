@@ -32,7 +32,7 @@ torch = pytest.importorskip("torch")
 
 import symgrad  # noqa: E402
 
-_sg_tensor_module = sys.modules["symgrad.tensor"]
+_sg_tensor_module = sys.modules["symgrad.api.tensor"]
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 

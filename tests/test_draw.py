@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 import symgrad
-from symgrad import render
+from symgrad.drawing import render
 
 torch = pytest.importorskip("torch")
 # symgrad.draw is the function; the module is reached by its full name.
-draw_mod = importlib.import_module("symgrad.draw")
+draw_mod = importlib.import_module("symgrad.drawing.diagram")
 
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "draw"
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,

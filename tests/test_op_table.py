@@ -24,8 +24,8 @@ import sympy
 import symgrad
 from symgrad import ops
 from symgrad.autograd import grad as autograd_grad
-from symgrad.symbolic import leaf_symbols, sym_forward
-from symgrad.tensor import apply
+from symgrad.symbolic.bridge import leaf_symbols, sym_forward
+from symgrad.api.tensor import apply
 
 EPS = 1e-6
 RTOL = 1e-5

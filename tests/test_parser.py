@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-import symgrad.parser as parser_module
-from symgrad.parser import (
+import symgrad.symbolic.parser as parser_module
+from symgrad.symbolic.parser import (
     FUNCTIONS,
     MAX_DEPTH,
     MAX_LENGTH,

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from symgrad._printing import (  # noqa: E402
+from symgrad.api.printing import (  # noqa: E402
     get_printoptions,
     printoptions,
     set_printoptions,

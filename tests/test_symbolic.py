@@ -6,9 +6,9 @@ import pytest
 import sympy as sp
 
 import symgrad
-from symgrad.expr import EvaluationError
-from symgrad.parser import ParseError
-from symgrad.symbolic import (almost_everywhere, gradient_program, leaf_symbols, nice_number,
+from symgrad.symbolic.expression import EvaluationError
+from symgrad.symbolic.parser import ParseError
+from symgrad.symbolic.bridge import (almost_everywhere, gradient_program, leaf_symbols, nice_number,
                               to_sympy)
 
 V2 = [0.7, -0.4]
@@ -375,7 +375,7 @@ def test_vector_form_gradients_are_right(text, var, values, want):
     ("sum(relu(x))", "x", {"x": V3}),
 ])
 def test_no_vector_form_is_said_plainly(text, var, values):
-    from symgrad.vecdiff import NoVectorForm
+    from symgrad.symbolic.vecdiff import NoVectorForm
     with pytest.raises(NoVectorForm):
         symgrad.parse(text).vector_gradient(var, **values)
     # The per-element symbolic gradient still exists.

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..engine import run_backward
-from ..tensor import Size, Tensor, _make
+from ..engine.reverse import run_backward
+from ..api.tensor import Size, Tensor, _make
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
@@ -150,7 +150,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     _check_roots(outputs, roots)
     _check_inputs(targets, accumulate=True)
     if create_graph:
-        from ..tensor import _warn_once
+        from ..api.tensor import _warn_once
         _warn_once(
             "Using backward() with create_graph=True will create a reference cycle between "
             "the parameter and its gradient which can cause a memory leak. We recommend "
@@ -229,7 +229,7 @@ def _batched_grads(outs: tuple, roots: list, ins: tuple, retain_graph: bool,
                    create_graph: bool) -> list:
     """``is_grads_batched``: one backward pass per row of the gradients, stacked (PyTorch
     maps its pass over the first dimension with vmap: same values)."""
-    from ..functional import stack
+    from ..api.functional import stack
     sizes = []
     for g in roots:
         if g is not None:
@@ -283,7 +283,7 @@ class Variable(metaclass=_VariableMeta):
             warnings.warn("volatile was removed and now has no effect. Use `with "
                           "torch.no_grad():` instead.", UserWarning, stacklevel=2)
         if data is None:
-            from ..creation import empty
+            from ..api.creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError("Variable data has to be a tensor, but got "

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..engine import ANOMALY
+from ..engine.reverse import ANOMALY
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]

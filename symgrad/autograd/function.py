@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import GRAD_MODE, Node, RemovableHandle
+from ..ir.node import GRAD_MODE, Node, RemovableHandle
 from ..ops import OPS, Op
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -48,7 +48,7 @@ class FunctionCtx:
 
 
 def _engine():
-    from .. import engine
+    from ..engine import reverse as engine
     return engine
 
 
@@ -66,7 +66,7 @@ class BackwardCFunction(Node, FunctionCtx):
             raise RuntimeError(_engine()._FREED)
         if "_arg_positions" not in self.__dict__:
             return ()  # still inside forward (or setup_context): nothing is saved yet
-        from ..tensor import Tensor
+        from ..api.tensor import Tensor
         for i, s in enumerate(self._saved):
             if isinstance(s, Tensor) and s._vc[0] != self._versions[i]:
                 raise _engine()._version_error(self, i, s, i in self._saved_outputs)
@@ -109,7 +109,7 @@ class BackwardCFunction(Node, FunctionCtx):
     # -- the backward -------------------------------------------------------------
     def _custom_backward(self, g, create_graph: bool, needed) -> list:
         """Call the user's backward once; check and shape its gradients as PyTorch does."""
-        from ..tensor import Tensor, _make
+        from ..api.tensor import Tensor, _make
         engine = _engine()
         gs = list(g) if self._n_outputs != 1 else [g]
         args = []
@@ -290,7 +290,7 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` without recording, then record one ``<Name>Backward`` node."""
-        from ..tensor import Tensor, _make
+        from ..api.tensor import Tensor, _make
         setup = cls.setup_context is not Function.setup_context
         if setup:
             # PyTorch binds the arguments of a forward without ctx in Python first
@@ -460,7 +460,7 @@ def once_differentiable(fn):
             GRAD_MODE.enabled = prev
         if not prev:
             return outputs
-        from ..tensor import Tensor
+        from ..api.tensor import Tensor
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
         outs = outputs if isinstance(outputs, tuple) else (outputs,)

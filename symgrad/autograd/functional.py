@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..tensor import Tensor
+from ..api.tensor import Tensor
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -144,7 +144,7 @@ _STRICT_NONE = {
 
 
 def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
-    from ..creation import zeros_like
+    from ..api.creation import zeros_like
     res = []
     for i, grads_i in enumerate(grads):
         if grads_i is None:
@@ -213,7 +213,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     >>> jvp(lambda x: x.exp().sum(dim=1), torch.zeros(2, 2), torch.ones(2, 2))
     (tensor([2., 2.]), tensor([2., 2.]))
     """
-    from ..creation import zeros_like
+    from ..api.creation import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -260,8 +260,8 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     (tensor([[3., 0.],
             [0., 3.]]), tensor([1., 2.]))
     """
-    from ..creation import zeros_like
-    from ..functional import stack
+    from ..api.creation import zeros_like
+    from ..api.functional import stack
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
@@ -324,7 +324,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
 def _stack_rows(stack, rows, out, inp):
     shape = tuple(out.shape) + tuple(inp.shape)
     if not rows:  # an output with no elements
-        from ..creation import zeros
+        from ..api.creation import zeros
         return zeros(shape, dtype=inp.dtype)
     return stack(rows, 0).view(shape)
 
@@ -430,7 +430,7 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     >>> hvp(lambda x: (x ** 3).sum(), torch.tensor([1., 2.]), torch.tensor([1., 0.]))
     (tensor(9.), tensor([6., 0.]))
     """
-    from ..creation import zeros_like
+    from ..api.creation import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _first_derivative(
             func, inputs, v, create_graph, strict, "hvp")

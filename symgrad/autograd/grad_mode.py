@@ -13,7 +13,7 @@ import sys
 import warnings
 from typing import Any, Callable
 
-from ..graph import GRAD_MODE
+from ..ir.node import GRAD_MODE
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "inference_mode", "is_inference_mode_enabled"]

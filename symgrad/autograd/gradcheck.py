@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..tensor import Tensor, _make
+from ..api.tensor import Tensor, _make
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -129,7 +129,7 @@ def _analytical_jacobians(output: Tensor, inputs: tuple) -> list:
 
 
 def _tensor_text(a: np.ndarray) -> str:
-    from ..dtypes import from_numpy
+    from ..ops.dtypes import from_numpy
     return repr(_make(a, from_numpy(a.dtype)))
 
 
@@ -203,7 +203,7 @@ def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
     """Zero grad_outputs must give zero (or no) input gradients of the inputs' dtype and
     shape: a backward that ignores its gradient is caught here."""
     from . import grad
-    from ..creation import zeros_like
+    from ..api.creation import zeros_like
     diff = _diff_inputs(inputs)
     grads = grad(outputs, diff, [zeros_like(o) for o in outputs], allow_unused=True)
     for gi, di in zip(grads, diff):
@@ -221,7 +221,7 @@ def _test_undefined_backward_mode(func, outputs: tuple, inputs: tuple) -> None:
     """Every backward must accept undefined (None) output gradients, as PyTorch checks:
     all of them at once, then one at a time."""
     from . import grad
-    from ..creation import zeros_like
+    from ..api.creation import zeros_like
     from .function import _UndefinedGrad
     diff = _diff_inputs(inputs)
 
@@ -279,7 +279,7 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     True
     """
     from . import grad
-    from ..creation import _rng
+    from ..api.creation import _rng
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*inputs))

@@ -12,6 +12,6 @@ True
 """
 from __future__ import annotations
 
-from ..graph import Node
+from ..ir.node import Node
 
 __all__ = ["Node"]

@@ -45,8 +45,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from .backends import SYMPY
-from .graph import AccumulateGrad, Node
+from ..ir.backends import SYMPY
+from ..ir.node import AccumulateGrad, Node
 
 __all__ = ["to_sympy", "gradient_program", "GradientProgram", "Line", "sym_forward",
            "leaf_symbols", "leaf_names", "nice_number", "as_sympy", "almost_everywhere"]
@@ -104,7 +104,7 @@ _nicen_all = np.frompyfunc(_nicen, 1, 1)
 
 def as_sympy(value) -> np.ndarray:
     """A constant (tensor, array or number) as an object array of exact SymPy numbers."""
-    from .tensor import Tensor
+    from ..api.tensor import Tensor
     if isinstance(value, Tensor):
         value = value._data
     a = np.asarray(value)
@@ -210,7 +210,7 @@ def sym_forward(op, inputs: Sequence, attrs: tuple = ()) -> np.ndarray:
     arrays = [_obj(a) for a in inputs]
     sym = op.sym
     if isinstance(sym, str):
-        from . import ops
+        from .. import ops
         # One mapping of ``sym`` names: the op table's, where it has one.
         fn = ops.sympy_function(sym) if hasattr(ops, "sympy_function") else ELEMENTWISE[sym]
         out = np.frompyfunc(lambda e: fn(e, *attrs), 1, 1)(arrays[0])
@@ -226,7 +226,7 @@ def sym_forward(op, inputs: Sequence, attrs: tuple = ()) -> np.ndarray:
 
 def _saved_values(node: Node, arrays: list, attrs: tuple, result) -> list:
     """The values the op's gradient rules receive, from symbolic inputs and output."""
-    from .tensor import _DERIVED
+    from ..api.tensor import _DERIVED
     out = []
     for kind, where in node.op.plan:
         if kind == "input":
@@ -526,7 +526,7 @@ class GradientProgram:
             if timeout is None:
                 done = _simplify_all(raw)
             else:
-                from .check import run_with_timeout
+                from ..checking.checker import run_with_timeout
                 status, value = run_with_timeout(_simplify_all, (raw,), timeout)
                 if status == "ok":
                     done = value
@@ -586,7 +586,7 @@ def _simplify_all(arrays: dict) -> dict:
 
 def _trace(t, names: Mapping | None = None):
     """Forward lines for the graph of ``t``: (lines, node -> symbol array, leaves)."""
-    from .tensor import Tensor
+    from ..api.tensor import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"expected a symgrad Tensor, got {type(t).__name__}")
     root = t.grad_fn if t.grad_fn is not None else (
@@ -662,7 +662,7 @@ def to_sympy(t, names: Mapping | None = None):
     >>> to_sympy(symgrad.parse("x*exp(y)"))
     x*exp(y)
     """
-    from .expr import Expression
+    from .expression import Expression
     if isinstance(t, Expression):
         t = t.trace()
     lines, values, leaves, root = _trace(t, names)
@@ -712,8 +712,8 @@ def gradient_program(t, wrt: Sequence | None = None, names: Mapping | None = Non
     v̄1 = v̄2*(1 - v2**2)     # TanhBackward0
     x̄ = v̄1*(1 - v1**2)      # TanhBackward0
     """
-    from .expr import Expression
-    from .tensor import Tensor
+    from .expression import Expression
+    from ..api.tensor import Tensor
     if isinstance(t, Expression):
         t = t.trace()
     if t.numel() != 1:

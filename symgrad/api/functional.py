@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from . import ops as O
+from .. import ops as O
 from .tensor import (Tensor, _as_tensor_arg, _wrap_dim, apply, dot, matmul, maximum, minimum,
                      mm, mv)
 
@@ -49,7 +49,7 @@ def square(input: Tensor) -> Tensor:
 
 
 def _promote_all(tensors: Sequence[Tensor]) -> list:
-    from .dtypes import result_type
+    from ..ops.dtypes import result_type
     d = result_type(tensors)
     return [t if t.dtype is d else t.to(d) for t in tensors]
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .ops import OPS, Op
+from ..ops import OPS, Op
 
 __all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle"]
 
@@ -162,7 +162,7 @@ class Node:
 
     def __call__(self, *grads):
         """Apply the node's gradient rule by hand, as calling a PyTorch node does."""
-        from .engine import call_node
+        from ..engine.reverse import call_node
         return call_node(self, grads)
 
     def __dir__(self) -> list:
@@ -181,7 +181,7 @@ class Node:
                 value = self._saved[k] if self._saved else FREED
                 if (self._versions and k < len(self._versions) and self._versions[k] is not None
                         and value is not FREED and value._vc[0] != self._versions[k]):
-                    from .engine import _version_error  # as PyTorch's unpack of a saved tensor
+                    from ..engine.reverse import _version_error  # as PyTorch's unpack of a saved tensor
                     raise _version_error(self, k, value)
                 if value is FREED:
                     raise RuntimeError(
@@ -193,8 +193,8 @@ class Node:
                         "to access saved tensors after calling backward.")
                 if type(value) in (int, float, bool) and _origin(self, key) == "input":
                     # A number operand is a wrapped scalar in PyTorch: a 0-d tensor.
-                    from . import dtypes
-                    from .tensor import tensor
+                    from ..ops import dtypes
+                    from ..api.tensor import tensor
                     kind = {int: dtypes.int64, float: dtypes.float64, bool: dtypes.bool}
                     return tensor(value, dtype=kind[type(value)])
                 if key in _INT64_SAVES:
@@ -249,7 +249,7 @@ def _public(value):
     if isinstance(value, slice) and value == slice(None):
         return None
     if isinstance(value, np.ndarray) and value.dtype.kind in "biu":
-        from .tensor import tensor
+        from ..api.tensor import tensor
         return tensor(value)
     return value
 

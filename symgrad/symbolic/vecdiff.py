@@ -121,8 +121,8 @@ def _has(node, var: str) -> bool:
 
 def _shapes(tree, values: dict) -> dict:
     """id(node) -> shape of its value, by evaluating every node once (no graph)."""
-    from .autograd import no_grad
-    from .expr import Expression
+    from ..autograd import no_grad
+    from .expression import Expression
     e = Expression(P.to_text(tree), tree)
     shapes: dict = {}
     stack = [tree]
@@ -158,8 +158,8 @@ class _Shapes:
         self.cache: dict = {}
 
     def __call__(self, node) -> tuple:
-        from .autograd import no_grad
-        from .expr import Expression
+        from ..autograd import no_grad
+        from .expression import Expression
         text = P.to_text(node)
         if text not in self.cache:
             e = Expression(text, node)
@@ -208,7 +208,7 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
     NoVectorForm
         When the gradient cannot be written in the grammar.
     """
-    from .expr import Expression, parse
+    from .expression import Expression, parse
     e = expr if isinstance(expr, Expression) else parse(expr)
     if var not in e.variables:
         raise ValueError(f"{var!r} is not a variable of the expression (variables: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys as _sys
 import types as _types
 
-from .tensor import Tensor, _make
+from ..api.tensor import Tensor, _make
 
 __all__ = ["Parameter"]
 
@@ -25,7 +25,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            from .creation import empty
+            from ..api.creation import empty
             data = empty(0)
         p = object.__new__(cls)
         src = _make(data._data, data.dtype)

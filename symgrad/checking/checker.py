@@ -34,8 +34,8 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-from .expr import EvaluationError, Expression, parse
-from .symbolic import almost_everywhere, as_sympy, gradient_program, to_sympy
+from ..symbolic.expression import EvaluationError, Expression, parse
+from ..symbolic.bridge import almost_everywhere, as_sympy, gradient_program, to_sympy
 
 __all__ = ["check", "verify", "Report", "CORRECT", "WRONG", "UNDECIDED", "run_with_timeout",
            "deep"]
@@ -407,7 +407,7 @@ def _finite(*arrays) -> bool:
 
 def _fd_gradient(f: Expression, point: dict, name: str) -> np.ndarray:
     """Central finite differences of ``f`` with respect to ``name`` (float64)."""
-    from .autograd import no_grad
+    from ..autograd import no_grad
     base = {k: np.array(v, dtype=np.float64) for k, v in point.items()}
     x = base[name]
     g = np.zeros(x.shape)
@@ -444,7 +444,7 @@ class _Claim:
                      else np.array2string(self.constant, separator=", "))
 
     def value(self, point: dict) -> np.ndarray:
-        from .autograd import no_grad
+        from ..autograd import no_grad
         if self.constant is not None:
             return self.constant
         with no_grad():
@@ -774,7 +774,7 @@ def _symmetric_only(f: Expression, claim, name: str, evidence: list, shapes: dic
 
 def _vector_form(f: Expression, name: str, point: dict):
     """The true gradient in vector form (``A @ x + A.T @ x``), or None."""
-    from .vecdiff import NoVectorForm, vector_gradient
+    from ..symbolic.vecdiff import NoVectorForm, vector_gradient
     try:
         return vector_gradient(f, name, **point)
     except (NoVectorForm, ValueError, RuntimeError):
@@ -789,7 +789,7 @@ def _forgive_rounding(claims, per_var, sym_pairs, evidence, shapes, shape_bad, r
     shown it equal and exact evaluation at the disagreeing points agrees too, the
     numbers' disagreement is rounding.
     """
-    from .symbolic import leaf_symbols
+    from ..symbolic.bridge import leaf_symbols
     for i, k in enumerate(claims):
         if k in shape_bad or per_var[k]["numeric"] != "differ" \
                 or per_var[k]["symbolic"] != "equal":
@@ -822,9 +822,9 @@ def _forgive_rounding(claims, per_var, sym_pairs, evidence, shapes, shape_bad, r
 
 def _parse_value(v):
     if isinstance(v, str):
-        from .parser import parse_value
+        from ..symbolic.parser import parse_value
         return parse_value(v)
-    from .tensor import Tensor
+    from ..api.tensor import Tensor
     if isinstance(v, Tensor):
         return v.detach().numpy()
     return v
@@ -952,8 +952,8 @@ def verify(t, rtol: float = 1e-6, atol: float = 1e-9) -> Report:
     >>> verify((symgrad.sin(x) * x).sum()).verdict
     'correct'
     """
-    from .autograd import grad
-    from .symbolic import _leaves_of, _topological, leaf_names, leaf_symbols
+    from ..autograd import grad
+    from ..symbolic.bridge import _leaves_of, _topological, leaf_names, leaf_symbols
     if t.numel() != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
     if t.grad_fn is None:

@@ -14,7 +14,7 @@ drawing of the same computation line up.  Backward edges are drawn from each nod
 Examples
 --------
 >>> import symgrad as torch
->>> from symgrad import render
+>>> from symgrad.drawing import render
 >>> x = torch.tensor(4.0, requires_grad=True, name="x")
 >>> f = 5 * x ** 2
 >>> src = render.backward_graph(f, names={"f": f}, legend=False)
@@ -267,7 +267,7 @@ class Edge:
 
 
 def _is_symgrad_node(fn: Any) -> bool:
-    from .graph import Node
+    from ..ir.node import Node
     return isinstance(fn, Node)
 
 
@@ -350,7 +350,7 @@ class GraphModel:
         op = getattr(type(fn), "op", None)
         inputs = getattr(fn, "inputs", None) if _is_symgrad_node(fn) else None
         if inputs is not None and op is not None and hasattr(op, "inputs"):
-            from .graph import Node
+            from ..ir.node import Node
             grads = op.grads or ()
             for i, x in enumerate(inputs):
                 if op.variadic:

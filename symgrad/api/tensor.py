@@ -13,11 +13,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import dtypes as _dt
-from . import ops as O
-from .dtypes import dtype as _dtype
-from .graph import GRAD_MODE, AccumulateGrad, Node, RemovableHandle, node_class
-from .graph import _sequence
+from ..ops import dtypes as _dt
+from .. import ops as O
+from ..ops.dtypes import dtype as _dtype
+from ..ir.node import GRAD_MODE, AccumulateGrad, Node, RemovableHandle, node_class
+from ..ir.node import _sequence
 
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_tensor", "from_numpy"]
 
@@ -589,8 +589,8 @@ class CopySlices(node_class(O.COPY_SLICES)):
     __slots__ = ()
 
     def _custom_backward(self, g, create_graph: bool, needed) -> list:
-        from .backends import NUMPY, TENSOR
-        from .engine import _input_grads
+        from ..ir.backends import NUMPY, TENSOR
+        from ..engine.reverse import _input_grads
         m = TENSOR if create_graph else NUMPY
         fn, view_shape = self._fn, self._view_shape
         index = self.attrs[0]
@@ -996,7 +996,7 @@ class Tensor(metaclass=_TensorMeta):
     def backward(self, gradient=None, retain_graph=None, create_graph=False,
                  inputs=None) -> None:
         """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
-        from .autograd import backward
+        from ..autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook: Callable) -> RemovableHandle:
@@ -1220,7 +1220,7 @@ class Tensor(metaclass=_TensorMeta):
         return apply(O.CLONE, (self,))
 
     def __repr__(self) -> str:
-        from ._printing import tensor_repr
+        from .printing import tensor_repr
         fn = self.grad_fn
         return tensor_repr(np.asarray(self._data), self._dtype.name,
                            requires_grad=self._requires_grad and fn is None,
@@ -1544,7 +1544,7 @@ class Tensor(metaclass=_TensorMeta):
             raise IndexError(f"{full.name}(): Expected reduction dim {d} to have non-zero size.")
         values = apply(along, (self,), (dim, keepdim))
         indices = apply(pick, (self,), (dim, keepdim))
-        from .autograd.return_types import MinMax
+        from ..autograd.return_types import MinMax
         return MinMax(values, indices, full.name)
 
     def max(self, dim=None, keepdim=False, *, axis=None):
@@ -1918,7 +1918,7 @@ _CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
 
 
 def _is_param(t) -> bool:
-    from .nn import Parameter
+    from ..nn import Parameter
     return isinstance(t, Parameter)
 
 
@@ -2582,6 +2582,6 @@ _DIRECT_METHODS = {
 }
 
 # The compiled fast path of apply, when symgrad/_speedups.c was built (see _compiled).
-from . import _compiled  # noqa: E402  (needs everything above)
+from . import compiled as _compiled  # noqa: E402  (needs everything above)
 _apply_python = apply
 apply = _compiled.accelerate(_apply_python)

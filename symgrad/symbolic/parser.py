@@ -889,7 +889,7 @@ def parse(text: str, *, max_length: Optional[int] = None, max_depth: Optional[in
     >>> parse("2x")
     Traceback (most recent call last):
     ...
-    symgrad.parser.ParseError: column 2: implicit multiplication is not supported: \
+    symgrad.symbolic.parser.ParseError: column 2: implicit multiplication is not supported: \
 did you mean '2*x'?
     """
     return _Parser(text, max_length, max_depth, max_tokens).parse_expression()
@@ -943,7 +943,7 @@ def parse_value(text: str, *, max_length: Optional[int] = None,
     >>> parse_value("[[1, 2], [3]]")
     Traceback (most recent call last):
     ...
-    symgrad.parser.ParseError: column 10: inconsistent list lengths: this element has \
+    symgrad.symbolic.parser.ParseError: column 10: inconsistent list lengths: this element has \
 shape (1,) but the first element has shape (2,)
     """
     return _Parser(text, max_length, max_depth, max_tokens).parse_value()[1]

@@ -20,8 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .backends import NUMPY, TENSOR
-from .graph import FREED, GRAD_MODE, AccumulateGrad, Node
+from ..ir.backends import NUMPY, TENSOR
+from ..ir.node import FREED, GRAD_MODE, AccumulateGrad, Node
 
 __all__ = ["run_backward", "call_node", "ANOMALY"]
 
@@ -41,7 +41,7 @@ _MAKE = None
 def _tensor_cls():
     global _TENSOR, _MAKE
     if _MAKE is None:
-        from .tensor import Tensor, _make
+        from ..api.tensor import Tensor, _make
         _TENSOR, _MAKE = Tensor, _make
     return _TENSOR, _MAKE
 
@@ -51,7 +51,7 @@ def _wrap(g):
     Tensor, make = _tensor_cls()
     if isinstance(g, Tensor) or g is None:
         return g
-    from .dtypes import from_numpy
+    from ..ops.dtypes import from_numpy
     g = np.asarray(g)
     return make(g, from_numpy(g.dtype))
 
@@ -64,7 +64,7 @@ def _unwrap(g, create_graph):
 
 
 def _version_error(node: Node, i: int, tensor, is_output: bool = False) -> RuntimeError:
-    from .tensor import _LEGACY_NAMES
+    from ..api.tensor import _LEGACY_NAMES
     shape = list(tensor.shape)
     what = f"[torch.{_LEGACY_NAMES[tensor.dtype.name]} {shape}]"
     plan = node.op.plan
@@ -240,7 +240,7 @@ def _call_hooks(hooks, g, create_graph):
                     raise RuntimeError(f"hook '{_hook_name(h)}' has changed the size of "
                                        "value")
                 if r.dtype is not old.dtype:
-                    from .tensor import _LEGACY_NAMES
+                    from ..api.tensor import _LEGACY_NAMES
                     raise RuntimeError(
                         f"hook '{_hook_name(h)}' has changed the type of value (was "
                         f"torch.{_LEGACY_NAMES[old.dtype.name]} got "
@@ -629,7 +629,7 @@ def _scalar_meta() -> dict:
     """numpy scalar type -> the shared metadata of a 0-d input of that dtype."""
     global _SCALAR_META
     if _SCALAR_META is None:
-        from .tensor import _META0
+        from ..api.tensor import _META0
         _SCALAR_META = {d.np.type: m for d, m in _META0.items()}
     return _SCALAR_META
 

@@ -94,7 +94,7 @@ def as_dtype(d, fname: str = "tensor"):
     Examples
     --------
     >>> import builtins, symgrad
-    >>> symgrad.dtypes.as_dtype(builtins.float)
+    >>> symgrad.ops.dtypes.as_dtype(builtins.float)
     torch.float64
     """
     if d is None or d.__class__ is dtype:

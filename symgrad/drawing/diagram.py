@@ -236,7 +236,7 @@ class Diagram:
 
 # --------------------------------------------------------------------------- inputs
 def _is_tensor(obj: Any) -> bool:
-    from .tensor import Tensor
+    from ..api.tensor import Tensor
     if isinstance(obj, Tensor):
         return True
     return type(obj).__module__.startswith("torch") and hasattr(obj, "grad_fn") and hasattr(
@@ -318,9 +318,9 @@ def _record_edge_grads(model: _render.GraphModel) -> dict:
 
 
 def _autograd_of(t: Any):
-    from .tensor import Tensor
+    from ..api.tensor import Tensor
     if isinstance(t, Tensor):
-        from . import autograd
+        from .. import autograd
         return autograd
     import torch  # only reached for a real torch tensor: torch is installed
     return torch.autograd

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from . import dtypes as _dt
+from ..ops import dtypes as _dt
 from .tensor import Tensor, _make, _TensorMeta
 
 __all__ = ["ones", "zeros", "full", "empty", "eye", "arange", "linspace", "ones_like",

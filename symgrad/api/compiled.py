@@ -7,7 +7,7 @@ code runs twice as fast).  ``SYMGRAD_PURE_PYTHON=1`` keeps everything in Python.
 
 Examples
 --------
->>> from symgrad import _compiled
+>>> from symgrad.api import compiled as _compiled
 >>> _compiled.ENABLED in (True, False)
 True
 """
@@ -28,12 +28,16 @@ def accelerate(apply: Callable) -> Callable:
     if os.environ.get("SYMGRAD_PURE_PYTHON", "") not in ("", "0"):
         return apply
     try:
-        from . import _speedups
+        from .. import _speedups
     except ImportError:
         return apply
     import numpy as np
 
-    from . import dtypes, engine, graph, ops, tensor
+    from .. import ops
+    from ..engine import reverse as engine
+    from ..ir import node as graph
+    from ..ops import dtypes
+    from . import tensor
     _speedups.setup({
         "Tensor": tensor.Tensor, "Op": ops.Op, "ndarray": np.ndarray, "Node": graph.Node,
         "AccumulateGrad": graph.AccumulateGrad, "dtype": dtypes.dtype,

@@ -203,7 +203,7 @@ class _Tensor:
     def _t():
         # Not ``from . import tensor``: the package's ``tensor`` is the function.
         import importlib
-        return importlib.import_module(__package__ + ".tensor")
+        return importlib.import_module("symgrad.api.tensor")
 
     def __getattr__(self, name):
         # Unary functions and comparisons are the tensor's own methods.
@@ -212,7 +212,7 @@ class _Tensor:
     def where(self, cond, a, b):
         T = self._t()
         if not isinstance(a, T.Tensor) and not isinstance(b, T.Tensor):
-            from .dtypes import get_default_dtype
+            from ..ops.dtypes import get_default_dtype
             d = get_default_dtype()
             return T._make(np.where(cond._data, a, b).astype(d.np), d)
         return T.apply(O().WHERE, (cond, a, b))
@@ -332,7 +332,7 @@ class _Tensor:
 
     def first_true(self, mask, dim):
         T = self._t()
-        from .dtypes import float64
+        from ..ops.dtypes import float64
         return T._make(_first_true(mask._data, dim), float64)
 
     def scatter(self, g, shape, index):
@@ -358,7 +358,7 @@ class _Tensor:
 
 
 def O():  # noqa: N802 - the op table module, imported late (it is imported by tensor.py)
-    from . import ops
+    from .. import ops
     return ops
 
 
