@@ -21,6 +21,7 @@ import warnings as _warnings
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"symgrad(\.|$)")
 
 from . import ops  # noqa: E402
+from .errors import SymgradError
 from .api.printing import get_printoptions, set_printoptions
 from .api.creation import (Generator, arange, default_generator, empty, empty_like, eye, full,
                        full_like, initial_seed,
@@ -72,4 +73,4 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "set_anomaly_enabled", "autograd", "nn", "ops",
            "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
            "gradient_program", "check", "verify", "Report", "draw", "draw_steps",
-           "make_dot"] + list(_functional_all)
+           "make_dot", "SymgradError"] + list(_functional_all)

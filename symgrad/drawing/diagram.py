@@ -31,6 +31,7 @@ import tempfile
 import time
 from typing import Any, Mapping, Sequence
 
+from ..errors import SymgradError
 from . import render as _render
 
 __all__ = ["draw", "make_dot", "draw_steps", "Diagram", "StepFrames", "RenderError",
@@ -47,7 +48,7 @@ _INSTALL_DOT = ("install Graphviz so that the `dot` program is on PATH: "
                 "(Windows). Only .svg and .dot render without it")
 
 
-class RenderError(RuntimeError):
+class RenderError(SymgradError, RuntimeError):
     """A drawing could not be rendered (bad format, Graphviz failure)."""
 
 

@@ -60,7 +60,7 @@ class Op:
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
                  "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
-                 "simple", "consts", "refuse", "derive")
+                 "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
@@ -68,7 +68,9 @@ class Op:
                  doc: str = "", node: str | None = None, view: bool = False,
                  domain: tuple = (-np.inf, np.inf), ranks: tuple | None = None,
                  consts: dict | None = None, refuse: dict | None = None,
-                 derive: dict | None = None, saved_for: dict | None = None) -> None:
+                 derive: dict | None = None, saved_for: dict | None = None,
+                 symbol: str | None = None, infix: str | None = None,
+                 commutative: bool = False) -> None:
         self.name = name
         self.overload = overload
         self.inputs = tuple(inputs)
@@ -85,6 +87,12 @@ class Op:
         self.doc = doc
         self.view = view
         self.node_class = None  # the grad_fn class, made by graph.node_class
+        # How drawings show the op: the forward node's symbol and an unnamed result's
+        # label, templates over the input and attribute names ("{self} + {other}",
+        # "pow {exponent}"); commutative ops label their inputs by nothing but position.
+        self.symbol = symbol if symbol is not None else name.lstrip("_")
+        self.infix = infix
+        self.commutative = commutative
         self.variadic = self.inputs == ("tensors",)
         self.domain = tuple(domain)
         self.ranks = None if ranks is None else tuple(tuple(r) for r in ranks)
@@ -668,37 +676,44 @@ def _sym_log_softmax(a, dim):
 # the common case keeps no attribute.
 ADD = Op("add", inputs=("self", "other"), broadcasts=True, dtype="promote",
          forward=operator.add, grads=(lambda m, grad: grad, lambda m, grad: grad),
-         consts={"alpha": 1}, local=("1", "1"), doc="self + other")
+         consts={"alpha": 1}, local=("1", "1"), doc="self + other",
+        symbol="+", infix="{self} + {other}", commutative=True)
 ADD_ALPHA = Op("add", key="add_alpha", inputs=("self", "other"), attrs=("alpha",),
                broadcasts=True, dtype="alpha", saves=("alpha",),
                forward=lambda a, b, alpha: a + _times(alpha, b),
                grads=(lambda m, grad, alpha: grad,
                       lambda m, grad, alpha: _maybe_multiply(m, grad, alpha)),
-               local=("1", "{alpha}"), doc="self + alpha * other")
+               local=("1", "{alpha}"), doc="self + alpha * other",
+        symbol="+")
 SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype="sub",
          forward=operator.sub, grads=(lambda m, grad: grad, lambda m, grad: -grad),
-         consts={"alpha": 1}, local=("1", "-1"), doc="self - other")
+         consts={"alpha": 1}, local=("1", "-1"), doc="self - other",
+        symbol="−", infix="{self} − {other}")
 SUB_ALPHA = Op("sub", key="sub_alpha", inputs=("self", "other"), attrs=("alpha",),
                broadcasts=True, dtype="sub_alpha", saves=("alpha",),
                forward=lambda a, b, alpha: a - _times(alpha, b),
                grads=(lambda m, grad, alpha: grad,
                       lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha)),
-               local=("1", "-{alpha}"), doc="self - alpha * other")
+               local=("1", "-{alpha}"), doc="self - alpha * other",
+        symbol="−")
 RSUB = Op("rsub", 1, inputs=("self",), attrs=("other", "alpha"), dtype="sub_alpha",
           forward=lambda a, other, alpha: other - _times(alpha, a), saves=("alpha",),
           grads=(lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha),),
-          local=("-{alpha}",), doc="other - alpha * self, other a Python number")
+          local=("-{alpha}",), doc="other - alpha * self, other a Python number",
+        symbol="{other} −", infix="{other} − {self}")
 MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype="promote",
          forward=operator.mul, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad * other,
                 lambda m, grad, self, other: grad * self),
-         local=("{other}", "{self}"), doc="self * other")
+         local=("{other}", "{self}"), doc="self * other",
+        symbol="×", infix="{self}·{other}", commutative=True)
 # Inside PyTorch's backward formulas ``scalar * tensor`` is mul.Scalar: MulBackward1, one
 # input.  (From Python, ``5 * x`` wraps 5 as a tensor: MulBackward0 with a None edge.)
 MUL_SCALAR = Op("mul", 1, inputs=("self",), attrs=("other",), dtype="promote",
                 forward=np.multiply, saves=("other",),
                 grads=(lambda m, grad, other: m.mul_scalar(grad, other),),
-                local=("{other}",), doc="self * other, other a number inside a gradient rule")
+                local=("{other}",), doc="self * other, other a number inside a gradient rule",
+        symbol="× {other}", infix="{other}·{self}")
 # The other Scalar overloads PyTorch's formulas use: AddBackward1, SubBackward1, DivBackward1.
 ADD_SCALAR = Op("add", 1, inputs=("self",), attrs=("other",), forward=np.add,
                 grads=(lambda m, grad: grad,), local=("1",),
@@ -714,12 +729,14 @@ DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype="div",
          forward=operator.truediv, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad / other,
                 lambda m, grad, self, other: -grad * ((self / other) / other)),
-         local=("1/{other}", "-{self}/{other}²"), doc="self / other")
+         local=("1/{other}", "-{self}/{other}²"), doc="self / other",
+        symbol="÷", infix="{self}/{other}")
 RECIPROCAL = Op("reciprocal", dtype="float", forward=lambda a: 1.0 / a, saves=("result",),
                 grads=(lambda m, grad, result: -grad * (result * result),),
                 sym="reciprocal", local=("-1/{self}²",), doc="1 / self")
 NEG = Op("neg", forward=operator.neg, refuse={"bool": (RuntimeError, _NEGATION)},
-         grads=(lambda m, grad: -grad,), local=("-1",), doc="-self")
+         grads=(lambda m, grad: -grad,), local=("-1",), doc="-self",
+        symbol="−", infix="−{self}")
 _BOOL_POW = {"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}
 POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
          forward=_pow_scalar, refuse=_BOOL_POW, domain=(0, np.inf), saves=("self", "exponent"),
@@ -727,7 +744,8 @@ POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
                 m.zeros_like(grad) if exponent == 0
                 # PyTorch's formula takes the exponent as a double: MulBackward1 saves 2.0.
                 else grad * m.mul_scalar(self ** (float(exponent) - 1), float(exponent)),),
-         local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)")
+         local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)",
+        symbol="pow {exponent}", infix="{self}^{exponent}")
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
                 forward=_power, refuse=_BOOL_POW, domain=(0, np.inf),
                 saves=("self", "exponent", "result"),
@@ -739,14 +757,16 @@ POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="p
                        grad * m.where(m.logical_and(m.eq(self, 0), m.ge(exponent, 0)), 0.0,
                                       result * m.log(self))),
                 local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
-                doc="self ** exponent (a tensor)")
+                doc="self ** exponent (a tensor)",
+        symbol="pow")
 RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype="rpow",
           forward=lambda e, base: _power(base, e), refuse=_BOOL_POW,
           saves=("self", "exponent", "result"),
           grads=(lambda m, grad, self, exponent, result:
                  grad * m.mul_scalar(result, float(np.log(self))) if self != 0 else
                  grad * m.where(m.ge(exponent, 0), 0.0, result * float("-inf")),),
-          local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number")
+          local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number",
+        symbol="pow")
 
 # --------------------------------------------------------------------------- elementwise
 ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
@@ -839,7 +859,8 @@ MAXIMUM = Op("maximum", inputs=("self", "other"), broadcasts=True, dtype="promot
                     _selected(m, grad, self, other, m.lt(self, other)),
                     lambda m, grad, self, other:
                     _selected(m, grad, self, other, m.gt(self, other))),
-             local=("[{self} ≥ {other}]", "[{other} ≥ {self}]"))
+             local=("[{self} ≥ {other}]", "[{other} ≥ {self}]"),
+        commutative=True)
 MINIMUM = Op("minimum", inputs=("self", "other"), broadcasts=True, dtype="promote",
              forward=np.minimum, saves=("self", "other"),
              sym=lambda a, b: _sym_map("Min", a, b),
@@ -847,7 +868,8 @@ MINIMUM = Op("minimum", inputs=("self", "other"), broadcasts=True, dtype="promot
                     _selected(m, grad, self, other, m.gt(self, other)),
                     lambda m, grad, self, other:
                     _selected(m, grad, self, other, m.lt(self, other))),
-             local=("[{self} ≤ {other}]", "[{other} ≤ {self}]"))
+             local=("[{self} ≤ {other}]", "[{other} ≤ {self}]"),
+        commutative=True)
 
 # --------------------------------------------------------------------------- reductions
 SUM = Op("sum", forward=lambda a: np.sum(a), saves=("self_sym_sizes",), dtype="sum",
@@ -857,7 +879,8 @@ SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype="sum",
              saves=("self_sym_sizes", "dim", "keepdim"),
              grads=(lambda m, grad, self_sym_sizes, dim, keepdim:
                     m.expand(_keep(grad, self_sym_sizes, dim, keepdim), self_sym_sizes),),
-             local=("1",))
+             local=("1",),
+        symbol="sum dim={dim}")
 MEAN = Op("mean", forward=lambda a: np.mean(a), saves=("self_sym_sizes", "self_sym_numel"),
           grads=(lambda m, grad, self_sym_sizes, self_sym_numel:
                  m.div_scalar(m.expand(grad, self_sym_sizes), self_sym_numel),),
@@ -869,7 +892,8 @@ MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
                                            self_sym_sizes),
                                   int(np.prod([self_sym_sizes[d] for d in
                                                _dims(dim, len(self_sym_sizes))]))),),
-              local=("1/n",))
+              local=("1/n",),
+        symbol="mean dim={dim}")
 
 
 def _in_dtype(op: Op) -> Op:
@@ -904,7 +928,8 @@ MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
              derive={"indices": _extreme_indices("Max")},
              grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
                     m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
-             local=("[{self} = max]",))
+             local=("[{self} = max]",),
+        symbol="max dim={dim}")
 MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
              # one dim (an int), never None or several
              forward=lambda a, dim, keepdim:
@@ -914,7 +939,8 @@ MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
              derive={"indices": _extreme_indices("Min")},
              grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
                     m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
-             local=("[{self} = min]",))
+             local=("[{self} = min]",),
+        symbol="min dim={dim}")
 # masked_fill with a number (MaskedFillBackward0): maximum's gradient.
 MASKED_FILL_SCALAR = Op("masked_fill", 0, attrs=("mask", "value"), saves=("mask",),
                         forward=lambda a, mask, value: np.where(mask, value, a),
@@ -954,7 +980,8 @@ GATHER = Op("gather", attrs=("dim", "index"), forward=_gather_along,
 NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype="float",
           forward=_norm, sym=_sym_norm, saves=("self", "ord", "dim", "result", "keepdim"),
           grads=(_norm_grad,),
-          local=("{self}/‖{self}‖",))
+          local=("{self}/‖{self}‖",),
+        symbol="norm")
 SOFTMAX = Op("_softmax", attrs=("dim",), dtype="float", forward=_softmax, sym=_sym_softmax,
              saves=("result", "dim"), node="SoftmaxBackward0",
              grads=(lambda m, grad, result, dim: m.softmax_backward_data(grad, result, dim),),
@@ -999,7 +1026,8 @@ DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tenso
          dtype="promote_strict",
          grads=(lambda m, grad, self, tensor: grad * tensor,
                 lambda m, grad, self, tensor: grad * self),
-         local=("{tensor}", "{self}"))
+         local=("{tensor}", "{self}"),
+        symbol="dot", infix="⟨{self}, {tensor}⟩", commutative=True)
 MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm_impl_cpu_"),
         # (in the order PyTorch unpacks them: an in-place change to both reports mat2)
         saves=("mat2", "self", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
@@ -1013,21 +1041,24 @@ MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm
         ranks=((2,), (2,)),
         dtype="promote_strict",
         grads=(_mm_self_grad, _mm_mat2_grad),
-        local=("{mat2}ᵀ", "{self}ᵀ"))
+        local=("{mat2}ᵀ", "{self}ᵀ"),
+        symbol="@", infix="{self} {mat2}")
 MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
         refuse=_no_bool("addmv_impl_cpu"),
         ranks=((2,), (1,)),
         dtype="promote_strict",
         grads=(lambda m, grad, self, vec: m.outer(grad, vec),
                lambda m, grad, self, vec: m.matmul(m.t(self), grad)),
-        local=("{vec}ᵀ", "{self}ᵀ"))
+        local=("{vec}ᵀ", "{self}ᵀ"),
+        symbol="@", infix="{self} {vec}")
 BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
          refuse=_no_bool("bmm"),
          ranks=((3,), (3,)),
          dtype="promote_strict",
          grads=(lambda m, grad, self, mat2: m.matmul(grad, m.transpose(mat2, -1, -2)),
                 lambda m, grad, self, mat2: m.matmul(m.transpose(self, -1, -2), grad)),
-         local=("{mat2}ᵀ", "{self}ᵀ"))
+         local=("{mat2}ᵀ", "{self}ᵀ"),
+        symbol="@")
 
 # --------------------------------------------------------------------------- shapes
 T = Op("t", view=True, forward=np.transpose, grads=(lambda m, grad: m.t(grad),), local=("ᵀ",))
@@ -1065,7 +1096,8 @@ AS_STRIDED = Op("as_strided", view=True, attrs=("indices", "size", "stride", "st
 UNSAFE_VIEW = Op("_unsafe_view", attrs=("size",), forward=np.reshape,
                  saves=("self_sym_sizes",), node="UnsafeViewBackward0",
                  grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
-                 local=("reshape",))
+                 local=("reshape",),
+        symbol="view")
 SQUEEZE = Op("squeeze", 0, view=True, forward=np.squeeze, saves=("self_sym_sizes",),
              grads=(lambda m, grad, self_sym_sizes:
                     _unsqueeze_to(m, grad, self_sym_sizes, range(len(self_sym_sizes))),),
@@ -1168,7 +1200,8 @@ TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
              sym=lambda a, d: a,
              saves=("_self_dtype",), node="ToCopyBackward0", dtype="attr",
              grads=(lambda m, grad, self_dtype: m.cast(grad, self_dtype),),
-             local=("1",))
+             local=("1",),
+        symbol="to")
 
 # ---------------------------------------------------------------- in-place (history rebase)
 ZERO = Op("zero", forward=np.zeros_like, grads=(lambda m, grad: m.zeros_like(grad),),

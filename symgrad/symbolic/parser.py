@@ -58,6 +58,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional, Union
 
+from ..errors import SymgradError
+
 __all__ = [
     "MAX_LENGTH",
     "MAX_DEPTH",
@@ -225,7 +227,7 @@ def _where(text: str, pos: int) -> str:
     return f"column {column}"
 
 
-class ParseError(ValueError):
+class ParseError(SymgradError, ValueError):
     """Raised for any text that is not a valid expression or value.
 
     Attributes

@@ -1,0 +1,25 @@
+"""The base class of symgrad's own errors.
+
+Errors that PyTorch raises keep PyTorch's types (``RuntimeError``, ``TypeError``, ...).
+The errors symgrad raises of its own -- a parse error in expression text, a value that
+cannot be evaluated, a drawing that cannot be rendered, a check that cannot run -- share
+:class:`SymgradError`, so that a caller can catch them all in one ``except``.
+
+Layer 0: imports nothing of symgrad.
+
+Examples
+--------
+>>> import symgrad
+>>> try:
+...     symgrad.parse("x +")
+... except symgrad.SymgradError as err:
+...     print(type(err).__name__)
+ParseError
+"""
+from __future__ import annotations
+
+__all__ = ["SymgradError"]
+
+
+class SymgradError(Exception):
+    """Base class of the errors symgrad raises of its own (not PyTorch's)."""
