@@ -74,3 +74,7 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
            "gradient_program", "check", "verify", "Report", "draw", "draw_steps",
            "make_dot", "SymgradError"] + list(_functional_all)
+
+# Functions of ops registered from now on (``symgrad.ops.Op(...)``) appear here too.
+from .api.functional import SURFACES as _SURFACES  # noqa: E402
+_SURFACES.export_to(globals())

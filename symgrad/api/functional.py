@@ -7,24 +7,20 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import ops as O
-from .tensor import (Tensor, _as_tensor_arg, _wrap_dim, apply, dot, matmul, maximum, minimum,
-                     mm, mv)
+from ..ops import subscribe
+from .surface import Surfaces
+from .tensor import (Tensor, _as_tensor_arg, _wrap_dim, apply, bmm, dot, matmul, maximum,
+                     minimum, mm, mv, tensor)
 
-_METHODS = ("abs", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu",
-            "sum", "mean", "max", "min", "norm", "softmax", "log_softmax", "t", "transpose",
-            "reshape", "flatten", "squeeze", "unsqueeze", "clamp", "clip", "pow", "add", "sub",
-            "mul", "div", "neg", "eq", "ne", "lt", "le", "gt", "ge", "all", "any", "argmax",
-            "argmin", "sign", "reciprocal", "permute", "clone", "numel", "detach", "square")
-
-__all__ = list(_METHODS) + ["dot", "matmul", "mm", "mv", "maximum", "minimum", "cat",
-                            "concat", "stack", "where", "is_tensor", "numel", "square",
-                            "equal"]
+# Tensor methods that PyTorch also has as functions but that are no op of the table
+# (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
+# generated from the table (see the end of this module and ``surface``).
+_METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach")
 
 
 def _method(name: str):
     def fn(input, *args, **kwargs):
         if not isinstance(input, Tensor):
-            from .tensor import tensor
             input = tensor(input)
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
@@ -32,16 +28,17 @@ def _method(name: str):
     return fn
 
 
-for _name in _METHODS:
-    if _name not in ("square", "pow"):
-        globals()[_name] = _method(_name)
+for _name in _METHOD_FUNCTIONS:
+    globals()[_name] = _method(_name)
 
 
 def pow(input, exponent) -> Tensor:
     """``input ** exponent``; a number raised to a tensor is ``PowBackward2``, as in PyTorch."""
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
         return exponent.__rpow__(input)
-    return _method("pow")(input, exponent)
+    if not isinstance(input, Tensor):
+        input = tensor(input)
+    return input.pow(exponent)
 
 
 def square(input: Tensor) -> Tensor:
@@ -135,3 +132,11 @@ def equal(input: Tensor, other: Tensor) -> bool:
         return False
     import numpy as np
     return bool(np.array_equal(input._data, other._data))
+
+
+__all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "dot", "matmul", "mm", "mv", "bmm",
+                                     "maximum", "minimum", "cat", "concat", "stack", "where",
+                                     "is_tensor", "equal"]
+#: The functions generated from the op table (and the namespaces that receive them).
+SURFACES = Surfaces([globals()])
+subscribe(SURFACES.added, SURFACES.removed)

@@ -16,6 +16,7 @@ import numpy as np
 from ..ops import dtypes as _dt
 from .. import ops as O
 from ..ops.dtypes import dtype as _dtype
+from ..ops.dtype_rules import c_name as _c_name
 from ..ir.node import GRAD_MODE, AccumulateGrad, Node, RemovableHandle, node_class
 from ..ir.node import _sequence
 
@@ -76,78 +77,7 @@ class Size(tuple, metaclass=_SizeMeta):
         return n
 
 
-# --------------------------------------------------------------------------- dtype rules
-def _first_dtype(args, attrs):
-    for a in args:
-        if isinstance(a, Tensor):
-            return a.dtype
-    raise TypeError("expected at least one tensor argument")
-
-
-def _promote(args, attrs):
-    d = None
-    for a in args:
-        if isinstance(a, Tensor):
-            if d is None:
-                d = a.dtype
-            elif a.dtype is not d:
-                return _dt.result_type(args)
-    if d.is_floating_point:
-        return d
-    return _dt.result_type(args)
-
-
-def _floating(args, attrs):
-    d = _promote(args, attrs)
-    return d if d.is_floating_point else _dt.get_default_dtype()
-
-
-def _pow_scalar(args, attrs):
-    return _promote((args[0], attrs[0]), attrs)
-
-
-def _rpow(args, attrs):
-    return _promote((attrs[0], args[0]), attrs)
-
-
-def _sum_dtype(args, attrs):
-    d = args[0].dtype
-    return d if d.is_floating_point else _dt.int64
-
-
-def _strict(args, attrs):
-    a, b = args
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_c_name(a.dtype)} != {_c_name(b.dtype)}")
-    return a.dtype
-
-
-def _alpha(args, attrs):
-    """add/sub/rsub with ``alpha`` (the last attribute; the others are operands)."""
-    d = _promote(tuple(args) + tuple(attrs[:-1]), attrs)
-    alpha = attrs[-1]
-    if isinstance(alpha, (bool, np.bool_)) and d is not _dt.bool:
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(alpha, float) and not d.is_floating_point:
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
-                           "point number.")
-    return d
-
-
-def _is_bool(a) -> bool:
-    return a.dtype is _dt.bool if isinstance(a, Tensor) else isinstance(a, (bool, np.bool_))
-
-
-def _sub(args, attrs):
-    """Subtraction refuses bool operands, as PyTorch does."""
-    operands = tuple(args) + tuple(attrs[:-1])
-    n = builtins.sum(_is_bool(a) for a in operands)
-    if n:
-        raise RuntimeError(O._SUB_BOOLS if n == 2 else O._SUB_BOOL)
-    return _promote(operands, attrs)
-
-
+# --------------------------------------------------------------------------- dtypes
 def _refuse(op, first, dt) -> None:
     """PyTorch's error for a result dtype (or first operand's, key ``"self:bool"``) that
     it has no kernel for (``op.refuse``)."""
@@ -157,25 +87,6 @@ def _refuse(op, first, dt) -> None:
     if hit is not None:
         raise hit[0](hit[1])
 
-
-def _c_name(d):
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "int64": "long int", "int32": "int", "bool": "bool"}[d.name]
-
-
-_DTYPE_RULES: dict[str, Callable] = {
-    "same": _first_dtype, "promote": _promote, "float": _floating, "div": _floating,
-    "pow_scalar": _pow_scalar, "rpow": _rpow, "sum": _sum_dtype,
-    "bool": lambda args, attrs: _dt.bool, "int64": lambda args, attrs: _dt.int64,
-    "where": lambda args, attrs: _promote(args[1:], attrs), "promote_strict": _strict,
-    "attr": lambda args, attrs: attrs[0], "last_attr": lambda args, attrs: attrs[-1],
-    "alpha": _alpha,
-    "sub": lambda args, attrs: _sub(args, attrs + (None,)),
-    "sub_alpha": lambda args, attrs: (_sub(args, attrs), _alpha(args, attrs))[1],
-    "clamp": lambda args, attrs: _promote((args[0],) + tuple(a for a in attrs if a is not None),
-                                          attrs),
-    "clamp_tensor": lambda args, attrs: _promote(tuple(a for a in args if a is not None), attrs),
-}
 
 _DERIVED: dict[str, Callable] = {
     "self_sym_sizes": lambda arrays, attrs: Size(np.shape(arrays[0])),
@@ -298,10 +209,10 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             arrays.append(a)
     rule = op.dtype
     dt = args[0]._dtype if args[0].__class__ is Tensor else None
-    if (rule not in _FAST_RULES or dt is None or not dt.is_floating_point or (
+    if (not rule.fast or dt is None or not dt.is_floating_point or (
             len(args) > 1 and (len(args) > 2 or isinstance(args[1], Tensor)
                                and args[1]._dtype is not dt))):
-        dt = _DTYPE_RULES[rule](args, attrs)
+        dt = rule(args, attrs)
         if op.refuse:
             _refuse(op, args[0], dt)
         if dt.is_floating_point:
@@ -396,7 +307,6 @@ _META0 = {d: ((), d) for d in (_dt.float16, _dt.float32, _dt.float64, _dt.int64,
                                _dt.bool)}
 _next_seq = _sequence.__next__
 _FAST_OPERANDS = frozenset((float, int))  # with Tensor, once the class exists (below)
-_FAST_RULES = frozenset(("same", "promote", "float", "div", "sub"))
 
 
 def _shape_error(op, arrays, attrs, err):

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.dtype_rules import SUB_BOOL
+from ..ops.indexing import _gather_along, _scatter_along
+
 __all__ = ["NUMPY", "TENSOR", "SYMPY", "sum_to"]
 
 
@@ -73,7 +76,7 @@ class _Numpy:
     @staticmethod
     def sub_scalar(a, c):
         if getattr(a, "dtype", None) == np.bool_:
-            raise RuntimeError(O()._SUB_BOOL)  # as PyTorch's sub (pow's gradient, bool y)
+            raise RuntimeError(SUB_BOOL)  # as PyTorch's sub (pow's gradient, bool y)
         return np.subtract(a, c)
 
     div_scalar = staticmethod(np.true_divide)
@@ -118,7 +121,7 @@ class _Numpy:
 
     @staticmethod
     def scatter_dim(a, dim, index, src):
-        return O()._scatter_along(a, dim, index, src, False)
+        return _scatter_along(a, dim, index, src, False)
 
     def masked_fill(self, a, mask, value):
         return self.where(mask, value, a)
@@ -129,11 +132,11 @@ class _Numpy:
 
     @staticmethod
     def scatter_add(a, dim, index, src):
-        return O()._scatter_along(a, dim, index, src, True)
+        return _scatter_along(a, dim, index, src, True)
 
     @staticmethod
     def gather(a, dim, index):
-        return O()._gather_along(a, dim, index)
+        return _gather_along(a, dim, index)
 
     @staticmethod
     def new_zeros(like, shape):

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops import OPS, Op
+from ..ops import Op, subscribe
 
 __all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle"]
 
@@ -300,6 +300,9 @@ def node_class(op: Op) -> type:
     return cls
 
 
-for _op in OPS.values():
-    if _op.grads is not None:
-        node_class(_op)
+def _node_class_of(op: Op) -> None:
+    if op.grads is not None:
+        node_class(op)
+
+
+subscribe(_node_class_of, lambda op: _CLASSES.pop(op.key, None))

@@ -53,8 +53,6 @@ same number of elements, but got 2 and 3 elements respectively
     """
 
 
-_METHODS = {"sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs",
-            "sum", "mean", "norm"}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 
 
@@ -490,17 +488,10 @@ def _apply(node, args, leaves, as_tensor, dot, matmul, F):
             return a ** b
         raise ValueError(f"unknown operator {op!r}")
     if isinstance(node, P.Call):
-        f = node.func
-        if f in _METHODS:
-            x = as_tensor(args[0])
-            return getattr(x, f)()
-        if f == "dot":
-            return dot(as_tensor(args[0]), as_tensor(args[1]))
-        if f == "matmul":
-            return matmul(as_tensor(args[0]), as_tensor(args[1]))
-        if f in ("softmax", "log_softmax"):
-            return getattr(as_tensor(args[0]), f)(-1)
-        raise ValueError(f"unknown function {f!r}")
+        # The function the op table names for it (``Op.function``), on the operands and
+        # the fixed arguments the expression language passes (softmax's dim -1).
+        op = P.FUNCTION_OPS[node.func]
+        return getattr(F, op.function)(*(as_tensor(a) for a in args), *op.expr_args)
     raise TypeError(f"not an expression node: {node!r}")
 
 

@@ -58,7 +58,10 @@ import string
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional, Union
 
+import numpy as np
+
 from ..errors import SymgradError
+from ..ops import subscribe
 
 __all__ = [
     "MAX_LENGTH",
@@ -95,12 +98,26 @@ MAX_NUMERAL_DIGITS = 100
 #: Maximum magnitude of a constant exponent (and of nested constant exponents).
 MAX_EXPONENT = 1_000
 
-#: Known functions, name -> number of arguments.
-FUNCTIONS = {
-    "sin": 1, "cos": 1, "tan": 1, "exp": 1, "log": 1, "sqrt": 1, "tanh": 1,
-    "sigmoid": 1, "relu": 1, "abs": 1, "sum": 1, "mean": 1, "dot": 2, "matmul": 2,
-    "norm": 1, "softmax": 1, "log_softmax": 1,
-}
+#: Known functions, name -> number of arguments: every op of the table with a name in
+#: the expression language (``Op.expr``), kept in step with the table.
+FUNCTIONS: dict[str, int] = {}
+#: The op record of each function, for constant folding and evaluation.
+FUNCTION_OPS: dict = {}
+
+
+def _add_function(op) -> None:
+    if op.expr:
+        FUNCTIONS[op.expr] = op.arity
+        FUNCTION_OPS[op.expr] = op
+
+
+def _remove_function(op) -> None:
+    if FUNCTION_OPS.get(op.expr) is op:
+        del FUNCTIONS[op.expr], FUNCTION_OPS[op.expr]
+
+
+subscribe(_add_function, _remove_function)
+
 #: Names that denote constants rather than free variables.
 CONSTANTS = frozenset({"pi", "e"})
 
@@ -490,18 +507,6 @@ _BINARY_PREC = {"+": _PREC_ADD, "-": _PREC_ADD, "*": _PREC_MUL, "/": _PREC_MUL,
                 "@": _PREC_MUL, "**": _PREC_POW}
 
 
-def _sigmoid(v: float) -> float:
-    return 0.5 * (1.0 + math.tanh(v / 2.0))
-
-
-# Scalar versions of FUNCTIONS, used only to fold constant exponents for the limit check.
-_FOLD: dict[str, Callable[..., float]] = {
-    "sin": math.sin, "cos": math.cos, "tan": math.tan, "exp": math.exp, "log": math.log,
-    "sqrt": math.sqrt, "tanh": math.tanh, "sigmoid": _sigmoid, "relu": lambda v: max(v, 0.0),
-    "abs": abs, "sum": lambda v: v, "mean": lambda v: v, "norm": abs,
-    "softmax": lambda v: 1.0, "log_softmax": lambda v: 0.0,
-    "dot": operator.mul, "matmul": operator.mul,
-}
 _FOLD_BINARY: dict[str, Callable[[float, float], float]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "**": math.pow,
@@ -518,6 +523,18 @@ def _fold(func: Callable[..., float], *args: Optional[float]) -> Optional[float]
         return math.inf
     except (ValueError, ZeroDivisionError):
         return math.nan
+
+
+def _fold_call(op, *args: Optional[float]) -> Optional[float]:
+    """The op's own forward on float constants (its value on 0-d arrays); ``None`` when
+    an argument is not constant or the op has no value on numbers (softmax's dim)."""
+    if any(a is None for a in args):
+        return None
+    with np.errstate(all="ignore"):
+        try:
+            return float(op.forward(*(np.float64(a) for a in args), *op.expr_args))
+        except (ValueError, TypeError, IndexError, ZeroDivisionError):
+            return None
 
 
 class _Item:
@@ -745,7 +762,7 @@ class _Parser:
         self.check_arity(frame.name, len(args), frame.name_pos)
         depth = 1 + max(a.depth for a in args)
         self.check_depth(depth, frame.name_pos)
-        const = _fold(_FOLD[frame.name], *(a.const for a in args))
+        const = _fold_call(FUNCTION_OPS[frame.name], *(a.const for a in args))
         node = Call(frame.name, tuple(a.node for a in args), frame.name_pos)
         return _Item(node, frame.name_pos, close.end, depth, const,
                      max(a.scale for a in args))

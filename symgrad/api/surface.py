@@ -1,0 +1,155 @@
+"""The Tensor methods and ``symgrad.*`` functions generated from the op table.
+
+Every op record names its surfaces (``Op.methods``, ``Op.inplace``, ``Op.function``).
+Where the tensor API has no hand-written front end of that name (one that parses
+PyTorch's keyword forms, ``sum(dim, keepdim, dtype=...)``), the name is generated here:
+
+* a method on the op's operands, ``x.sin()``, ``x.atan2(y)``, ``x.clamp_(0, 1)``, with
+  numbers and numpy scalars as operands where PyTorch takes them, and ``NotImplemented``
+  for an operand that is none (so that Python tries the reflected operator);
+* a module function, ``symgrad.sin(x)``, which calls the method of that name when the
+  op has one (so both share one front end) and the op itself otherwise.
+
+Ops registered after import (``Op(...)`` anywhere) get their surfaces at once, and lose
+them with ``ops.unregister`` (see :func:`symgrad.ops.subscribe`).
+
+Examples
+--------
+>>> import symgrad
+>>> x = symgrad.tensor([0.0, 1.0])
+>>> symgrad.sin(x).grad_fn is None, x.sin().dtype
+(True, torch.float32)
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..ops import Op
+from .tensor import _FAST_OPERANDS, Tensor, _as_tensor_arg, apply, tensor
+
+__all__ = ["method", "inplace_method", "function", "Surfaces"]
+
+
+def _operands(op: Op, self, args: tuple) -> tuple:
+    """(tensor operands, attributes) of a call ``self.method(*args)``."""
+    n = len(op.inputs) - 1
+    if len(args) != n + len(op.attrs):
+        names = ", ".join(op.inputs[1:] + op.attrs)
+        raise TypeError(f"{op.method or op.function}() takes ({names}) but got {len(args)} "
+                        "arguments")
+    return (self,) + tuple(_as_tensor_arg(a) for a in args[:n]), tuple(args[n:])
+
+
+def method(op: Op, name: str) -> Callable:
+    """The Tensor method ``name`` that is exactly ``op`` on its operands."""
+    if op.arity == 1 and not op.attrs:
+        def unary(self):
+            return apply(op, (self,))
+        fn = unary
+    elif op.arity == 2 and not op.attrs:
+        def binary(self, other):
+            if other.__class__ in _FAST_OPERANDS:
+                return apply(op, (self, other))
+            other = _as_tensor_arg(other)
+            if other is NotImplemented:
+                return NotImplemented
+            return apply(op, (self, other))
+        fn = binary
+    else:
+        def general(self, *args):
+            operands, attrs = _operands(op, self, args)
+            if NotImplemented in operands:
+                return NotImplemented
+            return apply(op, operands, attrs)
+        fn = general
+    return _named(fn, name, f"``{op.node_name}``: {op.doc or op.name} (the op table's "
+                            f"{op.key!r}).")
+
+
+def inplace_method(op: Op, name: str) -> Callable:
+    """The in-place Tensor method ``name``: ``op``'s result written into ``self``."""
+    def in_place(self, *args):
+        operands, attrs = _operands(op, self, args)
+        return self._in_place(op, operands[1:], attrs)
+    return _named(in_place, name, f"In-place {op.method or op.name}: ``{op.node_name}``.")
+
+
+def function(op: Op) -> Callable:
+    """``symgrad.<op.function>``: the method of the same front end, or the op itself."""
+    if op.method is not None:
+        def via_method(input, *args, **kwargs):
+            if not isinstance(input, Tensor):
+                input = tensor(input)
+            return getattr(input, op.method)(*args, **kwargs)
+        fn = via_method
+        doc = f"``symgrad.{op.function}(input, ...)`` is ``input.{op.method}(...)``."
+    else:
+        def direct(input, *args):
+            if not isinstance(input, Tensor):
+                input = tensor(input)
+            operands, attrs = _operands(op, input, args)
+            return apply(op, operands, attrs)
+        fn = direct
+        doc = f"``{op.node_name}``: {op.doc or op.name}."
+    return _named(fn, op.function, doc)
+
+
+def _named(fn: Callable, name: str, doc: str) -> Callable:
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+class Surfaces:
+    """Adds (and takes away) the generated methods and functions of each op.
+
+    ``namespaces`` receive the functions (``symgrad.api.functional``'s globals, the
+    ``symgrad`` package's); a name someone already defined there, or on ``Tensor``, is
+    a hand-written front end and stays.
+    """
+
+    def __init__(self, namespaces: list) -> None:
+        self.namespaces = namespaces
+        self.made: dict[str, list] = {}  # op key -> [(owner, name)] that this made
+
+    def export_to(self, namespace: dict) -> None:
+        """Give ``namespace`` the functions already made, and those made later."""
+        for made in self.made.values():
+            for owner, name in made:
+                if owner is self.namespaces[0]:
+                    namespace.setdefault(name, owner[name])
+        self.namespaces.append(namespace)
+
+    def added(self, op: Op) -> None:
+        if op.composite:
+            return
+        made = []
+        for name in op.methods:
+            if not hasattr(Tensor, name):
+                setattr(Tensor, name, method(op, name))
+                made.append((Tensor, name))
+        if op.inplace and not hasattr(Tensor, op.inplace):
+            setattr(Tensor, op.inplace, inplace_method(op, op.inplace))
+            made.append((Tensor, op.inplace))
+        if op.function and op.function not in self.namespaces[0]:
+            fn = function(op)
+            for ns in self.namespaces:
+                ns.setdefault(op.function, fn)
+                made.append((ns, op.function))
+                if op.function not in ns.get("__all__", (op.function,)):
+                    ns["__all__"].append(op.function)
+        self.made[op.key] = made
+
+    def removed(self, op: Op) -> None:
+        for owner, name in self.made.pop(op.key, ()):
+            if isinstance(owner, dict):
+                owner.pop(name, None)
+                if name in owner.get("__all__", ()):
+                    owner["__all__"].remove(name)
+            else:
+                delattr(owner, name)
+
+    def names(self) -> list:
+        """The names of the functions made, for ``__all__``."""
+        return [name for made in self.made.values() for owner, name in made
+                if owner is self.namespaces[0]]

@@ -1,0 +1,184 @@
+"""``+ - * / **``, negation and reciprocal, with the Scalar overloads PyTorch's formulas use."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import dtype_rules as R
+from .record import Op
+
+__all__ = ["ADD", "ADD_ALPHA", "SUB", "SUB_ALPHA", "RSUB", "MUL", "MUL_SCALAR", "ADD_SCALAR",
+           "SUB_SCALAR", "DIV_SCALAR", "DIV", "RECIPROCAL", "NEG", "POW", "POW_TENSOR", "RPOW"]
+
+
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+
+
+def _pow_scalar(a, exponent):
+    try:
+        return np.power(a, exponent)
+    except ValueError:  # numpy's refusal of int ** negative int, in PyTorch's words
+        raise RuntimeError(_NEGATIVE_POWER) from None
+
+
+def _power(a, b):
+    """Elementwise ``a ** b``; integers to negative integer powers as PyTorch's kernel
+    gives them (1 and -1 keep their powers, anything else truncates to 0)."""
+    try:
+        return np.power(a, b)
+    except ValueError:
+        a, b = np.asarray(a), np.asarray(b)
+        ones = np.where(a == -1, 1 - 2 * (b % 2), a == 1).astype(np.result_type(a, b))
+        return np.where(b < 0, ones, np.power(a, np.maximum(b, 0)))
+
+
+_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _times(alpha, b):
+    # alpha * b, except that alpha 1 leaves b alone (bool operands stay bool).
+    return b if alpha == 1 else alpha * b
+
+
+def _maybe_multiply(m, grad, alpha):
+    # PyTorch's maybe_multiply: a gradient times alpha (mul.Scalar), unless alpha is 1.
+    return grad if alpha == 1 else m.mul_scalar(grad, alpha)
+
+
+# ``x + y`` is PyTorch's add with alpha 1 (AddBackward0 shows _saved_alpha = 1); any other
+# alpha, ``x.add(y, alpha=2)``, is the same node saving its alpha: one op for each, so that
+# the common case keeps no attribute.
+ADD = Op("add", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+         forward=operator.add, grads=(lambda m, grad: grad, lambda m, grad: grad),
+         consts={"alpha": 1}, local=("1", "1"), doc="self + other",
+        symbol="+", infix="{self} + {other}", commutative=True,
+        method=("add", "__add__", "__radd__"), function="add")
+
+
+ADD_ALPHA = Op("add", key="add_alpha", inputs=("self", "other"), attrs=("alpha",),
+               broadcasts=True, dtype=R.alpha, saves=("alpha",),
+               forward=lambda a, b, alpha: a + _times(alpha, b),
+               grads=(lambda m, grad, alpha: grad,
+                      lambda m, grad, alpha: _maybe_multiply(m, grad, alpha)),
+               local=("1", "{alpha}"), doc="self + alpha * other",
+        symbol="+")
+
+
+SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype=R.sub,
+         forward=operator.sub, grads=(lambda m, grad: grad, lambda m, grad: -grad),
+         consts={"alpha": 1}, local=("1", "-1"), doc="self - other",
+        symbol="−", infix="{self} − {other}",
+        method=("sub", "__sub__"), function="sub")
+
+
+SUB_ALPHA = Op("sub", key="sub_alpha", inputs=("self", "other"), attrs=("alpha",),
+               broadcasts=True, dtype=R.sub_alpha, saves=("alpha",),
+               forward=lambda a, b, alpha: a - _times(alpha, b),
+               grads=(lambda m, grad, alpha: grad,
+                      lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha)),
+               local=("1", "-{alpha}"), doc="self - alpha * other",
+        symbol="−")
+
+
+RSUB = Op("rsub", 1, inputs=("self",), attrs=("other", "alpha"), dtype=R.sub_alpha,
+          forward=lambda a, other, alpha: other - _times(alpha, a), saves=("alpha",),
+          grads=(lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha),),
+          local=("-{alpha}",), doc="other - alpha * self, other a Python number",
+        symbol="{other} −", infix="{other} − {self}")
+
+
+MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+         forward=operator.mul, saves=("self", "other"),
+         grads=(lambda m, grad, self, other: grad * other,
+                lambda m, grad, self, other: grad * self),
+         local=("{other}", "{self}"), doc="self * other",
+        symbol="×", infix="{self}·{other}", commutative=True,
+        method=("mul", "__mul__", "__rmul__"), function="mul")
+
+
+# Inside PyTorch's backward formulas ``scalar * tensor`` is mul.Scalar: MulBackward1, one
+# input.  (From Python, ``5 * x`` wraps 5 as a tensor: MulBackward0 with a None edge.)
+MUL_SCALAR = Op("mul", 1, inputs=("self",), attrs=("other",), dtype=R.promote,
+                forward=np.multiply, saves=("other",),
+                grads=(lambda m, grad, other: m.mul_scalar(grad, other),),
+                local=("{other}",), doc="self * other, other a number inside a gradient rule",
+        symbol="× {other}", infix="{other}·{self}")
+
+
+# The other Scalar overloads PyTorch's formulas use: AddBackward1, SubBackward1, DivBackward1.
+ADD_SCALAR = Op("add", 1, inputs=("self",), attrs=("other",), forward=np.add,
+                grads=(lambda m, grad: grad,), local=("1",),
+                doc="self + other, other a number inside a gradient rule")
+
+
+SUB_SCALAR = Op("sub", 1, inputs=("self",), attrs=("other",), forward=np.subtract,
+                dtype=R.sub,
+                grads=(lambda m, grad: grad,), local=("1",),
+                doc="self - other, other a number inside a gradient rule")
+
+
+DIV_SCALAR = Op("div", 1, inputs=("self",), attrs=("other",), forward=np.true_divide,
+                saves=("other",), grads=(lambda m, grad, other: m.div_scalar(grad, other),),
+                local=("1/{other}",), doc="self / other, other a number inside a gradient rule")
+
+
+DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype=R.floating,
+         forward=operator.truediv, saves=("self", "other"),
+         grads=(lambda m, grad, self, other: grad / other,
+                lambda m, grad, self, other: -grad * ((self / other) / other)),
+         local=("1/{other}", "-{self}/{other}²"), doc="self / other",
+        symbol="÷", infix="{self}/{other}",
+        method=("div", "__truediv__"), function="div")
+
+
+RECIPROCAL = Op("reciprocal", dtype=R.floating, forward=lambda a: 1.0 / a, saves=("result",),
+                grads=(lambda m, grad, result: -grad * (result * result),),
+                sym="reciprocal", local=("-1/{self}²",), doc="1 / self",
+        method="reciprocal", function="reciprocal")
+
+
+NEG = Op("neg", forward=operator.neg, refuse={"bool": (RuntimeError, _NEGATION)},
+         grads=(lambda m, grad: -grad,), local=("-1",), doc="-self",
+        symbol="−", infix="−{self}",
+        method=("neg", "__neg__"), function="neg")
+
+
+_BOOL_POW = {"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}
+
+
+POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype=R.pow_scalar,
+         forward=_pow_scalar, refuse=_BOOL_POW, domain=(0, np.inf), saves=("self", "exponent"),
+         grads=(lambda m, grad, self, exponent:
+                m.zeros_like(grad) if exponent == 0
+                # PyTorch's formula takes the exponent as a double: MulBackward1 saves 2.0.
+                else grad * m.mul_scalar(self ** (float(exponent) - 1), float(exponent)),),
+         local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)",
+        symbol="pow {exponent}", infix="{self}^{exponent}",
+        method=("pow", "__pow__"), function="pow")
+
+
+POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype=R.promote,
+                forward=_power, refuse=_BOOL_POW, domain=(0, np.inf),
+                saves=("self", "exponent", "result"),
+                grads=(lambda m, grad, self, exponent, result:
+                       m.where(m.eq(exponent, 0), 0.0,
+                               grad * (exponent * self ** m.sub_scalar(exponent, 1))),
+                       # As PyTorch: 0 ** y has gradient 0 in y for y >= 0 (not nan).
+                       lambda m, grad, self, exponent, result:
+                       grad * m.where(m.logical_and(m.eq(self, 0), m.ge(exponent, 0)), 0.0,
+                                      result * m.log(self))),
+                local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
+                doc="self ** exponent (a tensor)",
+        symbol="pow")
+
+
+RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype=R.rpow,
+          forward=lambda e, base: _power(base, e), refuse=_BOOL_POW,
+          saves=("self", "exponent", "result"),
+          grads=(lambda m, grad, self, exponent, result:
+                 grad * m.mul_scalar(result, float(np.log(self))) if self != 0 else
+                 grad * m.where(m.ge(exponent, 0), 0.0, result * float("-inf")),),
+          local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number",
+        symbol="pow")

@@ -1,0 +1,214 @@
+"""Elementwise functions: abs, exp, log, trigonometric, activations, clamp, where, maximum."""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import _FLOAT_SCALARS, _sym_map
+from . import dtype_rules as R
+from .record import Op
+
+__all__ = ["ABS", "SIGN", "SGN", "EXP", "LOG", "SQRT", "SIN", "COS", "TAN", "TANH",
+           "TANH_BACKWARD", "SIGMOID_BACKWARD", "SIGMOID", "RELU", "THRESHOLD_BACKWARD", "CLAMP",
+           "CLAMP_TENSOR", "WHERE", "MAXIMUM", "MINIMUM"]
+
+
+def _relu(a):
+    # PyTorch keeps what is not below zero as it is: NaN, and -0.0 with its sign.
+    if a.__class__ in _FLOAT_SCALARS:  # a 0-d tensor's numpy scalar, without np.where
+        return a.__class__(0.0) if a < 0 else a
+    return np.where(a < 0, np.zeros((), np.result_type(a)), a)
+
+
+def _sign(a):
+    # sign of a bool tensor is itself (numpy's sign has no bool loop).
+    return np.array(a, copy=True) if np.result_type(a) == np.bool_ else np.sign(a)
+
+
+def _clamp(a, lo, hi):
+    # As PyTorch: a value is replaced only where it is past a bound (NaN and -0.0 stay).
+    if lo is not None:
+        a = np.where(a < lo, lo, a)
+    if hi is not None:
+        a = np.where(a > hi, hi, a)
+    return a
+
+
+def _clamp_bound_grad(m, grad, self, min, max, which: str):
+    # PyTorch's clamp_backward_min_max: a bound gets the gradient where it is the result.
+    if min is not None and max is not None:
+        if which == "min":
+            return m.where(m.logical_and(m.lt(self, min), m.lt(min, max)), grad, 0.0)
+        return m.where(m.logical_or(m.gt(self, max), m.lt(max, min)), grad, 0.0)
+    return m.where(m.lt(self, min) if which == "min" else m.gt(self, max), grad, 0.0)
+
+
+def _selected(m, grad, self, other, lost):
+    # maximum/minimum: half the gradient each on ties, none where the input lost (PyTorch:
+    # where(self == other, grad / 2, grad).masked_fill_(self < other, 0)).
+    return m.masked_fill(m.where(m.eq(self, other), m.div_scalar(grad, 2), grad), lost, 0.0)
+
+
+def _clamp_mask(m, x, lo, hi):
+    mask = True
+    if lo is not None:
+        mask = m.ge(x, lo)
+    if hi is not None:
+        mask = m.le(x, hi) if lo is None else m.logical_and(mask, m.le(x, hi))
+    return mask
+
+
+ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
+         refuse={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')},
+         grads=(lambda m, grad, self: grad * m.sgn(self),), local=("sign({self})",),
+        method="abs", function="abs", expr="abs")
+
+
+# sign and sgn: zero gradient, but recorded, so that abs's gradient stays connected to its
+# input (a second derivative of zero, not "does not require grad"), as in PyTorch.
+SIGN = Op("sign", forward=_sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
+          local=("0",),
+        method="sign", function="sign")
+
+
+SGN = Op("sgn", forward=np.sign, sym="sign", saves=("result", "self"),
+         grads=(lambda m, grad, result, self: m.zeros_like(grad),), local=("0",),
+        method="sgn", function="sgn")
+
+
+EXP = Op("exp", dtype=R.floating, forward=np.exp, saves=("result",), sym="exp",
+         grads=(lambda m, grad, result: grad * result,), local=("exp({self})",),
+        method="exp", function="exp", expr="exp")
+
+
+LOG = Op("log", dtype=R.floating, forward=np.log, domain=(0, np.inf), saves=("self",), sym="log",
+         grads=(lambda m, grad, self: grad / self,), local=("1/{self}",),
+        method="log", function="log", expr="log")
+
+
+SQRT = Op("sqrt", dtype=R.floating, forward=np.sqrt, domain=(0, np.inf), saves=("result",), sym="sqrt",
+          grads=(lambda m, grad, result: grad / m.mul_scalar(result, 2),),
+          local=("1/(2√{self})",),
+        method="sqrt", function="sqrt", expr="sqrt")
+
+
+SIN = Op("sin", dtype=R.floating, forward=np.sin, saves=("self",), sym="sin",
+         grads=(lambda m, grad, self: grad * m.cos(self),), local=("cos({self})",),
+        method="sin", function="sin", expr="sin")
+
+
+COS = Op("cos", dtype=R.floating, forward=np.cos, saves=("self",), sym="cos",
+         grads=(lambda m, grad, self: grad * -m.sin(self),), local=("-sin({self})",),
+        method="cos", function="cos", expr="cos")
+
+
+TAN = Op("tan", dtype=R.floating, forward=np.tan, domain=(-np.pi / 2, np.pi / 2),
+         saves=("result",), sym="tan",
+         grads=(lambda m, grad, result: grad * m.add_scalar(result ** 2, 1),),
+         local=("1 + tan²({self})",),
+        method="tan", function="tan", expr="tan")
+
+
+TANH = Op("tanh", dtype=R.floating, forward=np.tanh, saves=("result",), sym="tanh",
+          grads=(lambda m, grad, result: m.tanh_backward(grad, result),),
+          local=("1 - tanh²({self})",),
+        method="tanh", function="tanh", expr="tanh")
+
+
+# tanh's and sigmoid's gradients as their own ops, as in PyTorch (so that their graphs,
+# and second derivatives, read TanhBackwardBackward0 / SigmoidBackwardBackward0).
+TANH_BACKWARD = Op(
+    "tanh_backward", inputs=("grad_output", "output"),
+    forward=lambda g, y: g * (1 - y * y), saves=("grad_output", "output"),
+    grads=(lambda m, grad, grad_output, output: m.tanh_backward(grad, output),
+           lambda m, grad, grad_output, output: grad * (m.mul_scalar(output, -2) * grad_output)),
+    local=("1 - {output}²", "-2·{output}·{grad_output}"), doc="grad_output * (1 - output²)")
+
+
+SIGMOID_BACKWARD = Op(
+    "sigmoid_backward", inputs=("grad_output", "output"),
+    forward=lambda g, y: g * (y * (1 - y)), saves=("grad_output", "output"),
+    grads=(lambda m, grad, grad_output, output: m.sigmoid_backward(grad, output),
+           lambda m, grad, grad_output, output:
+           grad * grad_output * m.add_scalar(m.mul_scalar(output, -2), 1)),
+    local=("{output}(1 - {output})", "{grad_output}(1 - 2·{output})"),
+    doc="grad_output * output * (1 - output)")
+
+
+SIGMOID = Op("sigmoid", dtype=R.floating, saves=("result",), sym="sigmoid",
+             forward=lambda a: 0.5 * np.tanh(0.5 * a) + 0.5,
+             grads=(lambda m, grad, result: m.sigmoid_backward(grad, result),),
+             local=("σ({self})(1 - σ({self}))",),
+        method="sigmoid", function="sigmoid", expr="sigmoid")
+
+
+RELU = Op("relu", forward=_relu, saves=("result",), sym="relu",
+          refuse={"bool": (RuntimeError, "Boolean inputs not supported for relu")},
+          grads=(lambda m, grad, result: m.threshold_backward(grad, result, 0),),
+          local=("[{self} > 0]",),
+        method="relu", function="relu", expr="relu")
+
+
+# relu's gradient as its own op (PyTorch's threshold_backward): it stays connected to the
+# relu's result, so second derivatives are zeros rather than "unused".
+THRESHOLD_BACKWARD = Op(
+    "threshold_backward", inputs=("grad_output", "self"), attrs=("threshold",),
+    forward=lambda g, s, t: np.where(s <= t, 0.0, g),
+    sym=lambda g, s, t: g * _sym_map("Heaviside", s - t), saves=("self", "threshold"),
+    grads=(lambda m, grad, self, threshold: m.threshold_backward(grad, self, threshold),
+           lambda m, grad, self, threshold: m.zeros_like(grad)),
+    local=("[{self} > threshold]", "0"), doc="grad_output where self > threshold")
+
+
+CLAMP = Op("clamp", 1, attrs=("min", "max"), forward=_clamp, saves=("self", "min", "max"),
+           dtype=R.clamp,
+           sym="clamp",
+           grads=(lambda m, grad, self, min, max:
+                  m.where(_clamp_mask(m, self, min, max), grad, 0.0),),
+           local=("[min ≤ {self} ≤ max]",),
+        method="clamp", function="clamp", inplace="clamp_")
+
+
+# clamp with tensor bounds (ClampBackward0): the bounds are differentiable inputs too.
+CLAMP_TENSOR = Op("clamp", 0, inputs=("self", "min", "max"), broadcasts=True,
+                  dtype=R.clamp_tensor, forward=_clamp, saves=("self", "min", "max"),
+                  sym=lambda a, lo, hi: _sym_map("clamp", a, lo, hi),
+                  grads=(lambda m, grad, self, min, max:
+                         m.where(_clamp_mask(m, self, min, max), grad, 0.0),
+                         lambda m, grad, self, min, max:
+                         _clamp_bound_grad(m, grad, self, min, max, "min"),
+                         lambda m, grad, self, min, max:
+                         _clamp_bound_grad(m, grad, self, min, max, "max")),
+                  local=("[min ≤ {self} ≤ max]", "[{self} < min]", "[{self} > max]"))
+
+
+WHERE = Op("where", inputs=("condition", "self", "other"), broadcasts=True,
+           dtype=R.where, forward=np.where, saves=("condition",),
+           grads=(None,
+                  lambda m, grad, condition: m.where(condition, grad, 0.0),
+                  lambda m, grad, condition: m.where(condition, 0.0, grad)),
+           local=(None, "[cond]", "[not cond]"),
+        method="where", function="where")
+
+
+MAXIMUM = Op("maximum", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+             forward=np.maximum, saves=("self", "other"),
+             sym=lambda a, b: _sym_map("Max", a, b),
+             grads=(lambda m, grad, self, other:
+                    _selected(m, grad, self, other, m.lt(self, other)),
+                    lambda m, grad, self, other:
+                    _selected(m, grad, self, other, m.gt(self, other))),
+             local=("[{self} ≥ {other}]", "[{other} ≥ {self}]"),
+        commutative=True,
+        method="maximum", function="maximum")
+
+
+MINIMUM = Op("minimum", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+             forward=np.minimum, saves=("self", "other"),
+             sym=lambda a, b: _sym_map("Min", a, b),
+             grads=(lambda m, grad, self, other:
+                    _selected(m, grad, self, other, m.gt(self, other)),
+                    lambda m, grad, self, other:
+                    _selected(m, grad, self, other, m.lt(self, other))),
+             local=("[{self} ≤ {other}]", "[{other} ≤ {self}]"),
+        commutative=True,
+        method="minimum", function="minimum")

@@ -1,0 +1,206 @@
+"""Indexing: select, slice, advanced indexing, index_put, masked_fill, scatter, gather."""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import _raise
+from .record import Op
+
+__all__ = ["MASKED_FILL_SCALAR", "MASKED_FILL", "MASKED_SELECT", "SCATTER_SRC", "SCATTER_ADD",
+           "GATHER", "SELECT", "SELECT_BACKWARD", "SLICE", "SLICE_BACKWARD", "INDEX",
+           "INDEX_PUT_IMPL", "COPY_SLICES", "INDEX_PUT_"]
+
+
+def _slice(a, dim, start, end, step):
+    index = [slice(None)] * np.ndim(a)
+    index[dim] = slice(start, end, step)
+    return a[tuple(index)]
+
+
+def _select(a, dim, index):
+    ix = [slice(None)] * np.ndim(a)
+    ix[dim] = index
+    return a[tuple(ix)]
+
+
+def _gather_shape(sizes, index) -> tuple:
+    """The shape of ``a[index]`` for integer-array indices, without computing it."""
+    if isinstance(index, tuple):
+        if not index:
+            return ()
+        return np.broadcast(*index).shape + tuple(sizes[len(index):])
+    return np.shape(index) + tuple(sizes[1:])
+
+
+def _add_at(a, index, v):
+    out = np.array(a, copy=True)
+    np.add.at(out, index, v)  # repeated indices add up
+    return out
+
+
+def _put(a, index, v):
+    out = np.array(a, copy=True)
+    # A 0-d object array (a SymPy value) would be stored as one object: unwrap it.
+    out[index] = np.asarray(v)[()] if np.ndim(v) == 0 else v
+    return out
+
+
+def _slice_index(shape, dim, start, end, step):
+    index = [slice(None)] * len(shape)
+    index[dim] = slice(start, end, step)
+    return tuple(index)
+
+
+def _select_index(shape, dim, index):
+    ix = [slice(None)] * len(shape)
+    ix[dim] = index
+    return tuple(ix)
+
+
+def _along(shape, dim, index) -> tuple:
+    """The numpy index of the positions ``index`` points at along ``dim``."""
+    ix = list(np.indices(np.shape(index), sparse=True))
+    ix[dim % len(shape)] = np.asarray(index)
+    return tuple(ix)
+
+
+def _gather_along(a, dim, index):
+    if np.ndim(a) == 0:
+        return np.array(a, copy=True)
+    return np.asarray(a)[_along(np.shape(a), dim, index)]
+
+
+def _scatter_along(a, dim, index, src, add: bool):
+    out = np.array(a, copy=True)
+    if out.ndim == 0:
+        return out + src if add else np.array(src, dtype=out.dtype)
+    if np.shape(src) != np.shape(index):
+        # (PyTorch takes a larger src, but its gradient there is not src's shape.)
+        raise ValueError("scatter: src must have the index's shape")
+    ix = _along(out.shape, dim, index)
+    if add:
+        np.add.at(out, ix, src)
+    else:
+        out[ix] = src
+    return out
+
+
+# masked_fill with a number (MaskedFillBackward0): maximum's gradient.
+MASKED_FILL_SCALAR = Op("masked_fill", 0, attrs=("mask", "value"), saves=("mask",),
+                        forward=lambda a, mask, value: np.where(mask, value, a),
+                        grads=(lambda m, grad, mask: m.masked_fill(grad, mask, 0.0),),
+                        local=("[not mask]",), doc="value where mask, else self")
+
+
+# masked_fill with a 0-d tensor value (MaskedFillBackward1): max()'s gradient.
+MASKED_FILL = Op("masked_fill", 1, inputs=("self", "value"), attrs=("mask",), saves=("mask",),
+                 forward=lambda a, value, mask: np.where(mask, value, a) if not np.ndim(value)
+                 else _raise(ValueError("masked_fill: value must be a 0-d tensor")),
+                 grads=(lambda m, grad, mask: m.masked_fill(grad, mask, 0.0),
+                        lambda m, grad, mask: m.sum(m.masked_select(grad, mask), None, False)),
+                 local=("[not mask]", "Σ[mask]"), doc="value where mask, else self")
+
+
+MASKED_SELECT = Op("masked_select", attrs=("mask",), saves=("mask", "self"),
+                   forward=lambda a, mask: np.asarray(a)[np.broadcast_to(mask, np.shape(a))],
+                   grads=(lambda m, grad, mask, self: m.scatter(grad, m.shape(self), mask),),
+                   local=("scatter",), doc="the elements of self where mask, as a 1-D tensor")
+
+
+# PyTorch's value_selecting_reduction_backward writes the gradient into zeros with
+# scatter; scatter's and gather's gradients are each other (and scatter_add's).
+SCATTER_SRC = Op("scatter", inputs=("self", "src"), attrs=("dim", "index"),
+                 forward=lambda a, src, dim, index: _scatter_along(a, dim, index, src, False),
+                 saves=("dim", "index"),
+                 grads=(lambda m, grad, dim, index:
+                        m.scatter_dim(grad, dim, index, m.zeros_like(m.gather(grad, dim, index))),
+                        lambda m, grad, dim, index: m.gather(grad, dim, index)),
+                 local=("[not at index]", "gather"), doc="self with src written at index")
+
+
+SCATTER_ADD = Op("scatter_add", inputs=("self", "src"), attrs=("dim", "index"),
+                 forward=lambda a, src, dim, index: _scatter_along(a, dim, index, src, True),
+                 saves=("dim", "index"),
+                 grads=(lambda m, grad, dim, index: grad,
+                        lambda m, grad, dim, index: m.gather(grad, dim, index)),
+                 local=("1", "gather"), doc="self with src added at index")
+
+
+GATHER = Op("gather", attrs=("dim", "index"), forward=_gather_along,
+            saves=("dim", "index", "self"), consts={"sparse_grad": False},
+            grads=(lambda m, grad, dim, index, self:
+                   m.scatter_add(m.new_zeros(grad, m.shape(self)), dim, index, grad),),
+            local=("scatter-add",), doc="the elements of self at index along dim")
+
+
+SELECT = Op("select", view=True, attrs=("dim", "index"), forward=_select,
+            saves=("dim", "index", "self_sym_sizes"),
+            grads=(lambda m, grad, dim, index, self_sym_sizes:
+                   m.select_backward(grad, self_sym_sizes, dim, index),),
+            local=("one-hot",))
+
+
+# select's and slice's gradients as their own ops, as in PyTorch (SelectBackwardBackward0,
+# SliceBackwardBackward0): grad_output written into zeros of the input's size.
+SELECT_BACKWARD = Op("select_backward", inputs=("grad_output",), attrs=("size", "dim", "index"),
+                     forward=lambda g, size, dim, index: _put(
+                         np.zeros(size, dtype=np.result_type(g)), _select_index(size, dim, index),
+                         g),
+                     saves=("dim", "index"),
+                     grads=(lambda m, grad, dim, index: m.select(grad, dim, index),),
+                     local=("select",), doc="zeros(size) with grad_output at select(dim, index)")
+
+
+SLICE = Op("slice", view=True, attrs=("dim", "start", "end", "step"), forward=_slice,
+           saves=("dim", "start", "end", "step", "self_sym_sizes"),
+           grads=(lambda m, grad, dim, start, end, step, self_sym_sizes:
+                  m.slice_backward(grad, self_sym_sizes, dim, start, end, step),),
+           local=("pad with zeros",))
+
+
+SLICE_BACKWARD = Op("slice_backward", inputs=("grad_output",),
+                    attrs=("size", "dim", "start", "end", "step"),
+                    forward=lambda g, size, dim, start, end, step: _put(
+                        np.zeros(size, dtype=np.result_type(g)),
+                        _slice_index(size, dim, start, end, step), g),
+                    saves=("dim", "start", "end", "step"),
+                    grads=(lambda m, grad, dim, start, end, step:
+                           m.slice(grad, dim, start, end, step),),
+                    local=("slice",), doc="zeros(size) with grad_output at the slice")
+
+
+INDEX = Op("index", attrs=("indices",), forward=lambda a, ix: a[ix],
+           saves=("indices", "self_sym_sizes"),
+           grads=(lambda m, grad, indices, self_sym_sizes:
+                  m.scatter(grad, self_sym_sizes, indices),),
+           local=("scatter-add",))
+
+
+# index's gradient, as PyTorch's index_backward: _index_put_impl_(zeros, indices, grad,
+# accumulate=True) (IndexPutImplBackward0; the zeros are a constant).
+INDEX_PUT_IMPL = Op("_index_put_impl", inputs=("self", "values"), attrs=("indices",),
+                    forward=lambda a, v, ix: _add_at(a, ix, v), saves=("indices",),
+                    consts={"accumulate": True},
+                    grads=(lambda m, grad, indices: grad,
+                           lambda m, grad, indices: m.index(grad, indices)),
+                    local=("1", "gather"), doc="self with values added at indices")
+
+
+COPY_SLICES = Op("copy_slices", inputs=("self", "src"), attrs=("index",), broadcasts=True,
+                 node="torch::autograd::CopySlices", forward=lambda a, v, ix: _put(a, ix, v),
+                 saves=("_index", "_self_sym_sizes"),  # PyTorch's CopySlices shows none
+                 grads=(lambda m, grad, index, self_sym_sizes:
+                        grad - m.scatter(m.index(grad, index), self_sym_sizes, index),
+                        lambda m, grad, index, self_sym_sizes: m.index(grad, index)),
+                 local=("[not written]", "gather"),
+                 doc="self with src written at index (``t[index] = src``)")
+
+
+# ``t[index] = values`` with tensor indices into ``t`` itself: PyTorch's index_put_.
+INDEX_PUT_ = Op("index_put_", inputs=("self", "values"), attrs=("index",), broadcasts=True,
+                node="IndexPutBackward0", forward=lambda a, v, ix: _put(a, ix, v),
+                saves=("indices",), consts={"accumulate": False},
+                derive={"indices": lambda arrays, attrs: attrs[0]},  # PyTorch's name
+                grads=(lambda m, grad, index: m.put(grad, index, 0.0),
+                       lambda m, grad, index: m.index(grad, index)),
+                local=("[not written]", "gather"), doc="self with values put at index")

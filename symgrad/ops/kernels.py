@@ -1,0 +1,78 @@
+"""numpy helpers shared by the op families, and the SymPy mappings of ``sym``."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+
+
+def _dims(dim, ndim):
+    """Normalise ``dim`` (int, tuple or None) to a sorted tuple of non-negative axes."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        return tuple(range(ndim))  # dim=() reduces everything, as PyTorch
+    if ndim == 0:
+        return ()  # a 0-d tensor reduced over dim 0 or -1 is itself, as in PyTorch
+    if isinstance(dim, int):
+        dim = (dim,)
+    return tuple(sorted(d % ndim for d in dim))
+
+
+_FLOAT_SCALARS = (np.float64, np.float32, np.float16)
+
+
+def _raise(error: Exception):
+    raise error
+
+
+# ``sym`` mappings run on numpy object arrays of SymPy expressions.  numpy applies its
+# arithmetic, sums and matmul to such arrays itself, but not ``np.exp`` or comparisons:
+# the ops that need those say how in ``sym``.
+def sympy_function(name: str) -> Callable:
+    """The SymPy function an elementwise op's ``sym`` names.
+
+    SymPy's own function of that name, or a definition of the few that SymPy lacks
+    (``reciprocal``, ``sigmoid``, ``relu``, ``clamp``).  Extra arguments are the op's
+    attributes.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> x = sympy.Symbol("x", real=True)
+    >>> sympy_function("sigmoid")(x)
+    1/(1 + exp(-x))
+    >>> sympy_function("clamp")(x, None, 1.0)
+    Min(1.0, x)
+    """
+    import sympy
+
+    def clamp(x, lo=None, hi=None):
+        if lo is not None:
+            x = sympy.Max(x, lo)
+        return x if hi is None else sympy.Min(x, hi)
+
+    extra = {"reciprocal": lambda x: 1 / x, "sigmoid": lambda x: 1 / (1 + sympy.exp(-x)),
+             "relu": lambda x: sympy.Max(x, 0), "clamp": clamp}
+    return extra[name] if name in extra else getattr(sympy, name)
+
+
+def _sym_map(name, *arrays):
+    """The SymPy function ``name`` applied elementwise (broadcasting) to object arrays."""
+    return np.frompyfunc(sympy_function(name), len(arrays), 1)(*arrays)
+
+
+def _sym_reduce(name, a, dim, keepdim):
+    """Reduce an object array with the SymPy function ``name`` (``Max``) over ``dim``."""
+    f = np.frompyfunc(sympy_function(name), 2, 1)
+    axes = _dims(dim, np.ndim(a))
+    out = np.asarray(a, dtype=object)
+    for ax in axes:
+        out = f.reduce(out, axis=ax, keepdims=True)
+    return out if keepdim else out.reshape(tuple(
+        n for i, n in enumerate(np.shape(a)) if i not in axes))
+
+
+def _strides(a) -> tuple:
+    """A numpy array's strides in elements, as PyTorch reports them."""
+    a = np.asarray(a)
+    return tuple(st // a.itemsize for st in a.strides)

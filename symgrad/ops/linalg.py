@@ -1,0 +1,89 @@
+"""Linear algebra: dot, mm, mv, bmm."""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import _strides
+from . import dtype_rules as R
+from .record import Op
+
+__all__ = ["MATMUL", "DOT", "MM", "MV", "BMM"]
+
+
+def _column_major(sizes, strides) -> bool:
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
+
+
+def _mm_self_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
+    # PyTorch's mm_mat1_backward: a column-major self gets a column-major gradient.
+    if _column_major(sizes, strides):
+        return m.t(m.matmul(mat2, m.t(grad)))
+    return m.matmul(grad, m.t(mat2))
+
+
+def _mm_mat2_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
+    # PyTorch's mm_mat2_backward, likewise.
+    if _column_major(mat2_sizes, mat2_strides):
+        return m.t(m.matmul(m.t(grad), self))
+    return m.matmul(m.t(self), grad)
+
+
+def _no_bool(kernel: str) -> dict:
+    return {"bool": (NotImplementedError, f'"{kernel}" not implemented for \'Bool\'')}
+
+
+DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tensor"),
+         refuse=_no_bool("dot"),
+         ranks=((1,), (1,)),
+         dtype=R.promote_strict,
+         grads=(lambda m, grad, self, tensor: grad * tensor,
+                lambda m, grad, self, tensor: grad * self),
+         local=("{tensor}", "{self}"),
+        symbol="dot", infix="⟨{self}, {tensor}⟩", commutative=True,
+        method="dot", function="dot", expr="dot")
+
+
+MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm_impl_cpu_"),
+        # (in the order PyTorch unpacks them: an in-place change to both reports mat2)
+        saves=("mat2", "self", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
+               "mat2_sym_strides"),
+        derive={"self_sym_strides": lambda arrays, attrs: _strides(arrays[0]),
+                "mat2_sym_sizes": lambda arrays, attrs: tuple(np.shape(arrays[1])),
+                "mat2_sym_strides": lambda arrays, attrs: _strides(arrays[1])},
+        # PyTorch's mm_mat1_backward/mm_mat2_backward pick a memory layout from the
+        # sizes and strides; the values do not depend on it.
+        saved_for={"self_sym_strides": ("self",), "mat2_sym_strides": ("mat2",)},
+        ranks=((2,), (2,)),
+        dtype=R.promote_strict,
+        grads=(_mm_self_grad, _mm_mat2_grad),
+        local=("{mat2}ᵀ", "{self}ᵀ"),
+        symbol="@", infix="{self} {mat2}",
+        method="mm", function="mm")
+
+
+MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
+        refuse=_no_bool("addmv_impl_cpu"),
+        ranks=((2,), (1,)),
+        dtype=R.promote_strict,
+        grads=(lambda m, grad, self, vec: m.outer(grad, vec),
+               lambda m, grad, self, vec: m.matmul(m.t(self), grad)),
+        local=("{vec}ᵀ", "{self}ᵀ"),
+        symbol="@", infix="{self} {vec}",
+        method="mv", function="mv")
+
+
+BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
+         refuse=_no_bool("bmm"),
+         ranks=((3,), (3,)),
+         dtype=R.promote_strict,
+         grads=(lambda m, grad, self, mat2: m.matmul(grad, m.transpose(mat2, -1, -2)),
+                lambda m, grad, self, mat2: m.matmul(m.transpose(self, -1, -2), grad)),
+         local=("{mat2}ᵀ", "{self}ᵀ"),
+        symbol="@",
+        function="bmm")
+
+# ``matmul`` is PyTorch's composite: its front end picks dot, mv, mm or bmm (and views)
+# by the operands' ranks, so it records no node of its own.
+MATMUL = Op("matmul", inputs=("self", "other"), forward=np.matmul, composite=True,
+            method="matmul", function="matmul", expr="matmul", symbol="@",
+            doc="the matrix product: dot, mv, mm or bmm by the operands' ranks")

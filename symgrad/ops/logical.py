@@ -1,0 +1,45 @@
+"""Comparisons, logical ops and arg-reductions: no gradient."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype_rules as R
+from .record import Op
+from .reductions import _extreme_indices
+
+__all__: list = []  # the comparisons register themselves; none is named
+
+
+for _name, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                  ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
+                  ("logical_and", np.logical_and), ("logical_or", np.logical_or)):
+    Op(_name, inputs=("self", "other"), forward=_f, dtype=R.boolean, broadcasts=True,
+       method=_name, function=_name)
+
+
+Op("logical_not", forward=np.logical_not, dtype=R.boolean, method="logical_not",
+   function="logical_not")
+
+
+Op("all", attrs=("dim", "keepdim"), method="all", function="all", dtype=R.boolean,
+   forward=lambda a, dim, keepdim: np.all(a, axis=dim, keepdims=keepdim))
+
+
+Op("any", attrs=("dim", "keepdim"), method="any", function="any", dtype=R.boolean,
+   forward=lambda a, dim, keepdim: np.any(a, axis=dim, keepdims=keepdim))
+
+
+Op("argmax", attrs=("dim", "keepdim"), method="argmax", function="argmax", dtype=R.int64,
+   refuse={"self:bool": (RuntimeError, "argmax(): does not support bool input")},
+   forward=lambda a, dim, keepdim: np.argmax(a, axis=dim, keepdims=keepdim))
+
+
+# The indices max(dim) and min(dim) return (bool operands included, unlike argmax's).
+for _kind in ("Max", "Min"):
+    Op(f"{_kind.lower()}_indices", attrs=("dim", "keepdim"), dtype=R.int64,
+       forward=lambda a, dim, keepdim, f=_extreme_indices(_kind): f((a,), (dim, keepdim)))
+
+
+Op("argmin", attrs=("dim", "keepdim"), method="argmin", function="argmin", dtype=R.int64,
+   refuse={"self:bool": (RuntimeError, "argmin(): does not support bool input")},
+   forward=lambda a, dim, keepdim: np.argmin(a, axis=dim, keepdims=keepdim))

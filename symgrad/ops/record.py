@@ -1,0 +1,255 @@
+"""The op record (:class:`Op`) and the registry of every op (:data:`OPS`)."""
+from __future__ import annotations
+
+import dis
+import operator
+from typing import Callable
+
+import numpy as np
+
+from .dtype_rules import same
+
+__all__ = ["Op", "OPS", "node_name", "op_named", "subscribe", "unregister"]
+
+OPS: dict[str, "Op"] = {}
+
+
+def node_name(name: str, overload: int) -> str:
+    """PyTorch's backward-node name: ``linalg_vector_norm`` -> ``LinalgVectorNormBackward0``."""
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + f"Backward{overload}"
+
+
+class Op:
+    """One primitive operation; see the module docstring for the fields.
+
+    Examples
+    --------
+    >>> from symgrad import ops
+    >>> ops.MUL.node_name, ops.MUL.inputs, ops.MUL.saves
+    ('MulBackward0', ('self', 'other'), ('self', 'other'))
+    """
+
+    __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
+                 "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
+                 "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
+                 "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative",
+                 "function", "methods", "inplace", "functional", "expr", "expr_args",
+                 "composite")
+
+    def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
+                 forward: Callable, grads=None, saves=(), sym=None, local=None,
+                 dtype: Callable = same, broadcasts: bool = False, key: str | None = None,
+                 doc: str = "", node: str | None = None, view: bool = False,
+                 domain: tuple = (-np.inf, np.inf), ranks: tuple | None = None,
+                 consts: dict | None = None, refuse: dict | None = None,
+                 derive: dict | None = None, saved_for: dict | None = None,
+                 symbol: str | None = None, infix: str | None = None,
+                 commutative: bool = False, function: str | None = None,
+                 method: str | tuple = (), inplace: str | None = None,
+                 functional: str | None = None, expr: str | None = None,
+                 expr_args: tuple = (), composite: bool = False) -> None:
+        self.name = name
+        self.overload = overload
+        self.inputs = tuple(inputs)
+        self.attrs = tuple(attrs)
+        self.forward = forward
+        self.grads = None if grads is None else tuple(grads)
+        self.saves = tuple(saves)
+        self.sym = sym
+        self.local = local
+        self.dtype = dtype
+        self.broadcasts = broadcasts
+        self.node_name = node or node_name(name, overload)
+        self.key = key or (name if overload == 0 else f"{name}{overload}")
+        self.doc = doc
+        self.view = view
+        self.node_class = None  # the grad_fn class, made by graph.node_class
+        # How drawings show the op: the forward node's symbol and an unnamed result's
+        # label, templates over the input and attribute names ("{self} + {other}",
+        # "pow {exponent}"); commutative ops label their inputs by nothing but position.
+        self.symbol = symbol if symbol is not None else name.lstrip("_")
+        self.infix = infix
+        self.commutative = commutative
+        # The names users call it by, on every surface (the layers above generate what
+        # is not written by hand): ``symgrad.<function>``, the Tensor methods (the first
+        # is its name; dunders too: ``__mul__``), the in-place method, the name in
+        # ``nn.functional``, and the expression language's name, to which the expression
+        # language passes the tensor operands and then ``expr_args`` (softmax's dim -1).
+        self.function = function
+        self.methods = (method,) if isinstance(method, str) else tuple(method)
+        self.inplace = inplace
+        self.functional = functional
+        self.expr = expr
+        self.expr_args = tuple(expr_args)
+        # A composite has no kernel and no node of its own: its front end decomposes it
+        # into other ops (matmul into mm, mv, dot, bmm); ``forward`` is its numpy meaning.
+        self.composite = composite
+        self.variadic = self.inputs == ("tensors",)
+        self.domain = tuple(domain)
+        self.ranks = None if ranks is None else tuple(tuple(r) for r in ranks)
+        # Values PyTorch's node saves that this op fixes (``x + y`` is add with alpha 1):
+        # shown as ``_saved_*`` attributes, never stored per node.
+        self.consts = dict(consts or {})
+        # Result dtypes PyTorch has no kernel for: dtype name -> (error type, message);
+        # "self:<dtype>" for the first operand's dtype.
+        self.refuse = dict(refuse or {})
+        # Saved values this op computes from its operands: name -> f(arrays, attrs)
+        # (max(dim)'s indices); the common ones (sizes, numel) are tensor._DERIVED's.
+        self.derive = dict(derive or {})
+        # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
+        # ("derived", name) -- resolved by tensor.apply without per-op code.
+        # A leading "_" keeps a saved value from the node's _saved_* attributes (PyTorch
+        # shows none for CopySlices); the rest of the name says where it comes from.
+        self.plan = tuple(
+            ("input", self.inputs.index(s)) if s in self.inputs else
+            ("attr", self.attrs.index(s)) if s in self.attrs else
+            ("result", 0) if s == "result" else ("derived", s)
+            for s in (name.lstrip("_") for name in self.saves))
+        # Saved input tensors that only some inputs' rules read: for each,
+        # the inputs whose rules read it.  As in PyTorch, one is kept only when such an
+        # input requires grad (``x * 2.5`` keeps 2.5, not x: ``_saved_self`` is None).
+        self.optional = _optional_saves(self)
+        if saved_for:
+            # Saved values kept only for the gradient of the named inputs (mm's strides):
+            # when none of them requires grad PyTorch leaves them empty, ``()``.
+            self.optional += tuple((self.saves.index(name), frozenset(
+                self.inputs.index(i) for i in inputs)) for name, inputs in saved_for.items())
+        # The common case tensor.apply runs without its general bookkeeping (see
+        # _simple_saves), or None.
+        self.simple = _simple_saves(self)
+        OPS[self.key] = self
+        for added, _ in _SUBSCRIBERS:
+            added(self)
+
+    @property
+    def method(self) -> str | None:
+        """The Tensor method's name (``None`` if the op has none)."""
+        return self.methods[0] if self.methods else None
+
+    @property
+    def arity(self) -> int:
+        """The number of tensor operands (``None`` for a variadic op)."""
+        return None if self.variadic else len(self.inputs)
+
+    @property
+    def differentiable(self) -> bool:
+        return self.grads is not None
+
+    def __repr__(self) -> str:
+        return f"<op {self.key}: {self.node_name}>"
+
+
+def _reads(rule) -> set | None:
+    """The parameter names a gradient rule reads, or None when that is not visible."""
+    code = getattr(rule, "__code__", None)
+    if code is None:
+        return None
+    names = set(code.co_cellvars)  # read by a nested function
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith(("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")):
+            names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return names
+
+
+def _optional_saves(op: "Op") -> tuple:
+    """``((k, inputs reading saved value k), ...)`` for the saved tensors not every
+    input's rule reads."""
+    # PyTorch's codegen guards a saved input only when one input's formula alone reads it,
+    # and never in the formulas of *_backward ops.
+    if op.grads is None or op.variadic or len(op.inputs) < 2 or "backward" in op.name:
+        return ()
+    # Results are always kept (PyTorch saves outputs whatever requires grad).
+    readers = {k: set() for k, (kind, _) in enumerate(op.plan) if kind == "input"}
+    for i, rule in enumerate(op.grads):
+        if rule is None:
+            continue
+        names = _reads(rule)
+        params = rule.__code__.co_varnames[2:2 + len(op.saves)] if names is not None else ()
+        for k in readers:
+            if names is None or k >= len(params) or params[k] in names:
+                readers[k].add(i)
+    everyone = {i for i, rule in enumerate(op.grads) if rule is not None}
+    return tuple((k, frozenset(r)) for k, r in readers.items()
+                 if r != everyone and len(r) == 1)
+
+
+
+
+def _simple_saves(op: "Op") -> tuple | None:
+    """For an op that tensor.apply may run on its fast path (at most two inputs, no
+    attributes, a dtype that follows its floating operands, not a view, differentiable, saving
+    only inputs and its result): per set of inputs requiring grad (bit ``i`` for input ``i``), a
+    function picking the saved values from ``(input0, input1, result, None)``, optional
+    saves (see ``_optional_saves``) already dropped.  None for other ops."""
+    if (op.grads is None or op.variadic or op.view or op.attrs or len(op.inputs) > 2
+            or not op.dtype.fast
+            or any(kind not in ("input", "result") for kind, _ in op.plan)):
+        return None
+    optional = dict(op.optional)
+    getters = []
+    for mask in range(1 << len(op.inputs)):
+        index = []
+        for k, (kind, where) in enumerate(op.plan):
+            readers = optional.get(k)
+            if kind == "result":
+                index.append(2)
+            elif readers is not None and not any(mask >> i & 1 for i in readers):
+                index.append(3)
+            else:
+                index.append(where)
+        getters.append(_picker(tuple(index)))
+    return tuple(getters)
+
+
+def _picker(index: tuple) -> Callable:
+    """``f(values) -> tuple(values[i] for i in index)``, without a loop."""
+    if len(index) > 1:
+        return operator.itemgetter(*index)
+    if index:
+        i = index[0]
+        return lambda values: (values[i],)
+    return lambda values: ()
+
+
+# The layers above that generate a surface from the records (node classes, Tensor methods,
+# module functions, the expression language's functions): told of every op, now and later.
+_SUBSCRIBERS: list = []
+
+
+def subscribe(added: Callable[[Op], None], removed: Callable[[Op], None] | None = None) -> None:
+    """Call ``added(op)`` for every op in the table and for every op registered later,
+    and ``removed(op)`` for every op :func:`unregister` takes out.
+
+    This is how the other layers generate their surfaces from the table: an op declared
+    once, even after ``import symgrad``, reaches all of them.
+    """
+    _SUBSCRIBERS.append((added, removed))
+    for op in list(OPS.values()):
+        added(op)
+
+
+def unregister(op: Op) -> None:
+    """Take ``op`` out of the table and out of every surface generated from it.
+
+    Examples
+    --------
+    >>> import numpy as np, symgrad
+    >>> from symgrad import ops
+    >>> cube = ops.Op("cube", forward=lambda a: a ** 3, method="cube", function="cube",
+    ...               grads=(lambda m, grad, self: grad * 3 * self * self,), saves=("self",))
+    >>> symgrad.tensor([2.0]).cube()
+    tensor([8.])
+    >>> ops.unregister(cube)
+    >>> hasattr(symgrad.Tensor, "cube"), hasattr(symgrad, "cube"), "cube" in ops.OPS
+    (False, False, False)
+    """
+    if OPS.get(op.key) is op:
+        del OPS[op.key]
+        for _, removed in _SUBSCRIBERS:
+            if removed is not None:
+                removed(op)
+
+
+def op_named(key: str) -> Op:
+    """The op registered under ``key`` (``"mul"``, ``"pow1"``, ...)."""
+    return OPS[key]

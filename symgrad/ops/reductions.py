@@ -1,0 +1,276 @@
+"""Reductions: sum, mean, max, min, norm, softmax and their gradient ops."""
+from __future__ import annotations
+
+import operator
+from typing import Callable
+
+import numpy as np
+
+from .kernels import _dims, _sym_map, _sym_reduce
+from . import dtype_rules as R
+from .record import Op
+
+__all__ = ["SUM", "SUM_DIM", "MEAN", "MEAN_DIM", "SUM_DTYPE", "SUM_DIM_DTYPE", "MEAN_DTYPE",
+           "MEAN_DIM_DTYPE", "MAX", "MIN", "MAX_DIM", "MIN_DIM", "NORM", "SOFTMAX", "LOG_SOFTMAX",
+           "SOFTMAX_BACKWARD_DATA", "LOG_SOFTMAX_BACKWARD_DATA"]
+
+
+def _sum(a, dim, keepdim):
+    return np.sum(a, axis=_dims(dim, np.ndim(a)), keepdims=keepdim)
+
+
+def _mean(a, dim, keepdim):
+    return np.mean(a, axis=_dims(dim, np.ndim(a)), keepdims=keepdim)
+
+
+def _softmax(a, dim):
+    e = np.exp(a - np.max(a, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax(a, dim):
+    s = a - np.max(a, axis=dim, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+
+
+def _norm(a, ord, dim, keepdim):
+    axis = None if dim is None else _dims(dim, np.ndim(a))
+    if ord == 2:
+        return np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
+    if ord == float("inf"):
+        return np.max(np.abs(a), axis=axis, keepdims=keepdim)
+    if ord == 1:
+        return np.sum(np.abs(a), axis=axis, keepdims=keepdim)
+    if ord == 0:  # the number of non-zero elements
+        return np.sum(a != 0, axis=axis, keepdims=keepdim).astype(np.result_type(a))
+    if ord == -float("inf"):
+        return np.min(np.abs(a), axis=axis, keepdims=keepdim)
+    return np.sum(np.abs(a) ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+
+
+def _keep(g, shape, dim, keepdim):
+    """Re-insert reduced axes into ``g`` so that it broadcasts against ``shape``."""
+    if keepdim or not shape:
+        return g
+    if hasattr(g, "unsqueeze"):  # a recorded gradient: one unsqueeze per dim, as PyTorch
+        if isinstance(dim, (tuple, list)) and not dim:
+            return g  # dim=(): PyTorch expands the 0-d gradient as it is
+        for d in _dims(dim, len(shape)):
+            g = g.unsqueeze(d)
+        return g
+    out = [1 if i in _dims(dim, len(shape)) else n for i, n in enumerate(shape)]
+    # SymPy scalars (symbolic layer) have no .reshape; numpy arrays do.
+    return g.reshape(tuple(out)) if hasattr(g, "reshape") else np.reshape(g, tuple(out))
+
+
+def _evenly(m, grad, x, result):
+    # Ties share the gradient evenly, as PyTorch's evenly_distribute_backward: zeros with
+    # grad / count filled in where the extreme is (the NaN entries for a NaN extreme).
+    mask = m.ne(x, x) if bool(result != result) else m.eq(x, result)
+    return m.masked_fill(m.new_zeros(grad, m.shape(x)), mask, grad / m.sum(mask, None, False))
+
+
+def _extreme_indices(kind: str) -> Callable:
+    """max(dim)'s (``kind`` "Max") or min(dim)'s indices, from the operand and (dim, keepdim).
+
+    On SymPy values (the symbolic layer) which entry is the extreme is not a number: the
+    indicators of the first extreme entry stand for the indices there (the SYMPY backend's
+    ``value_selecting_backward`` takes them so)."""
+    arg = np.argmax if kind == "Max" else np.argmin
+
+    def indices(arrays, attrs):
+        a, (dim, keepdim) = arrays[0], attrs
+        if np.ndim(a) == 0:
+            return np.zeros((), dtype=np.int64)
+        a = np.asarray(a)
+        if a.dtype == object:
+            from ..ir.backends import SYMPY
+            return SYMPY.first_true(SYMPY.eq(a, _sym_reduce(kind, a, dim, True)), dim)
+        return np.asarray(arg(a, axis=dim, keepdims=keepdim), dtype=np.int64)
+    return indices
+
+
+def _norm_grad(m, grad, self, ord, dim, result, keepdim):
+    # PyTorch's norm_backward, zero norms and zero entries included; the branches and the
+    # order of operations are PyTorch's (same roundings, signed zeros, same graph).
+    shape = m.shape(self)
+    if dim is None:  # all dims: PyTorch unsqueezes nothing (its dim list is empty)
+        g, r = grad, result
+    else:
+        g, r = _keep(grad, shape, dim, keepdim), _keep(result, shape, dim, keepdim)
+    if ord == 0:
+        return None  # PyTorch's gradient is undefined: the leaf's .grad stays None
+    if ord == 1:
+        return m.sgn(self) * g
+    if ord == 2:
+        return g * m.masked_fill(self / r, m.eq(r, 0), 0.0)
+    if ord in (float("inf"), -float("inf")):
+        size = m.abs(self)
+        mask = m.logical_or(m.eq(size, r), m.ne(size, size))  # the extremes, and NaNs
+        return m.sgn(self) * ((g / m.sum(mask, dim, True)) * mask)
+    p = float(ord)  # PyTorch's p is a double: PowBackward0 saves 1.0, not 1
+    if p < 1:
+        scaled = m.sgn(self) * m.masked_fill(m.abs(self) ** (p - 1), m.eq(self, 0), 0.0)
+        return scaled * g * r ** (1 - p)
+    scale = m.masked_fill(g / r ** (p - 1), m.eq(r, 0), 0.0)
+    if p < 2:
+        return m.sgn(self) * m.abs(self) ** (p - 1) * scale
+    return self * m.abs(self) ** (p - 2) * scale
+
+
+def _sym_norm(a, ord, dim, keepdim):
+    axis = None if dim is None else _dims(dim, np.ndim(a))
+    size = _sym_map("Abs", a)
+    if ord == float("inf"):
+        return _sym_reduce("Max", size, axis, keepdim)
+    if ord == -float("inf"):
+        return _sym_reduce("Min", size, axis, keepdim)
+    return np.sum(size ** ord, axis=axis, keepdims=keepdim) ** (1 / _sym_map("S", ord))
+
+
+def _sym_softmax(a, dim):
+    e = _sym_map("exp", a)
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _sym_log_softmax(a, dim):
+    return a - _sym_map("log", np.sum(_sym_map("exp", a), axis=dim, keepdims=True))
+
+
+SUM = Op("sum", forward=lambda a: np.sum(a), saves=("self_sym_sizes",), dtype=R.sum_dtype,
+         grads=(lambda m, grad, self_sym_sizes: m.expand(grad, self_sym_sizes),),
+         local=("1",),
+        method="sum", function="sum", expr="sum")
+
+
+SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype=R.sum_dtype,
+             saves=("self_sym_sizes", "dim", "keepdim"),
+             grads=(lambda m, grad, self_sym_sizes, dim, keepdim:
+                    m.expand(_keep(grad, self_sym_sizes, dim, keepdim), self_sym_sizes),),
+             local=("1",),
+        symbol="sum dim={dim}")
+
+
+MEAN = Op("mean", forward=lambda a: np.mean(a), saves=("self_sym_sizes", "self_sym_numel"),
+          grads=(lambda m, grad, self_sym_sizes, self_sym_numel:
+                 m.div_scalar(m.expand(grad, self_sym_sizes), self_sym_numel),),
+          local=("1/n",),
+        method="mean", function="mean", expr="mean")
+
+
+MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
+              saves=("self_sym_sizes", "self_sym_numel", "dim", "keepdim"),
+              grads=(lambda m, grad, self_sym_sizes, self_sym_numel, dim, keepdim:
+                     m.div_scalar(m.expand(_keep(grad, self_sym_sizes, dim, keepdim),
+                                           self_sym_sizes),
+                                  int(np.prod([self_sym_sizes[d] for d in
+                                               _dims(dim, len(self_sym_sizes))]))),),
+              local=("1/n",),
+        symbol="mean dim={dim}")
+
+
+def _in_dtype(op: Op) -> Op:
+    """``op`` computed in the dtype its last attribute names (``x.sum(dtype=float64)``):
+    the same node, saves and gradient rules (the engine casts the gradient back)."""
+    def forward(a, *attrs):
+        a = np.asarray(a)
+        if a.dtype != object:  # SymPy values (the symbolic layer) have no dtype to change
+            a = a.astype(attrs[-1].np)
+        return op.forward(a, *attrs[:-1])
+    return Op(op.name, op.overload, inputs=op.inputs, attrs=op.attrs + ("dtype",),
+              forward=forward, grads=op.grads, saves=op.saves, local=op.local,
+              dtype=R.last_attr, key=op.key + "_dtype", doc=f"{op.key}(dtype=...)")
+
+
+SUM_DTYPE, SUM_DIM_DTYPE, MEAN_DTYPE, MEAN_DIM_DTYPE = map(_in_dtype, (SUM, SUM_DIM, MEAN,
+                                                                         MEAN_DIM))
+
+
+MAX = Op("max", 1, forward=lambda a: np.max(a), saves=("self", "result"),
+         sym=lambda a: _sym_reduce("Max", a, None, False),
+         grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
+         local=("[{self} = max]",),
+        method="max", function="max")
+
+
+MIN = Op("min", 1, forward=lambda a: np.min(a), saves=("self", "result"),
+         sym=lambda a: _sym_reduce("Min", a, None, False),
+         grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
+         local=("[{self} = min]",),
+        method="min", function="min")
+
+
+MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
+             # one dim (an int), never None or several
+             forward=lambda a, dim, keepdim:
+             np.max(a, axis=operator.index(dim), keepdims=keepdim),
+             sym=lambda a, dim, keepdim: _sym_reduce("Max", a, dim, keepdim),
+             saves=("dim", "indices", "keepdim", "self_sym_sizes"),
+             derive={"indices": _extreme_indices("Max")},
+             grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
+                    m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
+             local=("[{self} = max]",),
+        symbol="max dim={dim}")
+
+
+MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
+             # one dim (an int), never None or several
+             forward=lambda a, dim, keepdim:
+             np.min(a, axis=operator.index(dim), keepdims=keepdim),
+             sym=lambda a, dim, keepdim: _sym_reduce("Min", a, dim, keepdim),
+             saves=("dim", "indices", "keepdim", "self_sym_sizes"),
+             derive={"indices": _extreme_indices("Min")},
+             grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
+                    m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
+             local=("[{self} = min]",),
+        symbol="min dim={dim}")
+
+
+NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype=R.floating,
+          forward=_norm, sym=_sym_norm, saves=("self", "ord", "dim", "result", "keepdim"),
+          grads=(_norm_grad,),
+          local=("{self}/‖{self}‖",),
+        symbol="norm",
+        method="norm", function="norm", expr="norm")
+
+
+SOFTMAX = Op("_softmax", attrs=("dim",), dtype=R.floating, forward=_softmax, sym=_sym_softmax,
+             saves=("result", "dim"), node="SoftmaxBackward0",
+             grads=(lambda m, grad, result, dim: m.softmax_backward_data(grad, result, dim),),
+             local=("diag(s) - s sᵀ",),
+        method="softmax", function="softmax", expr="softmax", expr_args=(-1,))
+
+
+LOG_SOFTMAX = Op("_log_softmax", attrs=("dim",), dtype=R.floating, forward=_log_softmax,
+                 sym=_sym_log_softmax,
+                 saves=("result", "dim"), node="LogSoftmaxBackward0",
+                 grads=(lambda m, grad, result, dim:
+                        m.log_softmax_backward_data(grad, result, dim),),
+                 local=("I - softmax",),
+        method="log_softmax", function="log_softmax", expr="log_softmax", expr_args=(-1,))
+
+
+# The softmaxes' gradients as their own ops, as in PyTorch (SoftmaxBackwardDataBackward0,
+# LogSoftmaxBackwardDataBackward0), with PyTorch's double-backward formulas.
+SOFTMAX_BACKWARD_DATA = Op(
+    "_softmax_backward_data", inputs=("grad_output", "output"), attrs=("dim",),
+    forward=lambda g, y, dim: y * (g - np.sum(g * y, axis=dim, keepdims=True)),
+    saves=("grad_output", "output", "dim"),
+    grads=(lambda m, grad, grad_output, output, dim:
+           m.softmax_backward_data(grad, output, dim),
+           lambda m, grad, grad_output, output, dim:
+           grad_output * grad - m.sum(output * grad_output, dim, True) * grad
+           - grad_output * m.sum(output * grad, dim, True)),
+    local=("diag(s) - s sᵀ", "∂/∂s"), doc="output * (grad_output - Σ grad_output * output)")
+
+
+LOG_SOFTMAX_BACKWARD_DATA = Op(
+    "_log_softmax_backward_data", inputs=("grad_output", "output"), attrs=("dim",),
+    forward=lambda g, y, dim: g - np.exp(y) * np.sum(g, axis=dim, keepdims=True),
+    sym=lambda g, y, dim: g - _sym_map("exp", y) * np.sum(g, axis=dim, keepdims=True),
+    saves=("grad_output", "output", "dim"),
+    grads=(lambda m, grad, grad_output, output, dim:
+           grad - m.sum(grad * m.exp(output), dim, True),
+           lambda m, grad, grad_output, output, dim:
+           -m.sum(grad_output, dim, True) * m.exp(output) * grad),
+    local=("I - softmax", "∂/∂s"), doc="grad_output - exp(output) * Σ grad_output")

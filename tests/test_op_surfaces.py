@@ -1,0 +1,95 @@
+"""One op declared in the table alone reaches every surface.
+
+A throwaway op, registered here with no other edit anywhere, must work as
+``symgrad.<name>``, as a Tensor method, in the expression language and the CLI, in
+drawings (with its PyTorch-style node name), in ``to_sympy``, and pass the op-table checks
+(finite differences and SymPy to second order).  Also: the surfaces the existing ops get
+from their records.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+from click.testing import CliRunner
+
+import symgrad
+from symgrad import ops
+from symgrad.ops import dtype_rules
+from symgrad.symbolic import parser
+from symgrad_cli.main import cli
+
+import test_op_table
+
+NAME = "probe_softsign"
+
+
+@pytest.fixture
+def probe():
+    """x / (1 + |x|), declared once, as any op of the table is; taken out afterwards."""
+    op = ops.Op(NAME, dtype=dtype_rules.floating, forward=lambda a: a / (1 + np.abs(a)),
+                saves=("self",), domain=(0.2, 4.0),
+                grads=(lambda m, grad, self: grad / ((m.abs(self) + 1) * (m.abs(self) + 1)),),
+                local=("1/(1 + |{self}|)²",), method=NAME, function=NAME, expr=NAME,
+                doc="self / (1 + |self|)")
+    yield op
+    ops.unregister(op)
+    assert not hasattr(symgrad, NAME) and not hasattr(symgrad.Tensor, NAME)
+    assert NAME not in parser.FUNCTIONS and op.key not in ops.OPS
+
+
+def test_function_method_and_node(probe):
+    x = symgrad.tensor([1.0, -3.0], requires_grad=True)
+    y = getattr(symgrad, NAME)(x)
+    assert type(y.grad_fn).__name__ == "ProbeSoftsignBackward0"
+    assert y.grad_fn.name() == "ProbeSoftsignBackward0"
+    np.testing.assert_allclose(y.detach().numpy(), [0.5, -0.75])
+    np.testing.assert_array_equal(getattr(x, NAME)().detach().numpy(), y.detach().numpy())
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.25, 1 / 16])
+    assert NAME in symgrad.__all__
+    assert getattr(symgrad.Tensor, NAME).__name__ == NAME
+
+
+def test_expression_language_and_cli(probe):
+    e = symgrad.parse(f"{NAME}(x) * 2")
+    assert e.variables == ["x"]
+    result = CliRunner().invoke(cli, ["diff", f"{NAME}(x)", "--at", "x=2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "0.1111" in result.output  # d/dx x/(1+|x|) = 1/(1+|x|)² = 1/9 at x = 2
+    # constant folding uses the op's own forward
+    assert parser.parse(f"{NAME}(1)") is not None
+
+
+def test_drawing_and_sympy(probe):
+    x = symgrad.tensor(2.0, requires_grad=True)
+    x.name = "x"
+    y = getattr(symgrad, NAME)(x)
+    assert "ProbeSoftsignBackward0" in symgrad.draw(y).source
+    assert NAME in symgrad.draw(y, kind="forward").source
+    s = sympy.Symbol("x", real=True)
+    got = symgrad.to_sympy(y, names={"x": x})
+    assert sympy.simplify(got - s / (1 + sympy.Abs(s))) == 0
+
+
+def test_op_table_checks(probe):
+    cases = test_op_table.cases_for(probe)
+    assert cases
+    for case in cases:
+        case.sympy_second_order = True
+        test_op_table.test_vjp(case)
+
+
+def test_every_named_surface_exists():
+    """Each name a record declares is callable on its surface."""
+    for op in ops.OPS.values():
+        for name in op.methods + ((op.inplace,) if op.inplace else ()):
+            assert callable(getattr(symgrad.Tensor, name)), (op.key, name)
+        if op.function:
+            assert callable(getattr(symgrad, op.function)), (op.key, op.function)
+        if op.expr:
+            assert parser.FUNCTIONS[op.expr] == op.arity, op.key
+
+
+def test_expression_functions_come_from_the_table():
+    assert set(parser.FUNCTIONS) == {op.expr for op in ops.OPS.values() if op.expr}
