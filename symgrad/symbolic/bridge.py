@@ -45,8 +45,10 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from ..api.tensor import _DERIVED, Tensor
 from ..ir.backends import SYMPY
 from ..ir.node import AccumulateGrad, Node
+from ..ops import sympy_function
 
 __all__ = ["to_sympy", "gradient_program", "GradientProgram", "Line", "sym_forward",
            "leaf_symbols", "leaf_names", "nice_number", "as_sympy", "almost_everywhere"]
@@ -104,7 +106,6 @@ _nicen_all = np.frompyfunc(_nicen, 1, 1)
 
 def as_sympy(value) -> np.ndarray:
     """A constant (tensor, array or number) as an object array of exact SymPy numbers."""
-    from ..api.tensor import Tensor
     if isinstance(value, Tensor):
         value = value._data
     a = np.asarray(value)
@@ -170,31 +171,10 @@ def almost_everywhere(expr):
 
 
 # --------------------------------------------------------------------------- one op
-def _sigmoid(a):
-    return 1 / (1 + sp.exp(-a))
-
-
-def _clamp(a, lo=None, hi=None):
-    if lo is not None:
-        a = sp.Max(a, nice_number(lo))
-    if hi is not None:
-        a = sp.Min(a, nice_number(hi))
-    return a
-
-
-#: SymPy functions for the op table's elementwise ``sym`` names.
-ELEMENTWISE = {
-    "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "tanh": sp.tanh, "exp": sp.exp,
-    "log": sp.log, "sqrt": sp.sqrt, "Abs": sp.Abs, "sign": sp.sign,
-    "sigmoid": _sigmoid, "relu": lambda a: sp.Max(a, 0), "reciprocal": lambda a: 1 / a,
-    "clamp": _clamp,
-}
-
-
 def sym_forward(op, inputs: Sequence, attrs: tuple = ()) -> np.ndarray:
     """Evaluate one op of the table on object arrays of SymPy expressions.
 
-    ``op.sym`` decides: a name from :data:`ELEMENTWISE` is applied per element, a
+    ``op.sym`` decides: a name (see :func:`symgrad.ops.sympy_function`) is applied per element, a
     callable receives the arrays and attributes, and otherwise the op's numpy
     ``forward`` runs on the object arrays.
 
@@ -210,9 +190,7 @@ def sym_forward(op, inputs: Sequence, attrs: tuple = ()) -> np.ndarray:
     arrays = [_obj(a) for a in inputs]
     sym = op.sym
     if isinstance(sym, str):
-        from .. import ops
-        # One mapping of ``sym`` names: the op table's, where it has one.
-        fn = ops.sympy_function(sym) if hasattr(ops, "sympy_function") else ELEMENTWISE[sym]
+        fn = sympy_function(sym)
         out = np.frompyfunc(lambda e: fn(e, *attrs), 1, 1)(arrays[0])
     elif callable(sym):
         out = sym(*arrays, *attrs)
@@ -226,7 +204,6 @@ def sym_forward(op, inputs: Sequence, attrs: tuple = ()) -> np.ndarray:
 
 def _saved_values(node: Node, arrays: list, attrs: tuple, result) -> list:
     """The values the op's gradient rules receive, from symbolic inputs and output."""
-    from ..api.tensor import _DERIVED
     out = []
     for kind, where in node.op.plan:
         if kind == "input":
@@ -526,7 +503,7 @@ class GradientProgram:
             if timeout is None:
                 done = _simplify_all(raw)
             else:
-                from ..checking.checker import run_with_timeout
+                from ..checking.checker import run_with_timeout  # (moves to _util)
                 status, value = run_with_timeout(_simplify_all, (raw,), timeout)
                 if status == "ok":
                     done = value
@@ -586,7 +563,6 @@ def _simplify_all(arrays: dict) -> dict:
 
 def _trace(t, names: Mapping | None = None):
     """Forward lines for the graph of ``t``: (lines, node -> symbol array, leaves)."""
-    from ..api.tensor import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"expected a symgrad Tensor, got {type(t).__name__}")
     root = t.grad_fn if t.grad_fn is not None else (
@@ -662,8 +638,7 @@ def to_sympy(t, names: Mapping | None = None):
     >>> to_sympy(symgrad.parse("x*exp(y)"))
     x*exp(y)
     """
-    from .expression import Expression
-    if isinstance(t, Expression):
+    if not isinstance(t, Tensor):  # an Expression: its graph
         t = t.trace()
     lines, values, leaves, root = _trace(t, names)
     if values is None:
@@ -712,9 +687,7 @@ def gradient_program(t, wrt: Sequence | None = None, names: Mapping | None = Non
     v̄1 = v̄2*(1 - v2**2)     # TanhBackward0
     x̄ = v̄1*(1 - v1**2)      # TanhBackward0
     """
-    from .expression import Expression
-    from ..api.tensor import Tensor
-    if isinstance(t, Expression):
+    if not isinstance(t, Tensor):  # an Expression: its graph
         t = t.trace()
     if t.numel() != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")

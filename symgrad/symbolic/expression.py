@@ -28,8 +28,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
+import sympy as sp
+
+from ..api import functional as F
+from ..api.tensor import Tensor, dot, matmul, tensor
+from ..autograd import grad, no_grad
+from ..ops.dtypes import float64
 from . import parser as P
+from .bridge import gradient_program, to_sympy
 from .parser import ParseError
+from .vecdiff import vector_gradient
 
 __all__ = ["Expression", "EvaluationError", "parse"]
 
@@ -58,7 +66,6 @@ _CONSTANTS = {"pi": math.pi, "e": math.e}
 
 def _value(v):
     """A user value (number, nested list, array, tensor) as float64 data."""
-    from ..api.tensor import Tensor
     if isinstance(v, Tensor):
         v = v.detach().numpy()
     if isinstance(v, str):
@@ -93,8 +100,6 @@ class Expression:
 
     # -- values --------------------------------------------------------------------------
     def _leaves(self, values: Mapping) -> dict:
-        from .. import float64
-        from ..api.tensor import tensor
         missing = [v for v in self.variables if v not in values]
         if missing:
             raise ValueError(f"no value given for {', '.join(missing)} (expression "
@@ -139,7 +144,6 @@ class Expression:
         >>> parse("log(x)").domain_error(x=2.0) is None
         True
         """
-        from ..autograd import no_grad
         leaves = self._leaves(values)
         try:
             with no_grad(), np.errstate(all="ignore"):
@@ -151,9 +155,6 @@ class Expression:
         return None
 
     def _run(self, leaves: Mapping, finite: bool = False):
-        from ..api import functional as F
-        from ..api.tensor import Tensor, dot, matmul, tensor
-        from .. import float64
 
         def as_tensor(v):
             return v if isinstance(v, Tensor) else tensor(float(v), dtype=float64)
@@ -201,7 +202,6 @@ class Expression:
         >>> parse("dot(x, x)").gradient(x=[1, 2])
         {'x': array([2., 4.])}
         """
-        from ..autograd import grad
         leaves = self._leaves(values)
         out = self.evaluate(leaves)
         if out.numel() != 1:
@@ -253,7 +253,6 @@ class Expression:
     shape_values = _shape_values
 
     def _probe(self, values: Mapping):
-        from ..autograd import no_grad
         with no_grad(), np.errstate(all="ignore"):
             return self._run(self._leaves(values))
 
@@ -270,13 +269,11 @@ class Expression:
         >>> parse("sum(x*y)").to_sympy(x=[0, 0], y=[0, 0])
         x_0*y_0 + x_1*y_1
         """
-        from .bridge import to_sympy
         return to_sympy(self.trace(**values))
 
     def gradient_program(self, wrt=None, **values: Any):
         """Symbolic reverse mode on the IR as a straight-line program (see
         :func:`symgrad.symbolic.gradient_program`)."""
-        from .bridge import gradient_program
         return gradient_program(self.trace(**values), wrt)
 
     def vector_gradient(self, var: str, **values: Any) -> str:
@@ -290,7 +287,6 @@ class Expression:
         >>> parse("sin(dot(x, y))").vector_gradient("x", x=[0, 0], y=[0, 0])
         'cos(dot(x, y)) * y'
         """
-        from .vecdiff import vector_gradient
         return vector_gradient(self, var, **self._shape_values(values))
 
     def diff(self, var: str, simplify: bool = True, order: int = 1, **values: Any):
@@ -312,11 +308,6 @@ class Expression:
         >>> [parse("3*x").diff("x", order=k) for k in (1, 2, 3)]
         [3, 0, 0]
         """
-        import sympy as sp
-        from .. import float64
-        from ..autograd import grad
-        from .bridge import gradient_program, to_sympy
-        from ..api.tensor import tensor
         if var not in self.variables:
             raise ValueError(f"{var!r} is not a variable of the expression (variables: "
                              f"{', '.join(self.variables) or 'none'})")
@@ -382,14 +373,12 @@ def _rank_choices(prefs: tuple, limit: int):
 
 
 def _all_finite(values) -> bool:
-    from ..api.tensor import Tensor
     return all(bool(np.all(np.isfinite(v.detach().numpy() if isinstance(v, Tensor) else v)))
                for v in values)
 
 
 def _why_not_finite(node, args) -> str:
     """Why an operation gave nan or inf from finite inputs, in words."""
-    from ..api.tensor import Tensor
     arrays = [np.asarray(a.detach().numpy() if isinstance(a, Tensor) else a, dtype=float)
               for a in args]
     if len(arrays) == 2 and not (isinstance(node, P.BinOp) and node.op == "@"):
@@ -447,7 +436,6 @@ def _describe(node) -> str:
 
 
 def _apply(node, args, leaves, as_tensor, dot, matmul, F):
-    from ..api.tensor import Tensor
     if isinstance(node, P.Num):
         return node.value
     if isinstance(node, P.Name):

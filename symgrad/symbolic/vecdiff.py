@@ -6,15 +6,16 @@ evaluated and checked like any expression).  Shapes come from evaluating the exp
 once at the given values.  Where a gradient has no form in the grammar (the outer
 product that the gradient of ``A @ x`` with respect to ``A`` needs, the step function
 of ``relu``), :class:`NoVectorForm` is raised; the per-element symbolic gradient
-(:meth:`symgrad.expr.Expression.diff`) always exists.
+(:meth:`symgrad.symbolic.expression.Expression.diff`) always exists.
 
 Examples
 --------
->>> vector_gradient("sin(dot(x, y))", "x", x=[1, 2], y=[3, 4])
+>>> from symgrad import parse
+>>> vector_gradient(parse("sin(dot(x, y))"), "x", x=[1, 2], y=[3, 4])
 'cos(dot(x, y)) * y'
->>> vector_gradient("x.T @ A @ x", "x", x=[1, 2], A=[[1, 2], [3, 4]])
+>>> vector_gradient(parse("x.T @ A @ x"), "x", x=[1, 2], A=[[1, 2], [3, 4]])
 'A.T @ x + A @ x'
->>> vector_gradient("log(sum(exp(x)))", "x", x=[1, 2, 3])
+>>> vector_gradient(parse("log(sum(exp(x)))"), "x", x=[1, 2, 3])
 'exp(x) / sum(exp(x))'
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import no_grad
 from . import parser as P
 
 __all__ = ["vector_gradient", "NoVectorForm"]
@@ -119,11 +121,9 @@ def _has(node, var: str) -> bool:
     return var in P.free_variables(node)
 
 
-def _shapes(tree, values: dict) -> dict:
+def _shapes(tree, values: dict, expression_type: type) -> dict:
     """id(node) -> shape of its value, by evaluating every node once (no graph)."""
-    from ..autograd import no_grad
-    from .expression import Expression
-    e = Expression(P.to_text(tree), tree)
+    e = expression_type(P.to_text(tree), tree)
     shapes: dict = {}
     stack = [tree]
     nodes = []
@@ -133,7 +133,7 @@ def _shapes(tree, values: dict) -> dict:
         stack.extend(_children(n))
     with no_grad():
         for n in nodes:
-            sub = Expression(P.to_text(n), n)
+            sub = expression_type(P.to_text(n), n)
             vals = {k: values[k] for k in sub.variables}
             shapes[id(n)] = tuple(sub.evaluate(**vals).shape)
     del e
@@ -153,16 +153,15 @@ def _children(n) -> tuple:
 class _Shapes:
     """Shapes of adjoint expressions, found by evaluating them (cached by text)."""
 
-    def __init__(self, values: dict) -> None:
+    def __init__(self, values: dict, expression_type: type) -> None:
         self.values = values
+        self.expression_type = expression_type
         self.cache: dict = {}
 
     def __call__(self, node) -> tuple:
-        from ..autograd import no_grad
-        from .expression import Expression
         text = P.to_text(node)
         if text not in self.cache:
-            e = Expression(text, node)
+            e = self.expression_type(text, node)
             with no_grad():
                 out = e.evaluate(**{k: self.values[k] for k in e.variables})
             self.cache[text] = tuple(out.shape)
@@ -191,7 +190,8 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
 
     Parameters
     ----------
-    expr : str or Expression
+    expr : Expression
+        (Its class evaluates the sub-expressions whose shapes matter.)
     var : str
         The variable.
     **values
@@ -208,8 +208,7 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
     NoVectorForm
         When the gradient cannot be written in the grammar.
     """
-    from .expression import Expression, parse
-    e = expr if isinstance(expr, Expression) else parse(expr)
+    e = expr
     if var not in e.variables:
         raise ValueError(f"{var!r} is not a variable of the expression (variables: "
                          f"{', '.join(e.variables) or 'none'})")
@@ -217,8 +216,8 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
     missing = [k for k in e.variables if k not in vals]
     if missing:
         raise ValueError(f"no value given for {', '.join(missing)}")
-    shapes = _shapes(e.tree, vals)
-    shape_of = _Shapes(vals)
+    shapes = _shapes(e.tree, vals, type(e))
+    shape_of = _Shapes(vals, type(e))
     if shapes[id(e.tree)] != ():
         raise ValueError("the expression is not a scalar; gradients need a scalar")
     total = ZERO
