@@ -593,6 +593,8 @@ def test_no_eval_in_source():
 
 
 def test_doctests():
-    result = doctest.testmod(parser_module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 10
-    assert result.failed == 0
+    from symgrad.symbolic import lexer, syntax
+    results = [doctest.testmod(m, optionflags=doctest.ELLIPSIS)
+               for m in (parser_module, lexer, syntax)]
+    assert sum(r.attempted for r in results) > 10
+    assert sum(r.failed for r in results) == 0

@@ -51,17 +51,16 @@ right=Num(value=2, pos=4), pos=2), pos=0), right=Num(value=3, pos=8), pos=6)
 from __future__ import annotations
 
 import difflib
-import keyword
 import math
 import operator
-import string
-from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional, Union
 
 import numpy as np
 
-from ..errors import SymgradError
 from ..ops import subscribe
+from .lexer import ParseError, _describe, _Lexer, _Token, _where
+from .syntax import (_BINARY_PREC, _PREC_UNARY, CONSTANTS, BinOp, Call, Name, Neg, Node, Num,
+                    Transpose, Vector, free_variables, to_text)
 
 __all__ = [
     "MAX_LENGTH",
@@ -87,20 +86,30 @@ __all__ = [
     "to_text",
 ]
 
+
 #: Maximum length of the input text, in characters.
 MAX_LENGTH = 10_000
+
+
 #: Maximum nesting of brackets and maximum depth of the resulting tree.
 MAX_DEPTH = 200
+
+
 #: Maximum number of tokens in one input.
 MAX_TOKENS = 5_000
+
+
 #: Maximum number of digits in one numeral (mantissa and exponent together).
 MAX_NUMERAL_DIGITS = 100
 #: Maximum magnitude of a constant exponent (and of nested constant exponents).
 MAX_EXPONENT = 1_000
 
+
 #: Known functions, name -> number of arguments: every op of the table with a name in
 #: the expression language (``Op.expr``), kept in step with the table.
 FUNCTIONS: dict[str, int] = {}
+
+
 #: The op record of each function, for constant folding and evaluation.
 FUNCTION_OPS: dict = {}
 
@@ -117,394 +126,6 @@ def _remove_function(op) -> None:
 
 
 subscribe(_add_function, _remove_function)
-
-#: Names that denote constants rather than free variables.
-CONSTANTS = frozenset({"pi", "e"})
-
-
-# --------------------------------------------------------------------------- AST
-
-
-@dataclass(frozen=True)
-class Num:
-    """A numeric literal: ``int`` for ``2``, ``float`` for ``2.0``, ``.5``, ``1e3``.
-
-    Examples
-    --------
-    >>> parse("1e3")
-    Num(value=1000.0, pos=0)
-    """
-
-    value: Union[int, float]
-    pos: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class Name:
-    """A free variable, or one of the constants ``pi`` and ``e``.
-
-    Examples
-    --------
-    >>> parse("  w_1")
-    Name(name='w_1', pos=2)
-    """
-
-    name: str
-    pos: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class Call:
-    """A call of one of :data:`FUNCTIONS`; ``pos`` is that of the function name.
-
-    Examples
-    --------
-    >>> parse("dot(x, y)") == Call("dot", (Name("x"), Name("y")))
-    True
-    """
-
-    func: str
-    args: tuple
-    pos: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class BinOp:
-    """A binary operation; ``op`` is one of ``+ - * / ** @``, ``pos`` the operator's.
-
-    Examples
-    --------
-    >>> parse("a - b - c") == BinOp("-", BinOp("-", Name("a"), Name("b")), Name("c"))
-    True
-    """
-
-    op: str
-    left: "Node"
-    right: "Node"
-    pos: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class Neg:
-    """Unary minus; ``pos`` is that of the ``-``.
-
-    Examples
-    --------
-    >>> parse("--x") == Neg(Neg(Name("x")))
-    True
-    """
-
-    operand: "Node"
-    pos: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class Transpose:
-    """Postfix ``.T``; ``pos`` is that of the ``.``.
-
-    Examples
-    --------
-    >>> parse("x.T")
-    Transpose(operand=Name(name='x', pos=0), pos=1)
-    """
-
-    operand: "Node"
-    pos: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class Vector:
-    """A bracketed list of values, produced only by :func:`parse_value_node`.
-
-    Examples
-    --------
-    >>> parse_value_node("[1, -2]") == Vector((Num(1), Num(-2)))
-    True
-    """
-
-    items: tuple
-    pos: int = field(default=0, compare=False)
-
-
-Node = Union[Num, Name, Call, BinOp, Neg, Transpose, Vector]
-
-
-# ------------------------------------------------------------------------ errors
-
-
-def _line_col(text: str, pos: int) -> tuple[int, int]:
-    line = text.count("\n", 0, pos) + 1
-    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
-
-
-def _where(text: str, pos: int) -> str:
-    line, column = _line_col(text, pos)
-    if "\n" in text:
-        return f"line {line}, column {column}"
-    return f"column {column}"
-
-
-class ParseError(SymgradError, ValueError):
-    """Raised for any text that is not a valid expression or value.
-
-    Attributes
-    ----------
-    text : str
-        The whole input.
-    pos : int
-        0-based offset of the offending character (``len(text)`` at end of input).
-    line, column : int
-        1-based line and column of ``pos``.
-    message : str
-        What was expected and what was found, without the location.
-
-    Examples
-    --------
-    >>> try:
-    ...     parse("sin(x + 1")
-    ... except ParseError as err:
-    ...     print(err.pretty())
-    column 10: expected ')' to close '(' at column 4, found end of input
-        sin(x + 1
-                 ^
-    """
-
-    def __init__(self, message: str, text: str, pos: int) -> None:
-        self.message = message
-        self.text = text
-        self.pos = pos
-        self.line, self.column = _line_col(text, pos)
-        super().__init__(f"{_where(text, pos)}: {message}")
-
-    def __reduce__(self) -> tuple:
-        return (type(self), (self.message, self.text, self.pos))
-
-    def pretty(self, width: int = 76) -> str:
-        """Return the message, the offending line and a caret under the column.
-
-        Lines longer than `width` are cut around the column, with ``...`` marks.
-        """
-        start = self.text.rfind("\n", 0, self.pos) + 1
-        end = self.text.find("\n", self.pos)
-        line = self.text[start:] if end < 0 else self.text[start:end]
-        col = self.pos - start
-        if len(line) > width:
-            lo = max(0, min(col - width // 2, len(line) - width))
-            hi = lo + width
-            lead = "..." if lo > 0 else ""
-            line = lead + line[lo:hi] + ("..." if hi < len(line) else "")
-            col = col - lo + len(lead)
-        line = "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in line)
-        pad = "".join("\t" if ch == "\t" else " " for ch in line[:col])
-        return f"{self}\n    {line}\n    {pad}^"
-
-
-# --------------------------------------------------------------------- tokenizer
-
-_DIGITS = frozenset(string.digits)
-_IDENT_START = frozenset(string.ascii_letters + "_")
-_IDENT_CHARS = _IDENT_START | _DIGITS
-_SPACE = frozenset(" \t\n\r\f\v")
-_SINGLE = {"+": "op", "-": "op", "/": "op", "@": "op", "(": "(", ")": ")", "[": "[",
-           "]": "]", ",": ","}
-_BAD_CHARS = {
-    "'": "string literals are not allowed",
-    '"': "string literals are not allowed",
-    ";": "';' is not allowed: enter a single expression",
-    "=": "'=' is not allowed (no assignments, comparisons or keyword arguments)",
-    "<": "comparisons are not supported",
-    ">": "comparisons are not supported",
-    "!": "'!' is not supported",
-    "%": "'%' (modulo) is not supported",
-    "&": "bitwise operators are not supported",
-    "|": "bitwise operators are not supported",
-    "~": "bitwise operators are not supported",
-    ":": "':' is not allowed (no slices, lambdas or annotations)",
-    "{": "braces are not allowed",
-    "}": "braces are not allowed",
-    "#": "comments are not allowed",
-    "\\": "backslashes are not allowed",
-}
-_LOOKALIKES = {"π": "pi", "×": "*", "·": "*", "÷": "/", "−": "-", "²": "**2", "³": "**3"}
-
-
-class _Token(NamedTuple):
-    kind: str  # 'num' 'name' 'op' '(' ')' '[' ']' ',' '.T' 'eof'
-    text: str
-    pos: int
-    end: int
-    value: object = None  # int/float for 'num', normalised operator for 'op'
-
-
-def _describe(tok: _Token) -> str:
-    if tok.kind == "eof":
-        return "end of input"
-    text = tok.text if len(tok.text) <= 30 else tok.text[:27] + "..."
-    if tok.kind == "num":
-        return f"number '{text}'"
-    if tok.kind == "name":
-        return f"name '{text}'"
-    return f"'{text}'"
-
-
-class _Lexer:
-    """Produces tokens on demand, so the leftmost error is the one reported."""
-
-    def __init__(self, text: str, max_tokens: int) -> None:
-        self.text = text
-        self.n = len(text)
-        self.i = 0
-        self.count = 0
-        self.max_tokens = max_tokens
-
-    def error(self, message: str, pos: int) -> ParseError:
-        return ParseError(message, self.text, pos)
-
-    def next(self) -> _Token:
-        text, n = self.text, self.n
-        i = self.i
-        while i < n and text[i] in _SPACE:
-            i += 1
-        if i >= n:
-            self.i = n
-            return _Token("eof", "", n, n)
-        self.count += 1
-        if self.count > self.max_tokens:
-            raise self.error(f"too many tokens: the limit is {self.max_tokens}", i)
-        tok = self._scan(i)
-        self.i = tok.end
-        return tok
-
-    def _exponent_at(self, i: int) -> bool:
-        """Whether ``text[i:]`` starts with an exponent such as ``e5`` or ``E-3``."""
-        text, n = self.text, self.n
-        if i >= n or text[i] not in "eE":
-            return False
-        i += 1
-        if i < n and text[i] in "+-":
-            i += 1
-        return i < n and text[i] in _DIGITS
-
-    def _scan(self, i: int) -> _Token:
-        text, n = self.text, self.n
-        c = text[i]
-        nxt = text[i + 1] if i + 1 < n else ""
-        if c in _DIGITS or (c == "." and nxt in _DIGITS):
-            return self._number(i)
-        if c in _IDENT_START:
-            return self._name(i)
-        if c == "*":
-            if nxt == "*":
-                return _Token("op", "**", i, i + 2, "**")
-            return _Token("op", "*", i, i + 1, "*")
-        if c == "^":
-            return _Token("op", "^", i, i + 1, "**")
-        if c == "/" and nxt == "/":
-            raise self.error("'//' (floor division) is not supported; use '/'", i)
-        if c in _SINGLE:
-            return _Token(_SINGLE[c], c, i, i + 1, c)
-        if c == ".":
-            if nxt in _IDENT_START:
-                j = i + 1
-                while j < n and text[j] in _IDENT_CHARS:
-                    j += 1
-                if text[i + 1:j] == "T":
-                    return _Token(".T", ".T", i, j)
-                attr = text[i:j] if j - i <= 40 else text[i:i + 37] + "..."
-                raise self.error(f"attribute access '{attr}' is not allowed (only '.T', "
-                                 "the transpose, is supported)", i)
-            raise self.error("unexpected '.'", i)
-        if c in _BAD_CHARS:
-            raise self.error(_BAD_CHARS[c], i)
-        shown = repr(c)[1:-1] if c.isprintable() else f"U+{ord(c):04X}"
-        message = f"unexpected character '{shown}'"
-        if c in _LOOKALIKES:
-            message += f"; write '{_LOOKALIKES[c]}'"
-        elif not c.isascii():
-            message += " (only ASCII is allowed)"
-        raise self.error(message, i)
-
-    def _number(self, start: int) -> _Token:
-        text, n = self.text, self.n
-        i = start
-        while i < n and text[i] in _DIGITS:
-            i += 1
-        int_part = text[start:i]
-        is_float = False
-        if i < n and text[i] == ".":
-            after = text[i + 1] if i + 1 < n else ""
-            # '2.T' is the transpose of 2; '2.', '2.5' and '2.e5' are numerals.
-            if after not in _IDENT_START or self._exponent_at(i + 1):
-                is_float = True
-                i += 1
-                while i < n and text[i] in _DIGITS:
-                    i += 1
-        if i < n and text[i] in "eE":
-            if self._exponent_at(i):
-                is_float = True
-                i += 2 if text[i + 1] in "+-" else 1
-                while i < n and text[i] in _DIGITS:
-                    i += 1
-            else:
-                j = i + 1
-                if j < n and text[j] in "+-":
-                    j += 1
-                if j == i + 2 or j >= n or text[j] not in _IDENT_CHARS:
-                    raise self.error(f"malformed numeral '{text[start:j]}': expected digits "
-                                     f"after the exponent '{text[i]}' (to multiply by the "
-                                     f"constant e, write '{text[start:i]}*e')", i)
-                # Otherwise '2ex' or '2exp(x)': the parser reports implicit multiplication.
-        if i < n:
-            c = text[i]
-            after = text[i + 1] if i + 1 < n else ""
-            if c == "." and after not in _IDENT_START:
-                j = i
-                while j < n and j - start < 40 and (text[j] in _DIGITS or text[j] in ".eE+-"):
-                    j += 1
-                what = ("a numeral can have only one decimal point" if "." in text[start:i]
-                        else "unexpected '.' after the exponent")
-                raise self.error(f"malformed numeral '{text[start:j]}': {what}", i)
-            if c == "_":
-                raise self.error("underscores are not allowed in numerals", i)
-            if int_part == "0" and i == start + 1 and c in "xXoObB":
-                raise self.error("hexadecimal, octal and binary numerals are not supported",
-                                 start)
-        s = text[start:i]
-        digits = sum(ch in _DIGITS for ch in s)
-        if digits > MAX_NUMERAL_DIGITS:
-            raise self.error(f"numeral is too long: {digits} digits (the limit is "
-                             f"{MAX_NUMERAL_DIGITS})", start)
-        if len(int_part) > 1 and int_part[0] == "0":
-            fixed = (int_part.lstrip("0") or "0") + s[len(int_part):]
-            raise self.error(f"leading zeros are not allowed in numeral '{s}'; write '{fixed}'",
-                             start)
-        value: Union[int, float] = float(s) if is_float else int(s)
-        if is_float and math.isinf(value):
-            shown = s if len(s) <= 30 else s[:27] + "..."
-            raise self.error(f"numeral '{shown}' is too large (it overflows to infinity)",
-                             start)
-        return _Token("num", s, start, i, value)
-
-    def _name(self, start: int) -> _Token:
-        text, n = self.text, self.n
-        i = start
-        while i < n and text[i] in _IDENT_CHARS:
-            i += 1
-        name = text[start:i]
-        shown = name if len(name) <= 40 else name[:37] + "..."
-        if name.startswith("__"):
-            raise self.error(f"names starting with '__' are not allowed: '{shown}'", start)
-        if keyword.iskeyword(name):
-            raise self.error(f"'{name}' is a Python keyword; only arithmetic expressions "
-                             "are allowed", start)
-        return _Token("name", name, start, i)
-
-
-# ------------------------------------------------------------------------ parser
-
-_PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_POW, _PREC_POSTFIX, _PREC_ATOM = range(1, 7)
-_BINARY_PREC = {"+": _PREC_ADD, "-": _PREC_ADD, "*": _PREC_MUL, "/": _PREC_MUL,
-                "@": _PREC_MUL, "**": _PREC_POW}
 
 
 _FOLD_BINARY: dict[str, Callable[[float, float], float]] = {
@@ -587,7 +208,8 @@ class _Parser:
         if len(text) > max_length:
             raise ParseError(f"input is too long: {len(text)} characters (the limit is "
                              f"{max_length})", text, max_length)
-        self.lexer = _Lexer(text, MAX_TOKENS if max_tokens is None else max_tokens)
+        self.lexer = _Lexer(text, MAX_TOKENS if max_tokens is None else max_tokens,
+                            MAX_NUMERAL_DIGITS)
         self.prev: Optional[_Token] = None
         self.tok = self.lexer.next()
 
@@ -875,9 +497,6 @@ class _Parser:
                 self.advance()
 
 
-# ----------------------------------------------------------------------- public
-
-
 def parse(text: str, *, max_length: Optional[int] = None, max_depth: Optional[int] = None,
           max_tokens: Optional[int] = None) -> Node:
     """Parse expression text into an AST.
@@ -908,7 +527,7 @@ def parse(text: str, *, max_length: Optional[int] = None, max_depth: Optional[in
     >>> parse("2x")
     Traceback (most recent call last):
     ...
-    symgrad.symbolic.parser.ParseError: column 2: implicit multiplication is not supported: \
+    symgrad.symbolic.lexer.ParseError: column 2: implicit multiplication is not supported: \
 did you mean '2*x'?
     """
     return _Parser(text, max_length, max_depth, max_tokens).parse_expression()
@@ -962,98 +581,7 @@ def parse_value(text: str, *, max_length: Optional[int] = None,
     >>> parse_value("[[1, 2], [3]]")
     Traceback (most recent call last):
     ...
-    symgrad.symbolic.parser.ParseError: column 10: inconsistent list lengths: this element has \
+    symgrad.symbolic.lexer.ParseError: column 10: inconsistent list lengths: this element has \
 shape (1,) but the first element has shape (2,)
     """
     return _Parser(text, max_length, max_depth, max_tokens).parse_value()[1]
-
-
-def free_variables(node: Node) -> list[str]:
-    """Return the names of the free variables, in order of first appearance.
-
-    The constants :data:`CONSTANTS` (``pi``, ``e``) are not free variables.
-
-    Examples
-    --------
-    >>> free_variables(parse("y * exp(x) + e**y - x.T @ A"))
-    ['y', 'x', 'A']
-    """
-    seen: dict[str, None] = {}
-    stack: list = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Name):
-            if n.name not in CONSTANTS:
-                seen.setdefault(n.name)
-        elif isinstance(n, BinOp):
-            stack.append(n.right)
-            stack.append(n.left)
-        elif isinstance(n, (Neg, Transpose)):
-            stack.append(n.operand)
-        elif isinstance(n, Call):
-            stack.extend(reversed(n.args))
-        elif isinstance(n, Vector):
-            stack.extend(reversed(n.items))
-        elif not isinstance(n, Num):
-            raise TypeError(f"not an AST node: {n!r}")
-    return list(seen)
-
-
-def to_text(node: Node) -> str:
-    """Print an AST as text that :func:`parse` reads back to an equal AST.
-
-    Parentheses are added only where precedence or associativity needs them.  A
-    negative :class:`Num` prints as ``-2`` (parenthesised where needed), which reads
-    back as ``Neg(Num(2))``; :class:`Vector` prints as ``[...]``, which only
-    :func:`parse_value_node` reads.
-
-    Examples
-    --------
-    >>> to_text(BinOp("-", Name("a"), BinOp("-", Name("b"), Name("c"))))
-    'a - (b - c)'
-    >>> to_text(BinOp("**", Neg(Name("x")), BinOp("**", Num(2), Num(3))))
-    '(-x) ** 2 ** 3'
-    """
-    return _to_text(node)[0]
-
-
-def _to_text(node: Node) -> tuple[str, int]:
-    if isinstance(node, Num):
-        v = node.value
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"Num value must be int or float, got {v!r}")
-        if isinstance(v, float):
-            if not math.isfinite(v):
-                raise ValueError(f"cannot print non-finite number {v!r}")
-            s = repr(v)
-        else:
-            s = str(v)
-        return s, _PREC_UNARY if s.startswith("-") else _PREC_ATOM
-    if isinstance(node, Name):
-        return node.name, _PREC_ATOM
-    if isinstance(node, Call):
-        return f"{node.func}({', '.join(to_text(a) for a in node.args)})", _PREC_ATOM
-    if isinstance(node, Vector):
-        return f"[{', '.join(to_text(a) for a in node.items)}]", _PREC_ATOM
-    if isinstance(node, Transpose):
-        s, p = _to_text(node.operand)
-        return (f"({s})" if p < _PREC_POSTFIX else s) + ".T", _PREC_POSTFIX
-    if isinstance(node, Neg):
-        s, p = _to_text(node.operand)
-        if p < _PREC_UNARY:
-            s = f"({s})"
-        return "-" + (" " + s if s.startswith("-") else s), _PREC_UNARY
-    if isinstance(node, BinOp):
-        prec = _BINARY_PREC[node.op]
-        left, lp = _to_text(node.left)
-        right, rp = _to_text(node.right)
-        if node.op == "**":  # right associative; the exponent may carry a sign
-            left_parens, right_parens = lp <= prec, rp < _PREC_UNARY
-        else:
-            left_parens, right_parens = lp < prec, rp <= prec
-        if left_parens:
-            left = f"({left})"
-        if right_parens:
-            right = f"({right})"
-        return f"{left} {node.op} {right}", prec
-    raise TypeError(f"not an AST node: {node!r}")
