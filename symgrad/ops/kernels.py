@@ -28,6 +28,12 @@ def _raise(error: Exception):
 # ``sym`` mappings run on numpy object arrays of SymPy expressions.  numpy applies its
 # arithmetic, sums and matmul to such arrays itself, but not ``np.exp`` or comparisons:
 # the ops that need those say how in ``sym``.
+def _sympy():
+    """SymPy, imported the first time an op works on symbols."""
+    import sympy  # late: numeric work (import symgrad as torch) never loads SymPy
+    return sympy
+
+
 def sympy_function(name: str) -> Callable:
     """The SymPy function an elementwise op's ``sym`` names.
 
@@ -44,7 +50,7 @@ def sympy_function(name: str) -> Callable:
     >>> sympy_function("clamp")(x, None, 1.0)
     Min(1.0, x)
     """
-    import sympy
+    sympy = _sympy()
 
     def clamp(x, lo=None, hi=None):
         if lo is not None:
@@ -70,6 +76,28 @@ def _sym_reduce(name, a, dim, keepdim):
         out = f.reduce(out, axis=ax, keepdims=True)
     return out if keepdim else out.reshape(tuple(
         n for i, n in enumerate(np.shape(a)) if i not in axes))
+
+
+def sym_indicator(cond):
+    """A SymPy condition as a number: 1 or 0 when it is decided, else
+    ``Piecewise((1, cond), (0, True))`` (so that rules compute with it as with masks)."""
+    sp = _sympy()
+    if cond is sp.true or cond is True:
+        return sp.S.One
+    if cond is sp.false or cond is False:
+        return sp.S.Zero
+    return sp.Piecewise((sp.S.One, cond), (sp.S.Zero, True))
+
+
+def sym_first_true(mask, dim):
+    """Indicators of the first true entry along ``dim``: ``m_i * prod_{j<i}(1 - m_j)``."""
+    m = np.moveaxis(np.asarray(mask, dtype=object), dim, 0)
+    out = np.empty(m.shape, dtype=object)
+    none_before = _sympy().S.One
+    for i in range(m.shape[0]):
+        out[i] = m[i] * none_before
+        none_before = none_before * (1 - m[i])
+    return np.moveaxis(out, 0, dim)
 
 
 def _strides(a) -> tuple:

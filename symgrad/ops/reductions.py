@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from .kernels import _dims, _sym_map, _sym_reduce
+from .kernels import _dims, _sym_map, _sym_reduce, _sympy, sym_first_true, sym_indicator
 from . import dtype_rules as R
 from .record import Op
 
@@ -84,8 +84,8 @@ def _extreme_indices(kind: str) -> Callable:
             return np.zeros((), dtype=np.int64)
         a = np.asarray(a)
         if a.dtype == object:
-            from ..ir.backends import SYMPY
-            return SYMPY.first_true(SYMPY.eq(a, _sym_reduce(kind, a, dim, True)), dim)
+            eq = np.frompyfunc(lambda x, m: sym_indicator(_sympy().Eq(x, m)), 2, 1)
+            return sym_first_true(eq(a, _sym_reduce(kind, a, dim, True)), dim)
         return np.asarray(arg(a, axis=dim, keepdims=keepdim), dtype=np.int64)
     return indices
 
