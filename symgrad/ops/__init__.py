@@ -684,7 +684,7 @@ ADD_ALPHA = Op("add", key="add_alpha", inputs=("self", "other"), attrs=("alpha",
                grads=(lambda m, grad, alpha: grad,
                       lambda m, grad, alpha: _maybe_multiply(m, grad, alpha)),
                local=("1", "{alpha}"), doc="self + alpha * other",
-        symbol="+")
+        symbol="+", infix="{self} + {alpha}·{other}")
 SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype="sub",
          forward=operator.sub, grads=(lambda m, grad: grad, lambda m, grad: -grad),
          consts={"alpha": 1}, local=("1", "-1"), doc="self - other",
@@ -695,7 +695,7 @@ SUB_ALPHA = Op("sub", key="sub_alpha", inputs=("self", "other"), attrs=("alpha",
                grads=(lambda m, grad, alpha: grad,
                       lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha)),
                local=("1", "-{alpha}"), doc="self - alpha * other",
-        symbol="−")
+        symbol="−", infix="{self} − {alpha}·{other}")
 RSUB = Op("rsub", 1, inputs=("self",), attrs=("other", "alpha"), dtype="sub_alpha",
           forward=lambda a, other, alpha: other - _times(alpha, a), saves=("alpha",),
           grads=(lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha),),
@@ -717,14 +717,17 @@ MUL_SCALAR = Op("mul", 1, inputs=("self",), attrs=("other",), dtype="promote",
 # The other Scalar overloads PyTorch's formulas use: AddBackward1, SubBackward1, DivBackward1.
 ADD_SCALAR = Op("add", 1, inputs=("self",), attrs=("other",), forward=np.add,
                 grads=(lambda m, grad: grad,), local=("1",),
-                doc="self + other, other a number inside a gradient rule")
+                doc="self + other, other a number inside a gradient rule",
+        symbol="+ {other}", infix="{self} + {other}")
 SUB_SCALAR = Op("sub", 1, inputs=("self",), attrs=("other",), forward=np.subtract,
                 dtype="sub",
                 grads=(lambda m, grad: grad,), local=("1",),
-                doc="self - other, other a number inside a gradient rule")
+                doc="self - other, other a number inside a gradient rule",
+        symbol="− {other}", infix="{self} − {other}")
 DIV_SCALAR = Op("div", 1, inputs=("self",), attrs=("other",), forward=np.true_divide,
                 saves=("other",), grads=(lambda m, grad, other: m.div_scalar(grad, other),),
-                local=("1/{other}",), doc="self / other, other a number inside a gradient rule")
+                local=("1/{other}",), doc="self / other, other a number inside a gradient rule",
+        symbol="÷ {other}", infix="{self}/{other}")
 DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype="div",
          forward=operator.truediv, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad / other,
@@ -745,7 +748,7 @@ POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype="pow_scalar",
                 # PyTorch's formula takes the exponent as a double: MulBackward1 saves 2.0.
                 else grad * m.mul_scalar(self ** (float(exponent) - 1), float(exponent)),),
          local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)",
-        symbol="pow {exponent}", infix="{self}^{exponent}")
+        symbol="pow {exponent}", infix="{self}{exponent:sup}")
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype="promote",
                 forward=_power, refuse=_BOOL_POW, domain=(0, np.inf),
                 saves=("self", "exponent", "result"),
@@ -884,7 +887,7 @@ SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype="sum",
 MEAN = Op("mean", forward=lambda a: np.mean(a), saves=("self_sym_sizes", "self_sym_numel"),
           grads=(lambda m, grad, self_sym_sizes, self_sym_numel:
                  m.div_scalar(m.expand(grad, self_sym_sizes), self_sym_numel),),
-          local=("1/n",))
+          local=("1/{self_sym_numel}",))
 MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
               saves=("self_sym_sizes", "self_sym_numel", "dim", "keepdim"),
               grads=(lambda m, grad, self_sym_sizes, self_sym_numel, dim, keepdim:
@@ -906,6 +909,7 @@ def _in_dtype(op: Op) -> Op:
         return op.forward(a, *attrs[:-1])
     return Op(op.name, op.overload, inputs=op.inputs, attrs=op.attrs + ("dtype",),
               forward=forward, grads=op.grads, saves=op.saves, local=op.local,
+              symbol=op.symbol, infix=op.infix, commutative=op.commutative,
               dtype="last_attr", key=op.key + "_dtype", doc=f"{op.key}(dtype=...)")
 
 
