@@ -14,9 +14,12 @@ import numpy as np
 import pytest
 
 import symgrad
+from symgrad.api.tensor import apply
 from symgrad.drawing import backends
 from symgrad.drawing.dotwriter import esc
 from symgrad.drawing.values import format_value
+from symgrad.ir.node import node_class
+from symgrad.ops import OPS, Op
 
 from draw_seeds import GOLDEN, GOLDEN_CASES, SEEDS, draw_seed, golden_source
 
@@ -436,3 +439,33 @@ def test_multi_output_edges_say_which_output(torch):
     p, q = a.split(2)
     src = symgrad.draw((p * q.exp()).sum()).source
     assert src.count(">output 1<") == 1
+
+
+# --------------------------------------------------------------------------- new ops
+def test_an_op_known_only_to_the_table_is_drawn_from_its_record():
+    """No edit in drawing/: the node name, a call-form label and named inputs by default;
+    the symbol, infix template (with a superscript) and local derivative when given."""
+    plain = Op("cube_root_plus", inputs=("self", "other"), forward=lambda a, b: np.cbrt(a) + b,
+               grads=(lambda m, grad: grad, lambda m, grad: grad),
+               local=("{self}^(-2/3)/3", "1"))
+    fancy = Op("otimes", inputs=("self", "other"), attrs=("k",),
+               forward=lambda a, b, k: a * b ** k,
+               grads=(lambda m, grad, k: grad, lambda m, grad, k: grad), symbol="⊗ k={k}",
+               infix="{self}⊗{other}{k:sup}", commutative=True,
+               local=("{other}^{k}", "{k}·{self}"))
+    try:
+        node_class(plain)
+        node_class(fancy)
+        x = symgrad.tensor(8.0, requires_grad=True, name="x")
+        z = apply(fancy, (apply(plain, (x, 2.0)), 3.0), (2,))
+        back = symgrad.draw(z, show_local=True, names=False).source
+        forward = symgrad.draw(z, kind="forward", names=False).source
+    finally:
+        del OPS[plain.key], OPS[fancy.key]
+    assert ">OtimesBackward0<" in back and ">CubeRootPlusBackward0<" in back
+    assert "∂/∂x = x^(-2/3)/3" in back
+    for text in (">cube_root_plus<", ">cube_root_plus(x, 2)<", ">⊗ k=2<",
+                 ">cube_root_plus(x, 2)⊗3²<"):
+        assert text in forward, text
+    # Not commutative: the inputs are named on the edges; commutative: not.
+    assert len(re.findall(r">self<|>other<", forward)) == 2

@@ -193,7 +193,7 @@ def emit_backward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_
                     prefix=prefix, indent=indent, higher=higher)
 
 
-def backward_graph(roots, *, names: Mapping[str, Any] | None = None, theme: str = "light",
+def backward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str = "light",
                    rankdir: str = "LR", show_values: bool = True, show_grads: bool = True,
                    edge_grads: Mapping | None = None, show_local: bool = False,
                    show_saved: bool = False, show_attrs: bool = False,

@@ -23,7 +23,7 @@ from .themes import theme_named
 __all__ = ["both_graph"]
 
 
-def both_graph(roots, *, names: Mapping[str, Any] | None = None, theme: str = "light",
+def both_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str = "light",
                rankdir: str = "LR", show_values: bool = True, show_grads: bool = True,
                edge_grads: Mapping | None = None, show_local: bool = False,
                show_saved: bool = False, show_attrs: bool = False, legend: bool = True,

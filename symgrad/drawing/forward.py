@@ -97,7 +97,7 @@ def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_g
     return tensor_key
 
 
-def forward_graph(roots, *, names: Mapping[str, Any] | None = None, theme: str = "light",
+def forward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str = "light",
                   rankdir: str = "LR", show_values: bool = True, show_grads: bool = True,
                   legend: bool = True, title: str | None = None,
                   order_names: list[str] | None = None, fontsize: int = 12,

@@ -77,7 +77,7 @@ class _Freed:
 FREED = _Freed()
 
 
-def as_list(roots) -> list:
+def as_list(roots: Any) -> list:
     """``roots`` as a list: a tensor alone is a list of one."""
     if isinstance(roots, (list, tuple)):
         return list(roots)
@@ -127,7 +127,7 @@ class GraphModel:
         self._values_done = False
 
     @classmethod
-    def of(cls, roots, names: Mapping[str, Any] | None = None) -> "GraphModel":
+    def of(cls, roots: Any, names: Mapping[str, Any] | None = None) -> "GraphModel":
         """``roots`` itself if it is a model already, else the model of those tensors."""
         return roots if isinstance(roots, cls) else cls(as_list(roots), names)
 

@@ -18,8 +18,9 @@ from .values import format_value, shape_text
 __all__ = ["tensor_rows", "leaf_grad", "order_labels"]
 
 
-def tensor_rows(t: Any, name: str | None, value, *, show_values: bool, show_grads: bool,
-                grad=None, shape=None, dtype: str = "") -> list:
+def tensor_rows(t: Any, name: str | None, value: Any, *, show_values: bool,
+                show_grads: bool, grad: Any = None, shape: tuple | None = None,
+                dtype: str = "") -> list:
     """``[(text, style), ...]`` for a tensor node (styles as in ``DotWriter.node``)."""
     rows = [(name or "tensor", "title")]
     if shape is None:
@@ -35,7 +36,7 @@ def tensor_rows(t: Any, name: str | None, value, *, show_values: bool, show_grad
     return rows
 
 
-def leaf_grad(t: Any):
+def leaf_grad(t: Any) -> Any:
     """A leaf's ``.grad`` (no warning: only leaves and retained grads are read)."""
     if t is None:
         return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import os
 import pathlib
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class StepFrames:
     def __len__(self) -> int:
         return len(self.sources)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Diagram]:
         return iter(Diagram(s, "backward") for s in self.sources)
 
 

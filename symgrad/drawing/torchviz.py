@@ -21,8 +21,9 @@ from .values import attr_text
 __all__ = ["torchviz_graph"]
 
 
-def torchviz_graph(var, params: Mapping[str, Any] | None = None, show_attrs: bool = False,
-                   show_saved: bool = False, max_attr_chars: int = 50) -> str:
+def torchviz_graph(var: Any, params: Mapping[str, Any] | None = None,
+                   show_attrs: bool = False, show_saved: bool = False,
+                   max_attr_chars: int = 50) -> str:
     """DOT in torchviz's ``make_dot`` style (leaves light blue, output green, saved orange).
 
     Unlike torchviz, a saved tensor that is also a leaf gets its own node, so the leaf's

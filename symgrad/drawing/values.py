@@ -86,7 +86,7 @@ def as_array(value: Any) -> np.ndarray | None:
     return None
 
 
-def shape_text(shape) -> str:
+def shape_text(shape: Any) -> str:
     """``"scalar"``, ``"shape (3,)"``, ``"shape (2, 3)"``.
 
     Examples
