@@ -53,8 +53,8 @@ def _maybe_multiply(m, grad, alpha):
 ADD = Op("add", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
          forward=operator.add, grads=(lambda m, grad: grad, lambda m, grad: grad),
          consts={"alpha": 1}, local=("1", "1"), doc="self + other",
-        symbol="+", infix="{self} + {other}", commutative=True,
-        method=("add", "__add__", "__radd__"), function="add")
+         symbol="+", infix="{self} + {other}", commutative=True,
+         method=("add", "__add__", "__radd__"), function="add")
 
 
 ADD_ALPHA = Op("add", key="add_alpha", inputs=("self", "other"), attrs=("alpha",),
@@ -63,14 +63,14 @@ ADD_ALPHA = Op("add", key="add_alpha", inputs=("self", "other"), attrs=("alpha",
                grads=(lambda m, grad, alpha: grad,
                       lambda m, grad, alpha: _maybe_multiply(m, grad, alpha)),
                local=("1", "{alpha}"), doc="self + alpha * other",
-        symbol="+")
+               symbol="+", infix="{self} + {alpha}·{other}")
 
 
 SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype=R.sub,
          forward=operator.sub, grads=(lambda m, grad: grad, lambda m, grad: -grad),
          consts={"alpha": 1}, local=("1", "-1"), doc="self - other",
-        symbol="−", infix="{self} − {other}",
-        method=("sub", "__sub__"), function="sub")
+         symbol="−", infix="{self} − {other}",
+         method=("sub", "__sub__"), function="sub")
 
 
 SUB_ALPHA = Op("sub", key="sub_alpha", inputs=("self", "other"), attrs=("alpha",),
@@ -79,14 +79,14 @@ SUB_ALPHA = Op("sub", key="sub_alpha", inputs=("self", "other"), attrs=("alpha",
                grads=(lambda m, grad, alpha: grad,
                       lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha)),
                local=("1", "-{alpha}"), doc="self - alpha * other",
-        symbol="−")
+               symbol="−", infix="{self} − {alpha}·{other}")
 
 
 RSUB = Op("rsub", 1, inputs=("self",), attrs=("other", "alpha"), dtype=R.sub_alpha,
           forward=lambda a, other, alpha: other - _times(alpha, a), saves=("alpha",),
           grads=(lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha),),
           local=("-{alpha}",), doc="other - alpha * self, other a Python number",
-        symbol="{other} −", infix="{other} − {self}")
+          symbol="{other} −", infix="{other} − {self}")
 
 
 MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
@@ -94,8 +94,8 @@ MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
          grads=(lambda m, grad, self, other: grad * other,
                 lambda m, grad, self, other: grad * self),
          local=("{other}", "{self}"), doc="self * other",
-        symbol="×", infix="{self}·{other}", commutative=True,
-        method=("mul", "__mul__", "__rmul__"), function="mul")
+         symbol="×", infix="{self}·{other}", commutative=True,
+         method=("mul", "__mul__", "__rmul__"), function="mul")
 
 
 # Inside PyTorch's backward formulas ``scalar * tensor`` is mul.Scalar: MulBackward1, one
@@ -104,24 +104,27 @@ MUL_SCALAR = Op("mul", 1, inputs=("self",), attrs=("other",), dtype=R.promote,
                 forward=np.multiply, saves=("other",),
                 grads=(lambda m, grad, other: m.mul_scalar(grad, other),),
                 local=("{other}",), doc="self * other, other a number inside a gradient rule",
-        symbol="× {other}", infix="{other}·{self}")
+                symbol="× {other}", infix="{other}·{self}")
 
 
 # The other Scalar overloads PyTorch's formulas use: AddBackward1, SubBackward1, DivBackward1.
 ADD_SCALAR = Op("add", 1, inputs=("self",), attrs=("other",), forward=np.add,
                 grads=(lambda m, grad: grad,), local=("1",),
-                doc="self + other, other a number inside a gradient rule")
+                doc="self + other, other a number inside a gradient rule",
+                symbol="+ {other}", infix="{self} + {other}")
 
 
 SUB_SCALAR = Op("sub", 1, inputs=("self",), attrs=("other",), forward=np.subtract,
                 dtype=R.sub,
                 grads=(lambda m, grad: grad,), local=("1",),
-                doc="self - other, other a number inside a gradient rule")
+                doc="self - other, other a number inside a gradient rule",
+                symbol="− {other}", infix="{self} − {other}")
 
 
 DIV_SCALAR = Op("div", 1, inputs=("self",), attrs=("other",), forward=np.true_divide,
                 saves=("other",), grads=(lambda m, grad, other: m.div_scalar(grad, other),),
-                local=("1/{other}",), doc="self / other, other a number inside a gradient rule")
+                local=("1/{other}",), doc="self / other, other a number inside a gradient rule",
+                symbol="÷ {other}", infix="{self}/{other}")
 
 
 DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype=R.floating,
@@ -129,20 +132,20 @@ DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype=R.floating,
          grads=(lambda m, grad, self, other: grad / other,
                 lambda m, grad, self, other: -grad * ((self / other) / other)),
          local=("1/{other}", "-{self}/{other}²"), doc="self / other",
-        symbol="÷", infix="{self}/{other}",
-        method=("div", "__truediv__"), function="div")
+         symbol="÷", infix="{self}/{other}",
+         method=("div", "__truediv__"), function="div")
 
 
 RECIPROCAL = Op("reciprocal", dtype=R.floating, forward=lambda a: 1.0 / a, saves=("result",),
                 grads=(lambda m, grad, result: -grad * (result * result),),
                 sym="reciprocal", local=("-1/{self}²",), doc="1 / self",
-        method="reciprocal", function="reciprocal")
+                method="reciprocal", function="reciprocal")
 
 
 NEG = Op("neg", forward=operator.neg, refuse={"bool": (RuntimeError, _NEGATION)},
          grads=(lambda m, grad: -grad,), local=("-1",), doc="-self",
-        symbol="−", infix="−{self}",
-        method=("neg", "__neg__"), function="neg")
+         symbol="−", infix="−{self}",
+         method=("neg", "__neg__"), function="neg")
 
 
 _BOOL_POW = {"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}
@@ -155,8 +158,8 @@ POW = Op("pow", inputs=("self",), attrs=("exponent",), dtype=R.pow_scalar,
                 # PyTorch's formula takes the exponent as a double: MulBackward1 saves 2.0.
                 else grad * m.mul_scalar(self ** (float(exponent) - 1), float(exponent)),),
          local=("{exponent}·{self}^({exponent}-1)",), doc="self ** exponent (a number)",
-        symbol="pow {exponent}", infix="{self}^{exponent}",
-        method=("pow", "__pow__"), function="pow")
+         symbol="pow {exponent}", infix="{self}{exponent:sup}",
+         method=("pow", "__pow__"), function="pow")
 
 
 POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype=R.promote,
@@ -171,7 +174,7 @@ POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype=R.
                                       result * m.log(self))),
                 local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
                 doc="self ** exponent (a tensor)",
-        symbol="pow")
+                symbol="pow")
 
 
 RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype=R.rpow,
@@ -181,4 +184,4 @@ RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype=R.rpow,
                  grad * m.mul_scalar(result, float(np.log(self))) if self != 0 else
                  grad * m.where(m.ge(exponent, 0), 0.0, result * float("-inf")),),
           local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number",
-        symbol="pow")
+          symbol="pow")

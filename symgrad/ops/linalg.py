@@ -39,8 +39,8 @@ DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tenso
          grads=(lambda m, grad, self, tensor: grad * tensor,
                 lambda m, grad, self, tensor: grad * self),
          local=("{tensor}", "{self}"),
-        symbol="dot", infix="⟨{self}, {tensor}⟩", commutative=True,
-        method="dot", function="dot", expr="dot")
+         symbol="dot", infix="⟨{self}, {tensor}⟩", commutative=True,
+         method="dot", function="dot", expr="dot")
 
 
 MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm_impl_cpu_"),
@@ -79,8 +79,8 @@ BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2
          grads=(lambda m, grad, self, mat2: m.matmul(grad, m.transpose(mat2, -1, -2)),
                 lambda m, grad, self, mat2: m.matmul(m.transpose(self, -1, -2), grad)),
          local=("{mat2}ᵀ", "{self}ᵀ"),
-        symbol="@",
-        function="bmm")
+         symbol="@",
+         function="bmm")
 
 # ``matmul`` is PyTorch's composite: its front end picks dot, mv, mm or bmm (and views)
 # by the operands' ranks, so it records no node of its own.

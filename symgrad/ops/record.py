@@ -66,7 +66,9 @@ class Op:
         self.node_class = None  # the grad_fn class, made by graph.node_class
         # How drawings show the op: the forward node's symbol and an unnamed result's
         # label, templates over the input and attribute names ("{self} + {other}",
-        # "pow {exponent}"); commutative ops label their inputs by nothing but position.
+        # "pow {exponent}", "{self}{exponent:sup}" for a superscript; no infix: a call,
+        # "name(x, y)"); commutative ops label their inputs by nothing but position and
+        # write a constant factor first.  See symgrad.drawing.labels.
         self.symbol = symbol if symbol is not None else name.lstrip("_")
         self.infix = infix
         self.commutative = commutative

@@ -140,7 +140,7 @@ def _sym_log_softmax(a, dim):
 SUM = Op("sum", forward=lambda a: np.sum(a), saves=("self_sym_sizes",), dtype=R.sum_dtype,
          grads=(lambda m, grad, self_sym_sizes: m.expand(grad, self_sym_sizes),),
          local=("1",),
-        method="sum", function="sum", expr="sum")
+         method="sum", function="sum", expr="sum")
 
 
 SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype=R.sum_dtype,
@@ -148,14 +148,14 @@ SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype=R.sum_dtype
              grads=(lambda m, grad, self_sym_sizes, dim, keepdim:
                     m.expand(_keep(grad, self_sym_sizes, dim, keepdim), self_sym_sizes),),
              local=("1",),
-        symbol="sum dim={dim}")
+             symbol="sum dim={dim}")
 
 
 MEAN = Op("mean", forward=lambda a: np.mean(a), saves=("self_sym_sizes", "self_sym_numel"),
           grads=(lambda m, grad, self_sym_sizes, self_sym_numel:
                  m.div_scalar(m.expand(grad, self_sym_sizes), self_sym_numel),),
-          local=("1/n",),
-        method="mean", function="mean", expr="mean")
+          local=("1/{self_sym_numel}",),
+          method="mean", function="mean", expr="mean")
 
 
 MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
@@ -166,7 +166,7 @@ MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
                                   int(np.prod([self_sym_sizes[d] for d in
                                                _dims(dim, len(self_sym_sizes))]))),),
               local=("1/n",),
-        symbol="mean dim={dim}")
+              symbol="mean dim={dim}")
 
 
 def _in_dtype(op: Op) -> Op:
@@ -179,6 +179,7 @@ def _in_dtype(op: Op) -> Op:
         return op.forward(a, *attrs[:-1])
     return Op(op.name, op.overload, inputs=op.inputs, attrs=op.attrs + ("dtype",),
               forward=forward, grads=op.grads, saves=op.saves, local=op.local,
+              symbol=op.symbol, infix=op.infix, commutative=op.commutative,
               dtype=R.last_attr, key=op.key + "_dtype", doc=f"{op.key}(dtype=...)")
 
 
@@ -190,14 +191,14 @@ MAX = Op("max", 1, forward=lambda a: np.max(a), saves=("self", "result"),
          sym=lambda a: _sym_reduce("Max", a, None, False),
          grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
          local=("[{self} = max]",),
-        method="max", function="max")
+         method="max", function="max")
 
 
 MIN = Op("min", 1, forward=lambda a: np.min(a), saves=("self", "result"),
          sym=lambda a: _sym_reduce("Min", a, None, False),
          grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
          local=("[{self} = min]",),
-        method="min", function="min")
+         method="min", function="min")
 
 
 MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
@@ -210,7 +211,7 @@ MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
              grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
                     m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
              local=("[{self} = max]",),
-        symbol="max dim={dim}")
+             symbol="max dim={dim}")
 
 
 MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
@@ -223,22 +224,22 @@ MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
              grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
                     m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
              local=("[{self} = min]",),
-        symbol="min dim={dim}")
+             symbol="min dim={dim}")
 
 
 NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype=R.floating,
           forward=_norm, sym=_sym_norm, saves=("self", "ord", "dim", "result", "keepdim"),
           grads=(_norm_grad,),
           local=("{self}/‖{self}‖",),
-        symbol="norm",
-        method="norm", function="norm", expr="norm")
+          symbol="norm",
+          method="norm", function="norm", expr="norm")
 
 
 SOFTMAX = Op("_softmax", attrs=("dim",), dtype=R.floating, forward=_softmax, sym=_sym_softmax,
              saves=("result", "dim"), node="SoftmaxBackward0",
              grads=(lambda m, grad, result, dim: m.softmax_backward_data(grad, result, dim),),
              local=("diag(s) - s sᵀ",),
-        method="softmax", function="softmax", expr="softmax", expr_args=(-1,))
+             method="softmax", function="softmax", expr="softmax", expr_args=(-1,))
 
 
 LOG_SOFTMAX = Op("_log_softmax", attrs=("dim",), dtype=R.floating, forward=_log_softmax,
@@ -247,7 +248,7 @@ LOG_SOFTMAX = Op("_log_softmax", attrs=("dim",), dtype=R.floating, forward=_log_
                  grads=(lambda m, grad, result, dim:
                         m.log_softmax_backward_data(grad, result, dim),),
                  local=("I - softmax",),
-        method="log_softmax", function="log_softmax", expr="log_softmax", expr_args=(-1,))
+                 method="log_softmax", function="log_softmax", expr="log_softmax", expr_args=(-1,))
 
 
 # The softmaxes' gradients as their own ops, as in PyTorch (SoftmaxBackwardDataBackward0,

@@ -98,14 +98,14 @@ def _squeeze_dims(shape, dim):
 
 
 T = Op("t", view=True, forward=np.transpose, grads=(lambda m, grad: m.t(grad),), local=("ᵀ",),
-        method="t", function="t")
+       method="t", function="t")
 
 
 PERMUTE = Op("permute", view=True, attrs=("dims",), forward=np.transpose, saves=("dims",),
              grads=(lambda m, grad, dims:
                     m.permute(grad, tuple(np.argsort([d % len(dims) for d in dims]))),),
              local=("permute",),
-        method="permute", function="permute")
+             method="permute", function="permute")
 
 
 TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"),
@@ -113,13 +113,13 @@ TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"),
                saves=("dim0", "dim1"),
                grads=(lambda m, grad, dim0, dim1: m.transpose(grad, dim0, dim1),),
                local=("transpose",),
-        method="transpose", function="transpose")
+               method="transpose", function="transpose")
 
 
 VIEW = Op("view", view=True, attrs=("size",), forward=_reshape, saves=("self_sym_sizes",),
           grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
           local=("reshape",),
-        method="view")
+          method="view")
 
 
 RESHAPE_ALIAS = Op("_reshape_alias", view=True, attrs=("size",), forward=_reshape,
@@ -151,14 +151,14 @@ UNSAFE_VIEW = Op("_unsafe_view", attrs=("size",), forward=np.reshape,
                  saves=("self_sym_sizes",), node="UnsafeViewBackward0",
                  grads=(lambda m, grad, self_sym_sizes: m.reshape(grad, self_sym_sizes),),
                  local=("reshape",),
-        symbol="view")
+                 symbol="view")
 
 
 SQUEEZE = Op("squeeze", 0, view=True, forward=np.squeeze, saves=("self_sym_sizes",),
              grads=(lambda m, grad, self_sym_sizes:
                     _unsqueeze_to(m, grad, self_sym_sizes, range(len(self_sym_sizes))),),
              local=("squeeze",),
-        method="squeeze", function="squeeze")
+             method="squeeze", function="squeeze")
 
 
 SQUEEZE_DIM = Op("squeeze", 1, view=True, attrs=("dim",), saves=("self_sym_sizes", "dim"),
@@ -186,13 +186,13 @@ SQUEEZE_ = Op("squeeze_", 4, attrs=("dim",), saves=("self_sym_sizes", "dim"),
 
 UNSQUEEZE = Op("unsqueeze", view=True, attrs=("dim",), forward=_unsqueeze, saves=("dim",),
                grads=(lambda m, grad, dim: m.squeeze(grad, dim),), local=("unsqueeze",),
-        method="unsqueeze", function="unsqueeze")
+               method="unsqueeze", function="unsqueeze")
 
 
 EXPAND = Op("expand", view=True, attrs=("size",), forward=_expand, saves=("self_sym_sizes",),
             grads=(lambda m, grad, self_sym_sizes: m.sum_to(grad, self_sym_sizes),),
             local=("sum over broadcast",),
-        method="expand")
+            method="expand")
 
 
 CAT = Op("cat", inputs=("tensors",), attrs=("dim",), dtype=R.promote,
@@ -201,7 +201,7 @@ CAT = Op("cat", inputs=("tensors",), attrs=("dim",), dtype=R.promote,
          saves=("dim", "_sizes"),  # PyTorch's CatBackward0 shows only its dim
          grads=(lambda m, grad, dim, sizes, i: _cat_piece(m, grad, dim, sizes, i),),
          local=("slice",), doc="variadic: one grad rule applied per input",
-        function="cat")
+         function="cat")
 
 
 STACK = Op("stack", inputs=("tensors",), attrs=("dim",), dtype=R.promote,
@@ -209,11 +209,11 @@ STACK = Op("stack", inputs=("tensors",), attrs=("dim",), dtype=R.promote,
            saves=("dim",),
            grads=(lambda m, grad, dim, i: m.select(grad, dim, i),),
            local=("select",), doc="variadic: one grad rule applied per input",
-        function="stack")
+           function="stack")
 
 
 CLONE = Op("clone", forward=np.copy, grads=(lambda m, grad: grad,), local=("1",),
-        method="clone", function="clone")
+           method="clone", function="clone")
 
 
 # clone(memory_format=torch.contiguous_format): what contiguous() and reshape copy with.
@@ -226,4 +226,4 @@ TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
              saves=("_self_dtype",), node="ToCopyBackward0", dtype=R.attr,
              grads=(lambda m, grad, self_dtype: m.cast(grad, self_dtype),),
              local=("1",),
-        symbol="to")
+             symbol="to")
