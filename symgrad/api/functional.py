@@ -6,9 +6,16 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from .. import ops as O
-from .tensor import (Tensor, _as_tensor_arg, _wrap_dim, apply, dot, matmul, maximum, minimum,
-                     mm, mv)
+from ..ops.dtypes import result_type
+from .apply import apply
+from .construct import tensor
+from .core import Tensor
+from .linalg import dot, matmul, mm, mv
+from .methods import maximum, minimum, where
+from .shapes import _wrap_dim
 
 _METHODS = ("abs", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu",
             "sum", "mean", "max", "min", "norm", "softmax", "log_softmax", "t", "transpose",
@@ -24,7 +31,6 @@ __all__ = list(_METHODS) + ["dot", "matmul", "mm", "mv", "maximum", "minimum", "
 def _method(name: str):
     def fn(input, *args, **kwargs):
         if not isinstance(input, Tensor):
-            from .tensor import tensor
             input = tensor(input)
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
@@ -49,7 +55,6 @@ def square(input: Tensor) -> Tensor:
 
 
 def _promote_all(tensors: Sequence[Tensor]) -> list:
-    from ..ops.dtypes import result_type
     d = result_type(tensors)
     return [t if t.dtype is d else t.to(d) for t in tensors]
 
@@ -96,23 +101,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
     return apply(O.STACK, tuple(tensors), (dim,))
 
 
-def where(condition: Tensor, input=None, other=None) -> Tensor:
-    """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``)."""
-    import numpy as np
-    from .tensor import tensor
-    if input is None and other is None:
-        return tuple(tensor(ix) for ix in np.nonzero(np.atleast_1d(condition._data)))
-    if condition.dtype.name != "bool":
-        from .tensor import _SCALAR_NAMES
-        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {_SCALAR_NAMES[condition.dtype.name]}")
-    input, other = _as_tensor_arg(input), _as_tensor_arg(other)
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        # Two numbers: PyTorch's result type of the pair (floats: the default dtype).
-        input, other = tensor(input), tensor(other)
-    return apply(O.WHERE, (condition, input, other))
-
-
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
@@ -133,5 +121,4 @@ def equal(input: Tensor, other: Tensor) -> bool:
                             f"not {type(t).__name__}")
     if input.shape != other.shape:
         return False
-    import numpy as np
     return bool(np.array_equal(input._data, other._data))

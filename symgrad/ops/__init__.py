@@ -411,7 +411,7 @@ def _extreme_indices(kind: str) -> Callable:
             return np.zeros((), dtype=np.int64)
         a = np.asarray(a)
         if a.dtype == object:
-            from ..ir.backends import SYMPY
+            from ..symbolic.backend import SYMPY
             return SYMPY.first_true(SYMPY.eq(a, _sym_reduce(kind, a, dim, True)), dim)
         return np.asarray(arg(a, axis=dim, keepdims=keepdim), dtype=np.int64)
     return indices

@@ -45,7 +45,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..ir.backends import SYMPY
+from .backend import SYMPY
 from ..ir.node import AccumulateGrad, Node
 
 __all__ = ["to_sympy", "gradient_program", "GradientProgram", "Line", "sym_forward",
