@@ -11,10 +11,12 @@ Examples
 >>> import symgrad as torch
 >>> x = torch.ones(3, requires_grad=True)
 >>> y = x * 2
->>> y[1:].mul_(3)
-tensor([6., 6.], grad_fn=<MulBackward0>)
->>> y.grad_fn.name(), y._version
-('CopySlices', 1)
+>>> y.mul_(3)
+tensor([6., 6., 6.], grad_fn=<MulBackward0>)
+>>> y[1:].add_(1)
+tensor([7., 7.], grad_fn=<AsStridedBackward0>)
+>>> type(y.grad_fn).__name__, y._version
+('CopySlices', 2)
 """
 from __future__ import annotations
 
