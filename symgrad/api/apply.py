@@ -112,7 +112,6 @@ def _refuse(op, first, dt) -> None:
         raise hit[0](hit[1])
 
 
-
 _DTYPE_RULES: dict[str, Callable] = {
     "same": _first_dtype, "promote": _promote, "float": _floating, "div": _floating,
     "pow_scalar": _pow_scalar, "rpow": _rpow, "sum": _sum_dtype,
@@ -358,7 +357,6 @@ def _shape_error(op, arrays, attrs, err):
                                         f"{max(len(a), len(b)) - i}")
             a = np.broadcast_shapes(a, b)
     return RuntimeError(f"{op.name}: {err}")
-
 
 
 # --------------------------------------------------------------------------- stale views

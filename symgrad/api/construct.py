@@ -50,7 +50,6 @@ def _number(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
-
 _SEQUENCE = (list, tuple, range)
 _PLAIN = frozenset((int, float, bool))
 

@@ -45,7 +45,6 @@ class _LegacyMeta(_TensorMeta):
         return isinstance(obj, Tensor) and obj.dtype is _LEGACY_DTYPE.get(cls)
 
 
-
 # The legacy typed classes (FloatTensor, ...), made by the package: class -> dtype.
 _LEGACY_DTYPE: dict[type, _dtype] = {}
 

@@ -266,7 +266,6 @@ def _setitem_recorded(t: Tensor, index, value) -> None:
         t._in_place(O.COPY, (value,))
 
 
-
 class _Indexing:
     """Tensor's ``[]`` (attached by ``api.tensor``)."""
 

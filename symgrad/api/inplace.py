@@ -57,7 +57,6 @@ def _is_view_of_leaf(t) -> bool:
     return False
 
 
-
 def _save_original(result, source) -> None:
     """An in-place op that saves the tensor it changes saves a clone of the original, as
     PyTorch does (``z.mul_(y).grad_fn._saved_self`` has grad_fn CloneBackward0)."""

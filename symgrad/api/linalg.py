@@ -155,7 +155,6 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     return apply(O.MV, (a, v))
 
 
-
 class _LinearAlgebra:
     """Tensor's matrix products (attached by ``api.tensor``)."""
 

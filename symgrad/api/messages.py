@@ -22,11 +22,9 @@ _CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
               "int64": "long int", "int32": "int", "bool": "bool"}
 
 
-
 def _c_name(d):
     return {"float32": "float", "float64": "double", "float16": "c10::Half",
             "int64": "long int", "int32": "int", "bool": "bool"}[d.name]
-
 
 
 _WARNED_ONCE: set = set()

@@ -337,8 +337,7 @@ class _Operations:
         return apply(O.CLONE, (self,))
 
 
-
-# of operands: symgrad._compiled runs them compiled (tests/test_compiled.py checks each).
+# of operands: api.compiled runs them compiled (tests/test_compiled.py checks each).
 _DIRECT_METHODS = {
     "__add__": (O.ADD, 2), "__radd__": (O.ADD, 2), "__sub__": (O.SUB, 2),
     "__mul__": (O.MUL, 2), "__rmul__": (O.MUL, 2), "__truediv__": (O.DIV, 2),

@@ -129,7 +129,6 @@ def _viewable(a: np.ndarray, shape: tuple) -> bool:
         return False
 
 
-
 def _broadcast_sizes(a: tuple, b: tuple) -> tuple:
     """Broadcast two size tuples with PyTorch's message on mismatch."""
     n = builtins.max(len(a), len(b))
