@@ -22,6 +22,7 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"symgrad(\.|
 
 from . import ops  # noqa: E402
 from .errors import SymgradError
+from .api.tensor import Size, Tensor, as_tensor, from_numpy, tensor
 from .api.printing import get_printoptions, set_printoptions
 from .api.creation import (Generator, arange, default_generator, empty, empty_like, eye, full,
                        full_like, initial_seed,
@@ -31,7 +32,6 @@ from .ops.dtypes import (bool, double, dtype, float, float16, float32, float64, 
                      half, int, int32, int64, long, promote_types, set_default_dtype)
 from .api.functional import *  # noqa: F401,F403
 from .api.functional import __all__ as _functional_all
-from .api.tensor import Size, Tensor, as_tensor, from_numpy, tensor
 from . import autograd, nn  # noqa: E402
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad,

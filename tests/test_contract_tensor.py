@@ -1173,3 +1173,12 @@ def test_numpy_runtime_warnings_default_filters():
             lib.tensor(1.) / 0
         return [str(w.message) for w in caught]
     assert run(symgrad) == run(torch)
+
+
+def test_tensors_hash_by_identity_as_in_torch():
+    """Tensors are dict keys and set members by identity (``__eq__`` is elementwise)."""
+    for lib in (symgrad, torch):
+        a, b = lib.tensor([1.0]), lib.tensor([1.0])
+        assert hash(a) != hash(b) or a is b
+        assert len({a, b, a}) == 2
+        assert {a: 1}[a] == 1

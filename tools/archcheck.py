@@ -135,6 +135,7 @@ class Tree:
     def __init__(self, root: Path, packages: list[str], config: dict[str, Any]) -> None:
         self.root, self.config = root, {**DEFAULT_CONFIG, **config}
         self.modules: dict[str, Module] = {}
+        self.extensions: set[str] = set()  # compiled submodules (from .c/.pyx sources)
         self.sizes: dict[str, int] = {}
         self.errors: list[str] = []
         for spec in packages:
@@ -148,9 +149,11 @@ class Tree:
             rel = path.relative_to(self.root).as_posix()
             text = path.read_text(encoding="utf-8", errors="replace")
             self.sizes[rel] = len(text.splitlines())
+            parts = [pkg_name, *path.relative_to(pkg_dir).with_suffix("").parts]
+            if path.suffix in (".c", ".pyx"):
+                self.extensions.add(".".join(parts))
             if path.suffix != ".py":
                 continue
-            parts = [pkg_name, *path.relative_to(pkg_dir).with_suffix("").parts]
             is_package = parts[-1] == "__init__"
             name = ".".join(parts[:-1] if is_package else parts)
             try:
@@ -193,7 +196,8 @@ class Tree:
             if base is None:
                 return []
             subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in self.modules]
-            chain(base, len(subs) < len(node.names))
+            compiled = [a for a in node.names if f"{base}.{a.name}" in self.extensions]
+            chain(base, len(subs) + len(compiled) < len(node.names))
             targets.extend(subs)
         seen: list[str] = []
         for t in targets:

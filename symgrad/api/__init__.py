@@ -1,8 +1,14 @@
 """Layer 4, the tensor API: what ``import symgrad as torch`` users call.
 
-The :class:`~symgrad.api.tensor.Tensor` front end and its one ``apply``, creation
-functions, the ``torch.*`` functions, printing.  (``symgrad.autograd``, ``symgrad.nn``
-and ``symgrad.optim`` belong to this layer too; they sit at PyTorch's import paths.)
+:class:`~symgrad.api.core.Tensor` (defined in ``core``, its operations in one module per
+concern and attached in ``tensor``), the one :func:`~symgrad.api.apply.apply` every
+operation goes through, creation and construction functions, the ``torch.*`` functions
+(``functional``), ``backward``/``grad`` (``gradients``), the recording backend of
+``create_graph=True`` (``recorded``), printing.  (``symgrad.autograd`` and ``symgrad.nn``
+belong to this layer too, above these modules; they sit at PyTorch's import paths.)
 
-May import: ``symgrad.ops``, ``symgrad.ir``, ``symgrad.engine``.
+May import: ``symgrad.ops``, ``symgrad.ir``, ``symgrad.engine``.  Inside the folder:
+``shapes``, ``messages``, ``printing`` → ``core`` → ``compiled`` → ``apply`` →
+``creation``, ``construct`` → ``views``, ``linalg``, ``methods``, ``reductions``,
+``recorded``, ``inplace``, ``indexing`` → ``functional`` → ``gradients`` → ``tensor``.
 """

@@ -1,9 +1,13 @@
 """The optional compiled loops (``symgrad/_speedups.c``), handed the Python side.
 
 symgrad is complete in Python.  When the C extension was built at install time, the fast
-path of ``tensor.apply`` and the plain-node loop of ``engine._run_ordered`` run compiled:
-the same steps, the same op-table callables, without the interpreter in between (scalar
-code runs twice as fast).  ``SYMGRAD_PURE_PYTHON=1`` keeps everything in Python.
+path of ``apply`` and the plain-node loop of ``engine._run_ordered`` run compiled: the
+same steps, the same op-table callables, without the interpreter in between (scalar code
+runs twice as fast).  ``SYMGRAD_PURE_PYTHON=1`` keeps everything in Python.
+
+Two steps, each called once at import time: :func:`accelerate` by :mod:`symgrad.api.apply`
+(the compiled ``apply``), :func:`accelerate_methods` by :mod:`symgrad.api.tensor` once the
+:class:`~symgrad.api.core.Tensor` class has its methods.
 
 Examples
 --------
@@ -16,41 +20,54 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-__all__ = ["ENABLED", "accelerate"]
+import numpy as np
+
+from .. import ops
+from ..engine import reverse as engine
+from ..ir import node as graph
+from ..ops import dtypes
+from .core import Tensor
+
+if os.environ.get("SYMGRAD_PURE_PYTHON", "") in ("", "0"):
+    try:
+        from .. import _speedups
+    except ImportError:  # not built: everything runs in Python
+        _speedups = None
+else:
+    _speedups = None
+
+__all__ = ["ENABLED", "accelerate", "accelerate_methods"]
 
 ENABLED = False
 
 
-def accelerate(apply: Callable) -> Callable:
+def accelerate(apply: Callable, conform_data: Callable) -> Callable:
     """``apply`` compiled if the extension is there (and wanted), else ``apply`` itself;
-    points the engine at the compiled backward loop."""
+    points the engine at the compiled backward loop.  ``conform_data`` is the helper the
+    compiled ``apply`` calls to store a result in its dtype."""
     global ENABLED
-    if os.environ.get("SYMGRAD_PURE_PYTHON", "") not in ("", "0"):
+    if _speedups is None:
         return apply
-    try:
-        from .. import _speedups
-    except ImportError:
-        return apply
-    import numpy as np
-
-    from .. import ops
-    from ..engine import reverse as engine
-    from ..ir import node as graph
-    from ..ops import dtypes
-    from . import tensor
     _speedups.setup({
-        "Tensor": tensor.Tensor, "Op": ops.Op, "ndarray": np.ndarray, "Node": graph.Node,
+        "Tensor": Tensor, "Op": ops.Op, "ndarray": np.ndarray, "Node": graph.Node,
         "AccumulateGrad": graph.AccumulateGrad, "dtype": dtypes.dtype,
         "GRAD_MODE": graph.GRAD_MODE, "sequence": graph._sequence,
-        "META0": tensor._META0, "NUMBER_META": tensor._NUMBER_META, "apply": apply,
-        "conform_data": tensor._conform_data, "NUMPY": engine.NUMPY,
-        "scalar_meta": engine._scalar_meta(), "version_error": engine._version_error,
+        "META0": graph._META0, "NUMBER_META": graph._NUMBER_META, "apply": apply,
+        "conform_data": conform_data, "NUMPY": engine.NUMPY,
+        "scalar_meta": engine._SCALAR_META, "version_error": graph._version_error,
         "conform_grad": engine._conform, "release": engine._release,
         "run_other": engine._run_other, "run_accumulators": engine._run_accumulators,
         "FREED": engine._FREED, "ALL_FREED": engine._ALL_FREED, "seq_key": engine._SEQ,
     })
     engine._run_ordered_compiled = _speedups.run_ordered
-    for name, (op, arity) in tensor._DIRECT_METHODS.items():
-        setattr(tensor.Tensor, name, _speedups.method(op, vars(tensor.Tensor)[name], arity))
     ENABLED = True
     return _speedups.apply
+
+
+def accelerate_methods(cls: type, methods: dict) -> None:
+    """Replace the methods of ``cls`` that are exactly one op (``methods``: name -> (op,
+    number of operands)) by compiled ones, if :func:`accelerate` compiled ``apply``."""
+    if not ENABLED:
+        return
+    for name, (op, arity) in methods.items():
+        setattr(cls, name, _speedups.method(op, vars(cls)[name], arity))

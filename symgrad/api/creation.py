@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from ..ops import dtypes as _dt
-from .tensor import Tensor, _make, _TensorMeta
+from .core import _CPU, Tensor, _make, _TensorMeta
+from .messages import _SCALAR_NAMES
 
 __all__ = ["ones", "zeros", "full", "empty", "eye", "arange", "linspace", "ones_like",
            "zeros_like", "full_like", "empty_like", "rand", "randn", "randint", "rand_like",
@@ -67,7 +68,6 @@ class Generator(metaclass=_TensorMeta):
 
     @property
     def device(self):
-        from .tensor import _CPU
         return _CPU
 
     def manual_seed(self, seed) -> "Generator":
@@ -227,7 +227,6 @@ def _float_dtype(dtype, fname: str):
 
 
 def _scalar_name(dt) -> str:
-    from .tensor import _SCALAR_NAMES
     return _SCALAR_NAMES[dt.name]
 
 

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from .. import ops as O
 from ..ops import subscribe
+from ..ops.dtypes import result_type
+from .apply import apply
+from .construct import tensor
+from .core import Tensor
+from .linalg import bmm, dot, matmul, mm, mv
+from .methods import maximum, minimum, where
+from .shapes import _wrap_dim
 from .surface import Surfaces
-from .tensor import (Tensor, _as_tensor_arg, _wrap_dim, apply, bmm, dot, matmul, maximum,
-                     minimum, mm, mv, tensor)
 
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
@@ -46,7 +53,6 @@ def square(input: Tensor) -> Tensor:
 
 
 def _promote_all(tensors: Sequence[Tensor]) -> list:
-    from ..ops.dtypes import result_type
     d = result_type(tensors)
     return [t if t.dtype is d else t.to(d) for t in tensors]
 
@@ -93,23 +99,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
     return apply(O.STACK, tuple(tensors), (dim,))
 
 
-def where(condition: Tensor, input=None, other=None) -> Tensor:
-    """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``)."""
-    import numpy as np
-    from .tensor import tensor
-    if input is None and other is None:
-        return tuple(tensor(ix) for ix in np.nonzero(np.atleast_1d(condition._data)))
-    if condition.dtype.name != "bool":
-        from .tensor import _SCALAR_NAMES
-        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {_SCALAR_NAMES[condition.dtype.name]}")
-    input, other = _as_tensor_arg(input), _as_tensor_arg(other)
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        # Two numbers: PyTorch's result type of the pair (floats: the default dtype).
-        input, other = tensor(input), tensor(other)
-    return apply(O.WHERE, (condition, input, other))
-
-
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
@@ -130,7 +119,6 @@ def equal(input: Tensor, other: Tensor) -> bool:
                             f"not {type(t).__name__}")
     if input.shape != other.shape:
         return False
-    import numpy as np
     return bool(np.array_equal(input._data, other._data))
 
 

@@ -25,9 +25,23 @@ from __future__ import annotations
 from typing import Callable
 
 from ..ops import Op
-from .tensor import _FAST_OPERANDS, Tensor, _as_tensor_arg, apply, tensor
+from .apply import apply
+from .construct import _as_tensor_arg, tensor
+from .core import Tensor
 
 __all__ = ["method", "inplace_method", "function", "Surfaces"]
+
+_FAST_OPERANDS = frozenset((float, int, Tensor))  # operands _as_tensor_arg keeps as they are
+
+
+def _binary(op: Op, a, b):
+    """``op`` on a tensor and another operand; ``NotImplemented`` if that is none."""
+    if b.__class__ in _FAST_OPERANDS:
+        return apply(op, (a, b))
+    b = _as_tensor_arg(b)
+    if b is NotImplemented:
+        return NotImplemented
+    return apply(op, (a, b))
 
 
 def _operands(op: Op, self, args: tuple) -> tuple:
@@ -48,12 +62,9 @@ def method(op: Op, name: str) -> Callable:
         fn = unary
     elif op.arity == 2 and not op.attrs:
         def binary(self, other):
-            if other.__class__ in _FAST_OPERANDS:
+            if other.__class__ in _FAST_OPERANDS:  # the common case, one call less
                 return apply(op, (self, other))
-            other = _as_tensor_arg(other)
-            if other is NotImplemented:
-                return NotImplemented
-            return apply(op, (self, other))
+            return _binary(op, self, other)
         fn = binary
     else:
         def general(self, *args):

@@ -8,14 +8,19 @@ A Function may return several tensors: its node then has several outputs.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import warnings
 from typing import Any
 
 import numpy as np
 
-from ..ir.node import GRAD_MODE, Node, RemovableHandle
 from ..ops import OPS, Op
+from ..ir.backends import NUMPY
+from ..ir.node import GRAD_MODE, Node, RemovableHandle, _version_error
+from ..engine import reverse as engine
+from ..api.recorded import TENSOR
+from ..api.tensor import Tensor, _make
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -47,11 +52,6 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
-def _engine():
-    from ..engine import reverse as engine
-    return engine
-
-
 class BackwardCFunction(Node, FunctionCtx):
     """The graph node of a custom Function; also the ``ctx`` of its forward and backward."""
 
@@ -63,13 +63,12 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         if self._released:
-            raise RuntimeError(_engine()._FREED)
+            raise RuntimeError(engine._FREED)
         if "_arg_positions" not in self.__dict__:
             return ()  # still inside forward (or setup_context): nothing is saved yet
-        from ..api.tensor import Tensor
         for i, s in enumerate(self._saved):
             if isinstance(s, Tensor) and s._vc[0] != self._versions[i]:
-                raise _engine()._version_error(self, i, s, i in self._saved_outputs)
+                raise _version_error(self, i, s, i in self._saved_outputs)
         return tuple(self._saved)
 
     @property
@@ -93,7 +92,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def _output_tensor_hooks(self, gs: list, create_graph: bool) -> list:
         """Tensor hooks, then retain_grad, of each output of a multi-output node."""
-        engine = _engine()
         gs = list(gs)
         hooks = self.__dict__.get("_output_hooks", {})
         retains = self.__dict__.get("_retains", {})
@@ -109,8 +107,6 @@ class BackwardCFunction(Node, FunctionCtx):
     # -- the backward -------------------------------------------------------------
     def _custom_backward(self, g, create_graph: bool, needed) -> list:
         """Call the user's backward once; check and shape its gradients as PyTorch does."""
-        from ..api.tensor import Tensor, _make
-        engine = _engine()
         gs = list(g) if self._n_outputs != 1 else [g]
         args = []
         for k, gk in enumerate(gs):
@@ -156,8 +152,8 @@ class BackwardCFunction(Node, FunctionCtx):
                     raise RuntimeError(
                         f"Function {name} returned an invalid gradient at index {j} - got "
                         f"{list(r.shape)} but expected shape compatible with {list(shape)}")
-                r = _make(np.asarray(engine.NUMPY.sum_to(r._data, shape)), r.dtype) \
-                    if not create_graph else engine.TENSOR.sum_to(r, shape)
+                r = _make(np.asarray(NUMPY.sum_to(r._data, shape)), r.dtype) \
+                    if not create_graph else TENSOR.sum_to(r, shape)
             if r.dtype is not dt:
                 r = r.to(dt)
             out.append(engine._unwrap(r, create_graph))
@@ -290,7 +286,6 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` without recording, then record one ``<Name>Backward`` node."""
-        from ..api.tensor import Tensor, _make
         setup = cls.setup_context is not Function.setup_context
         if setup:
             # PyTorch binds the arguments of a forward without ctx in Python first
@@ -448,7 +443,6 @@ def once_differentiable(fn):
     >>> torch.autograd.grad(y * y, x, create_graph=True)
     (tensor(108., grad_fn=<Error>),)
     """
-    import functools
 
     @functools.wraps(fn)
     def wrapper(ctx, *args, **kwargs):
@@ -460,7 +454,6 @@ def once_differentiable(fn):
             GRAD_MODE.enabled = prev
         if not prev:
             return outputs
-        from ..api.tensor import Tensor
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
         outs = outputs if isinstance(outputs, tuple) else (outputs,)

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..api.creation import zeros, zeros_like
+from ..api.functional import stack
+from ..api.gradients import grad
 from ..api.tensor import Tensor
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -114,7 +117,6 @@ def _check_requires_grad(inputs, input_type: str, strict: bool) -> None:
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False,
                    retain_graph=None) -> tuple:
     """``autograd.grad`` that skips outputs needing no gradient (None for all if none do)."""
-    from . import grad
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     new_outputs, new_grad_outputs = [], []
@@ -144,7 +146,6 @@ _STRICT_NONE = {
 
 
 def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
-    from ..api.creation import zeros_like
     res = []
     for i, grads_i in enumerate(grads):
         if grads_i is None:
@@ -213,7 +214,6 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     >>> jvp(lambda x: x.exp().sum(dim=1), torch.zeros(2, 2), torch.ones(2, 2))
     (tensor([2., 2.]), tensor([2., 2.]))
     """
-    from ..api.creation import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -260,8 +260,6 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     (tensor([[3., 0.],
             [0., 3.]]), tensor([1., 2.]))
     """
-    from ..api.creation import zeros_like
-    from ..api.functional import stack
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
@@ -324,7 +322,6 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
 def _stack_rows(stack, rows, out, inp):
     shape = tuple(out.shape) + tuple(inp.shape)
     if not rows:  # an output with no elements
-        from ..api.creation import zeros
         return zeros(shape, dtype=inp.dtype)
     return stack(rows, 0).view(shape)
 
@@ -430,7 +427,6 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     >>> hvp(lambda x: (x ** 3).sum(), torch.tensor([1., 2.]), torch.tensor([1., 0.]))
     (tensor(9.), tensor([6., 0.]))
     """
-    from ..api.creation import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _first_derivative(
             func, inputs, v, create_graph, strict, "hvp")

@@ -13,7 +13,11 @@ from typing import Callable
 
 import numpy as np
 
+from ..ops.dtypes import from_numpy
+from ..api.creation import _rng, zeros_like
+from ..api.gradients import grad
 from ..api.tensor import Tensor, _make
+from .function import _UndefinedGrad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -113,7 +117,6 @@ def _all_outputs(func, inputs) -> tuple:
 
 def _analytical_jacobians(output: Tensor, inputs: tuple) -> list:
     """``[input]`` matrices (input numel, output numel), one ``grad`` call per column."""
-    from . import grad
     diff = _diff_inputs(inputs)
     jacs = [np.zeros((x.numel(), output.numel()), dtype=x.dtype.np) for x in diff]
     shape, dt = tuple(output.shape), output.dtype
@@ -129,7 +132,6 @@ def _analytical_jacobians(output: Tensor, inputs: tuple) -> list:
 
 
 def _tensor_text(a: np.ndarray) -> str:
-    from ..ops.dtypes import from_numpy
     return repr(_make(a, from_numpy(a.dtype)))
 
 
@@ -202,8 +204,6 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol) -> bool:
 def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
     """Zero grad_outputs must give zero (or no) input gradients of the inputs' dtype and
     shape: a backward that ignores its gradient is caught here."""
-    from . import grad
-    from ..api.creation import zeros_like
     diff = _diff_inputs(inputs)
     grads = grad(outputs, diff, [zeros_like(o) for o in outputs], allow_unused=True)
     for gi, di in zip(grads, diff):
@@ -220,9 +220,6 @@ def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
 def _test_undefined_backward_mode(func, outputs: tuple, inputs: tuple) -> None:
     """Every backward must accept undefined (None) output gradients, as PyTorch checks:
     all of them at once, then one at a time."""
-    from . import grad
-    from ..api.creation import zeros_like
-    from .function import _UndefinedGrad
     diff = _diff_inputs(inputs)
 
     def warn_bc_breaking():
@@ -278,8 +275,6 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     >>> torch.autograd.gradgradcheck(lambda t: t.sin() * t, (x,))
     True
     """
-    from . import grad
-    from ..api.creation import _rng
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*inputs))

@@ -6,6 +6,8 @@ accumulate, call hooks.  Iterative throughout, so a 100,000-op chain is fine.
 
 Without ``create_graph`` the rules run on numpy arrays (no graph is built); with it they
 run on tensors, so the backward pass is itself recorded and can be differentiated again.
+The tensor class and that recording backend come from the tensor API above, handed down
+through :data:`symgrad.ir.injected.INJECTED`; this module provides ``call_node`` there.
 
 A plain ``backward()`` (every node runs, no graph recorded) takes ``_run_ordered``: the
 same order without a heap, and a fast path for nodes without hooks (``Node._plain``).
@@ -15,13 +17,14 @@ from __future__ import annotations
 
 import heapq
 import operator
-import re
 from typing import Sequence
 
 import numpy as np
 
-from ..ir.backends import NUMPY, TENSOR
-from ..ir.node import FREED, GRAD_MODE, AccumulateGrad, Node
+from ..ops.dtypes import from_numpy
+from ..ir.backends import NUMPY
+from ..ir.injected import INJECTED, inject
+from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, _version_error
 
 __all__ = ["run_backward", "call_node", "ANOMALY"]
 
@@ -32,57 +35,18 @@ _ndarray = np.ndarray
 ANOMALY = [False, True]
 
 
-_TENSOR = None
-
-
-_MAKE = None
-
-
-def _tensor_cls():
-    global _TENSOR, _MAKE
-    if _MAKE is None:
-        from ..api.tensor import Tensor, _make
-        _TENSOR, _MAKE = Tensor, _make
-    return _TENSOR, _MAKE
-
-
 def _wrap(g):
     """A gradient as users see it in hooks: a tensor."""
-    Tensor, make = _tensor_cls()
-    if isinstance(g, Tensor) or g is None:
+    if g is None or isinstance(g, INJECTED.Tensor):
         return g
-    from ..ops.dtypes import from_numpy
     g = np.asarray(g)
-    return make(g, from_numpy(g.dtype))
+    return INJECTED.make(g, from_numpy(g.dtype))
 
 
 def _unwrap(g, create_graph):
-    Tensor, _ = _tensor_cls()
     if create_graph or g is None:
         return g
-    return g._data if isinstance(g, Tensor) else g
-
-
-def _version_error(node: Node, i: int, tensor, is_output: bool = False) -> RuntimeError:
-    from ..api.tensor import _LEGACY_NAMES
-    shape = list(tensor.shape)
-    what = f"[torch.{_LEGACY_NAMES[tensor.dtype.name]} {shape}]"
-    plan = node.op.plan
-    # A saved output is named by the node that made it, even if it changed since.
-    is_output = is_output or (i < len(plan) and plan[i][0] == "result")
-    fn = node if is_output else tensor.grad_fn
-    if fn is not None:
-        name = re.sub(r'Backward[0-9]*$', '', fn.name())
-        if not is_output and tensor._view_of is not None and \
-                tensor._vc[0] != tensor._view_version:
-            name = "AsStrided"  # PyTorch regenerates a view's grad_fn once its base changed
-        what += f", which is output {tensor._output_nr} of {name},"
-    return RuntimeError(
-        "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: {what} is at version {tensor._vc[0]}; expected version "
-        f"{node._versions[i]} instead. Hint: enable anomaly detection to find the operation "
-        "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-        "check_nan=False).")
+    return g._data if isinstance(g, INJECTED.Tensor) else g
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
@@ -96,7 +60,7 @@ def _unpack(node: Node, create_graph: bool) -> list:
     """The node's saved values, checked against in-place changes since they were saved."""
     if node._released:
         raise RuntimeError(_FREED)
-    Tensor = _TENSOR or _tensor_cls()[0]
+    Tensor = INJECTED.Tensor
     values = []
     versions = node._versions
     for i, s in enumerate(node._saved):
@@ -119,7 +83,7 @@ def _input_grads(node: Node, g, create_graph: bool, needed) -> list:
     if custom is not None:
         return custom(g, create_graph, needed)
     op = node.op
-    m = TENSOR if create_graph else NUMPY
+    m = INJECTED.recorded if create_graph else NUMPY
     values = _unpack(node, create_graph) if node._saved or node._released else ()
     grads = op.grads
     variadic = op.variadic
@@ -155,7 +119,7 @@ def call_node(node: Node, grads: tuple):
     # As in PyTorch the rule runs under the caller's grad mode, so its results record a
     # graph whenever a gradient or a saved value requires grad (``grad * other`` for mul).
     create = GRAD_MODE.enabled
-    Tensor = _tensor_cls()[0]
+    Tensor = INJECTED.Tensor
     if len(grads) != node._n_outputs:
         raise TypeError(f"expected {node._n_outputs} arguments, got {len(grads)} instead")
     for i, x in enumerate(grads):
@@ -178,7 +142,7 @@ def call_node(node: Node, grads: tuple):
 
 
 def _accumulate(var, g, create_graph: bool, owned: bool = False) -> None:
-    Tensor, make = _tensor_cls()
+    Tensor, make = INJECTED.Tensor, INJECTED.make
     if create_graph:
         # Grad mode is on (create_graph=True, or a node called by hand): like PyTorch's
         # AccumulateGrad, copy the first gradient into a new tensor (a CopyBackwards node
@@ -209,7 +173,7 @@ def _accumulate(var, g, create_graph: bool, owned: bool = False) -> None:
 def _retain_grad(var, g, create_graph: bool) -> None:
     """retain_grad's hook, as PyTorch's: the first gradient is cloned, later ones are
     added out of place (a new .grad each time, unlike a leaf's, which grows in place)."""
-    Tensor, make = _tensor_cls()
+    Tensor, make = INJECTED.Tensor, INJECTED.make
     if create_graph:
         g = _wrap(g)
         var._grad = g.clone() if var._grad is None else var._grad + g
@@ -240,18 +204,16 @@ def _call_hooks(hooks, g, create_graph):
                     raise RuntimeError(f"hook '{_hook_name(h)}' has changed the size of "
                                        "value")
                 if r.dtype is not old.dtype:
-                    from ..api.tensor import _LEGACY_NAMES
+                    names = INJECTED.legacy_names
                     raise RuntimeError(
                         f"hook '{_hook_name(h)}' has changed the type of value (was "
-                        f"torch.{_LEGACY_NAMES[old.dtype.name]} got "
-                        f"torch.{_LEGACY_NAMES[r.dtype.name]})")
+                        f"torch.{names[old.dtype.name]} got torch.{names[r.dtype.name]})")
             g = _unwrap(r, create_graph)
     return g
 
 
 def _check_replacement(old, new) -> None:
-    Tensor = _TENSOR or _tensor_cls()[0]
-    if new is not None and not isinstance(new, Tensor):
+    if new is not None and not isinstance(new, INJECTED.Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
     if old is None and new is not None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
@@ -452,7 +414,7 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool,
 def _check_nan(node: Node, grads) -> None:
     for i, gi in enumerate(grads):
         if gi is not None:
-            d = gi._data if isinstance(gi, _TENSOR or _tensor_cls()[0]) else gi
+            d = gi._data if isinstance(gi, INJECTED.Tensor) else gi
             if np.isnan(d).any():
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                    f"{i}th output.")
@@ -508,7 +470,7 @@ def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = False
     buffers_pop, buffers_get = buffers.pop, buffers.get
-    meta0 = _scalar_meta().get
+    meta0 = _SCALAR_META.get
     try:
         if ready_roots:
             _run_accumulators(ready_roots, buffers, owned)
@@ -622,20 +584,10 @@ def _run_other(node: Node, g, buffers: dict, owned: set, deps: dict,
     return accs
 
 
-_SCALAR_META = None
-
-
-def _scalar_meta() -> dict:
-    """numpy scalar type -> the shared metadata of a 0-d input of that dtype."""
-    global _SCALAR_META
-    if _SCALAR_META is None:
-        from ..api.tensor import _META0
-        _SCALAR_META = {d.np.type: m for d, m in _META0.items()}
-    return _SCALAR_META
-
-
+# numpy scalar type -> the shared metadata of a 0-d input of that dtype.
+_SCALAR_META = {d.np.type: m for d, m in _META0.items()}
 _SEQ = operator.attrgetter("_seq")
-_run_ordered_compiled = None  # symgrad/_speedups.c's version, set by symgrad._compiled
+_run_ordered_compiled = None  # symgrad/_speedups.c's version, set by api.compiled
 
 
 def _tensor_hooks(node: Node, g, create_graph: bool):
@@ -752,7 +704,7 @@ def _add_grad(buffers: dict, owned: set, x: Node, gi, track: bool) -> None:
 def _release(node: Node) -> None:
     """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
     node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
-    Tensor = _TENSOR or _tensor_cls()[0]
+    Tensor = INJECTED.Tensor
     saved = node._saved
     plan = node.op.plan if node.op is not None else None
     if plan is not None and len(plan) != len(saved):
@@ -787,3 +739,6 @@ def _needed(parents: dict, captures: dict) -> set:
                 needed.add(p)
                 stack.append(p)
     return needed
+
+
+inject(call_node=call_node)  # what Node.__call__ runs (the IR may not import the engine)

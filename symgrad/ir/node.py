@@ -12,11 +12,13 @@ a Python number); it appears as ``(None, 0)`` in ``next_functions``.
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any, Callable
 
 import numpy as np
 
-from ..ops import Op, subscribe
+from ..ops import Op, dtypes, subscribe
+from .injected import INJECTED
 
 __all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle"]
 
@@ -31,6 +33,11 @@ class _GradMode:
 
 GRAD_MODE = _GradMode()
 _sequence = itertools.count()
+# The metadata (shape, dtype) a node keeps of a number operand, and of 0-d operands of each
+# dtype: shared, so that the engine recognises them by identity.
+_NUMBER_META = ((), None)
+_META0 = {d: ((), d) for d in (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int64,
+                               dtypes.int32, dtypes.bool)}
 
 
 class RemovableHandle:
@@ -162,8 +169,7 @@ class Node:
 
     def __call__(self, *grads):
         """Apply the node's gradient rule by hand, as calling a PyTorch node does."""
-        from ..engine.reverse import call_node
-        return call_node(self, grads)
+        return INJECTED.call_node(self, grads)  # the engine's (layer 3)
 
     def __dir__(self) -> list:
         # PyTorch lists a node's saved values: dir(fn) shows _saved_self, _saved_other.
@@ -181,8 +187,7 @@ class Node:
                 value = self._saved[k] if self._saved else FREED
                 if (self._versions and k < len(self._versions) and self._versions[k] is not None
                         and value is not FREED and value._vc[0] != self._versions[k]):
-                    from ..engine.reverse import _version_error  # as PyTorch's unpack of a saved tensor
-                    raise _version_error(self, k, value)
+                    raise _version_error(self, k, value)  # as PyTorch's unpack
                 if value is FREED:
                     raise RuntimeError(
                         "Trying to backward through the graph a second time (or directly "
@@ -193,10 +198,8 @@ class Node:
                         "to access saved tensors after calling backward.")
                 if type(value) in (int, float, bool) and _origin(self, key) == "input":
                     # A number operand is a wrapped scalar in PyTorch: a 0-d tensor.
-                    from ..ops import dtypes
-                    from ..api.tensor import tensor
                     kind = {int: dtypes.int64, float: dtypes.float64, bool: dtypes.bool}
-                    return tensor(value, dtype=kind[type(value)])
+                    return INJECTED.tensor(value, dtype=kind[type(value)])
                 if key in _INT64_SAVES:
                     return _as_uint64(_public(value))
                 return _public(value)
@@ -218,6 +221,28 @@ class _Freed:
 
 
 FREED = _Freed()
+
+
+def _version_error(node: Node, i: int, tensor, is_output: bool = False) -> RuntimeError:
+    """PyTorch's error for a saved tensor (``node._saved[i]``) changed in place since."""
+    shape = list(tensor.shape)
+    what = f"[torch.{INJECTED.legacy_names[tensor.dtype.name]} {shape}]"
+    plan = node.op.plan
+    # A saved output is named by the node that made it, even if it changed since.
+    is_output = is_output or (i < len(plan) and plan[i][0] == "result")
+    fn = node if is_output else tensor.grad_fn
+    if fn is not None:
+        name = re.sub(r'Backward[0-9]*$', '', fn.name())
+        if not is_output and tensor._view_of is not None and \
+                tensor._vc[0] != tensor._view_version:
+            name = "AsStrided"  # PyTorch regenerates a view's grad_fn once its base changed
+        what += f", which is output {tensor._output_nr} of {name},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {what} is at version {tensor._vc[0]}; expected version "
+        f"{node._versions[i]} instead. Hint: enable anomaly detection to find the operation "
+        "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+        "check_nan=False).")
 
 
 # Saved dims and indices are int64 (SymInt) in PyTorch, and its Python binding shows a
@@ -249,8 +274,7 @@ def _public(value):
     if isinstance(value, slice) and value == slice(None):
         return None
     if isinstance(value, np.ndarray) and value.dtype.kind in "biu":
-        from ..api.tensor import tensor
-        return tensor(value)
+        return INJECTED.tensor(value)
     return value
 
 

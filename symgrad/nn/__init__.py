@@ -1,53 +1,11 @@
-"""``symgrad.nn``: just :class:`Parameter`, the leaf that modules train."""
+"""``symgrad.nn``: just :class:`~symgrad.nn.parameter.Parameter`, the leaf that modules train.
+
+May import: ``symgrad.ops``, ``symgrad.ir``, ``symgrad.engine``, ``symgrad.api``,
+``symgrad.autograd``.
+"""
 from __future__ import annotations
 
-import sys as _sys
-import types as _types
+from . import parameter
+from .parameter import Parameter
 
-from ..api.tensor import Tensor, _make
-
-__all__ = ["Parameter"]
-
-
-class Parameter(Tensor):
-    """A leaf tensor that requires grad by default; prints as ``Parameter containing:``.
-
-    Examples
-    --------
-    >>> import symgrad as torch
-    >>> torch.nn.Parameter(torch.ones(2))
-    Parameter containing:
-    tensor([1., 1.], requires_grad=True)
-    """
-
-    __slots__ = ()
-    _torch_name = "torch.nn.parameter.Parameter"
-
-    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
-        if data is None:
-            from ..api.creation import empty
-            data = empty(0)
-        p = object.__new__(cls)
-        src = _make(data._data, data.dtype)
-        for s in ("_data", "_dtype", "grad_fn", "_grad", "_accum", "_hooks",
-                  "_retains_grad", "_name"):
-            setattr(p, s, getattr(src, s))
-        p._vc = data._vc
-        p._requires_grad = False
-        if requires_grad:
-            if not p._dtype.is_floating_point:
-                raise RuntimeError("Only Tensors of floating point and complex dtype can "
-                                   "require gradients")
-            p._requires_grad = True
-        return p
-
-    def __init__(self, *args, **kwargs) -> None:
-        pass
-
-
-# ``torch.nn.parameter`` is where PyTorch's Parameter lives: ``from torch.nn.parameter
-# import Parameter`` works after ``import symgrad as torch``-style renames of the package.
-parameter = _types.ModuleType(__name__ + ".parameter", "The module of :class:`Parameter`.")
-parameter.Parameter = Parameter
-parameter.__all__ = ["Parameter"]
-_sys.modules[parameter.__name__] = parameter
+__all__ = ["Parameter", "parameter"]

@@ -46,9 +46,9 @@ import numpy as np
 import sympy as sp
 
 from ..api.tensor import _DERIVED, Tensor
-from ..ir.backends import SYMPY
 from ..ir.node import AccumulateGrad, Node
 from ..ops import sympy_function
+from .backend import SYMPY
 
 __all__ = ["to_sympy", "gradient_program", "GradientProgram", "Line", "sym_forward",
            "leaf_symbols", "leaf_names", "nice_number", "as_sympy", "almost_everywhere"]

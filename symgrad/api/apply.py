@@ -1,0 +1,337 @@
+"""The one door: :func:`apply` runs an op of the table and records it for autograd.
+
+Every tensor operation ends here: the result's dtype (the op's dtype rule), the numpy
+forward, the result tensor, and, when gradients are wanted, one IR node with its saved
+values.  A fast path handles the common case (one or two plain operands of one floating
+dtype) without the general bookkeeping; it does exactly what the general path would.
+A view whose base changed in place is brought up to date here before it is used.
+
+When the optional C extension is built, :func:`apply` is its compiled copy of the
+function below (:mod:`symgrad.api.compiled`); ``_apply_python`` is the Python one.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .. import ops as O
+from ..ops import dtypes as _dt
+from ..ops.dtypes import dtype as _dtype
+from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, _sequence
+from . import compiled as _compiled
+from .core import Tensor, _new
+from .shapes import Size
+
+__all__ = ["apply"]
+
+_ndarray = np.ndarray
+
+
+# --------------------------------------------------------------------------- dtypes
+def _refuse(op, first, dt) -> None:
+    """PyTorch's error for a result dtype (or first operand's, key ``"self:bool"``) that
+    it has no kernel for (``op.refuse``)."""
+    hit = op.refuse.get(dt.name)
+    if hit is None and isinstance(first, Tensor):
+        hit = op.refuse.get("self:" + first._dtype.name)
+    if hit is not None:
+        raise hit[0](hit[1])
+
+
+_DERIVED: dict[str, Callable] = {
+    "self_sym_sizes": lambda arrays, attrs: Size(np.shape(arrays[0])),
+    "self_sym_numel": lambda arrays, attrs: int(np.size(arrays[0])),
+    "self_dtype": lambda arrays, attrs: _dt.from_numpy(arrays[0].dtype),
+    "sizes": lambda arrays, attrs: tuple(np.shape(a)[attrs[0]] for a in arrays),
+}
+
+# --------------------------------------------------------------------------- apply
+def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
+    """Run ``op`` on ``args`` (tensors or Python numbers) and record it for autograd.
+
+    This is the one door through which every operation passes.
+
+    Examples
+    --------
+    >>> import symgrad
+    >>> from symgrad import ops
+    >>> x = symgrad.tensor([1., 2.], requires_grad=True)
+    >>> apply(ops.MUL, (x, 3.0))
+    tensor([3., 6.], grad_fn=<MulBackward0>)
+    """
+    simple = op.simple
+    if simple is not None and len(args) <= 2:
+        # The common case, without the general bookkeeping below: one or two operands,
+        # plain tensors of one floating dtype (not views, not outputs of multi-output
+        # nodes) or Python numbers.  It does exactly what the general path would.
+        a = args[0]
+        if a.__class__ is Tensor and a._view_of is None and not a._multi_output:
+            dt = a._dtype
+            d0 = a._data
+            if d0.__class__ is _ndarray and not d0.ndim:
+                d0 = d0[()]  # 0-d: numpy scalars, whose arithmetic is much cheaper
+            if len(args) == 1:
+                b = None
+                go = dt.is_floating_point
+            else:
+                b = args[1]
+                cb = b.__class__
+                if cb is Tensor:
+                    go = (b._dtype is dt and dt.is_floating_point and b._view_of is None
+                          and not b._multi_output)
+                    d1 = b._data
+                    if d1.__class__ is _ndarray and not d1.ndim:
+                        d1 = d1[()]
+                else:
+                    go = (cb is float or cb is int) and dt.is_floating_point
+                    d1 = b
+            if go:
+                try:
+                    data = op.forward(d0) if b is None else op.forward(d0, d1)
+                except ValueError as e:
+                    raise _shape_error(op, [d0] if b is None else [d0, d1], attrs,
+                                       e) from None
+                npdt = dt.np
+                if data.__class__ is not npdt.type and data.dtype is not npdt \
+                        and data.dtype != npdt:
+                    data = data.astype(npdt)
+                out = _new(Tensor)
+                out._data = data
+                out._dtype = dt
+                out.grad_fn = None
+                out._requires_grad = False
+                out._vc = [0]
+                if not GRAD_MODE.enabled:  # (a simple op always has gradient rules)
+                    return out
+                ea = a.grad_fn
+                if ea is None:
+                    ea = (a._accum or a._accumulator()) if a._requires_grad else a
+                if b is None:
+                    if ea is a:
+                        return out
+                    inputs = (ea,)
+                    meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),)
+                    mask = 1
+                else:
+                    if cb is Tensor:
+                        eb = b.grad_fn
+                        if eb is None:
+                            eb = (b._accum or b._accumulator()) if b._requires_grad else b
+                        mask = (ea is not a) | (eb is not b) << 1
+                        meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),
+                                _META0[dt] if d1.__class__ is not _ndarray else (d1.shape, dt))
+                    else:
+                        eb = b
+                        mask = ea is not a
+                        meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),
+                                _NUMBER_META)
+                    if not mask:
+                        return out
+                    inputs = (ea, eb)
+                node = _new(op.node_class)
+                node.inputs = inputs
+                node.attrs = ()
+                if op.plan:
+                    pick = simple[mask]
+                    node._saved = pick((a, b, out, None))
+                    node._versions = pick((a._vc[0], b._vc[0] if cb is Tensor else None, 0,
+                                           None) if b is not None else (a._vc[0], None, 0, None))
+                else:
+                    node._saved = node._versions = ()
+                node._meta = meta
+                node._seq = _next_seq()
+                out.grad_fn = node
+                return out
+    # One pass over the operands: numpy values (0-d tensors as numpy scalars, whose
+    # arithmetic is ten times cheaper than 0-d arrays') and whether a graph is needed.
+    arrays = []
+    record = False
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._view_of is not None and a._vc[0] != a._view_version:
+                _refresh_view(a)  # its base changed in place since
+            d = a._data
+            arrays.append(d if d.ndim else d[()])
+            if not record and (a.grad_fn is not None or a._requires_grad):
+                record = True
+        else:
+            arrays.append(a)
+    rule = op.dtype
+    dt = args[0]._dtype if args[0].__class__ is Tensor else None
+    if (not rule.fast or dt is None or not dt.is_floating_point or (
+            len(args) > 1 and (len(args) > 2 or isinstance(args[1], Tensor)
+                               and args[1]._dtype is not dt))):
+        dt = rule(args, attrs)
+        if op.refuse:
+            _refuse(op, args[0], dt)
+        if dt.is_floating_point:
+            # PyTorch computes in the result dtype: integer and bool operands are converted
+            # first (numpy would compute exp(bool) in float16, int * float32 in float64).
+            names = op.inputs
+            for i, a in enumerate(args):
+                if (a.__class__ is Tensor and not a._dtype.is_floating_point
+                        and (op.variadic or names[i] != "condition")):
+                    arrays[i] = np.asarray(arrays[i]).astype(dt.np)
+    try:
+        data = op.forward(*arrays, *attrs)
+    except ValueError as e:
+        raise _shape_error(op, arrays, attrs, e) from None
+    # 0-d results may stay numpy scalars; anything else must be an array.
+    npdt = dt.np
+    if data.dtype is not npdt and data.dtype != npdt:
+        data = data.astype(npdt)
+    out = _new(Tensor)
+    out._data = data
+    out._dtype = dt
+    out.grad_fn = None
+    out._requires_grad = False
+    if op.view:
+        # A view shares its base's version counter and remembers how it was taken, so
+        # that in-place changes through it (or its base) are recorded as PyTorch does.
+        a0 = args[0]
+        out._vc = a0._vc
+        out._view_of = (a0, op, attrs)
+        out._view_version = a0._vc[0]
+    else:
+        out._vc = [0]
+    if not record or op.grads is None or not GRAD_MODE.enabled or not dt.is_floating_point:
+        return out
+    inputs = []
+    meta = []
+    nrs = None
+    for a in args:
+        if isinstance(a, Tensor):
+            fn = a.grad_fn
+            if fn is None and a._requires_grad:
+                fn = a._accum or a._accumulator()
+            elif fn is not None and a._multi_output:
+                # An output of a multi-output node (a custom Function): the edge says which.
+                nrs = nrs or [0] * len(args)
+                nrs[len(inputs)] = a._output_nr
+            inputs.append(a if fn is None else fn)
+            meta.append((a._data.shape, a._dtype))
+        else:
+            inputs.append(a)
+            meta.append(_NUMBER_META)
+    saved = []
+    versions = []
+    for kind, where in op.plan:
+        if kind == "input":
+            s = args[where]
+        elif kind == "attr":
+            s = attrs[where]
+        elif kind == "result":
+            s = out
+        else:
+            s = (op.derive.get(where) or _DERIVED[where])(arrays, attrs)
+        saved.append(s)
+        versions.append(s._vc[0] if isinstance(s, Tensor) else None)
+    for k, readers in op.optional:
+        for i in readers:
+            if isinstance(inputs[i], Node):
+                break
+        else:
+            # no input that reads it requires grad: None for a tensor, () for sizes
+            saved[k] = None if op.plan[k][0] != "derived" else ()
+            versions[k] = None
+    out.grad_fn = op.node_class(tuple(inputs), attrs, tuple(saved), tuple(versions),
+                                tuple(meta))
+    if nrs is not None:
+        out.grad_fn._input_nrs = tuple(nrs)
+        out.grad_fn._plain = False
+    return out
+
+
+def _conform_data(data, dt: _dtype):
+    """A forward result stored in ``dt`` (numpy may widen a type or give a 0-d array)."""
+    npdt = dt.np
+    if data.__class__ is not npdt.type and data.dtype is not npdt and data.dtype != npdt:
+        data = data.astype(npdt)
+    return data
+
+
+_next_seq = _sequence.__next__
+
+
+def _shape_error(op, arrays, attrs, err):
+    shapes = [np.shape(a) for a in arrays]
+    if op.broadcasts and len(shapes) >= 2:
+        # PyTorch broadcasts the operands in turn: the first clash is reported.
+        a = shapes[0]
+        for b in shapes[1:]:
+            for i in range(1, max(len(a), len(b)) + 1):
+                x = a[-i] if i <= len(a) else 1
+                y = b[-i] if i <= len(b) else 1
+                if x != y and x != 1 and y != 1:
+                    return RuntimeError(f"The size of tensor a ({x}) must match the size of "
+                                        f"tensor b ({y}) at non-singleton dimension "
+                                        f"{max(len(a), len(b)) - i}")
+            a = np.broadcast_shapes(a, b)
+    return RuntimeError(f"{op.name}: {err}")
+
+
+# --------------------------------------------------------------------------- stale views
+def _view_root(t) -> tuple:
+    """The tensor ``t`` is a view of, and the view ops (with attrs) that lead to ``t``."""
+    path = []
+    while t._view_of is not None:
+        parent, op, attrs = t._view_of
+        path.append((op, attrs))
+        t = parent
+    path.reverse()
+    return t, path
+
+
+def _view_index(base, path) -> tuple:
+    """The positions in ``base`` of the elements of the view ``path`` leads to."""
+    shape = np.shape(base._data)
+    if not shape:
+        return ()  # a 0-d base: the view is its one element, reshaped
+    flat = np.arange(base._data.size).reshape(shape)
+    for op, attrs in path:
+        flat = op.forward(flat, *attrs)
+    return np.unravel_index(np.asarray(flat), shape)
+
+
+def _at_view(t, index, shape, view=None):
+    """The elements of ``t`` (a tensor) at ``index``, recorded, shaped as the view."""
+    return apply(O.AS_STRIDED, (t,), (index, tuple(shape)) + _geometry(t, index, view))
+
+
+def _geometry(base, index, view) -> tuple:
+    """PyTorch's stride and storage offset of ``view`` (elements of ``base`` at ``index``),
+    which AsStridedBackward0 shows: from the memory it shares with the base."""
+    d, b = getattr(view, "_data", None), base._data
+    if d.__class__ is _ndarray and b.__class__ is _ndarray and d.size \
+            and np.may_share_memory(d, b):
+        start = d.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+        return tuple(st // d.itemsize for st in d.strides), start // d.itemsize
+    flat = np.ravel_multi_index(index, np.shape(b)) if index else np.zeros((), np.intp)
+    shape = np.shape(d) if view is not None else np.shape(flat)
+    strides = [1] * len(shape)
+    for k in range(len(shape) - 2, -1, -1):
+        strides[k] = strides[k + 1] * builtins.max(shape[k + 1], 1)
+    return tuple(strides), int(np.ravel(flat)[0]) if np.size(flat) else 0
+
+
+def _refresh_view(v) -> None:
+    """A view whose base changed in place: PyTorch regenerates its ``grad_fn`` (an
+    ``AsStridedBackward0`` of the base's current history) and its values are the base's."""
+    base, path = _view_root(v)
+    index = _view_index(base, path)
+    data = v._data
+    if not (data.__class__ is _ndarray and np.may_share_memory(data, base._data)):
+        # A copy (a 0-d view holds a numpy scalar): take the values again.
+        v._data = np.array(np.asarray(base._data)[index]).reshape(np.shape(data))
+    if base.requires_grad:
+        if not GRAD_MODE.enabled:
+            return  # regenerated when it is next used with grad mode on
+        v.grad_fn = _at_view(base, index, np.shape(data), v).grad_fn
+    v._view_version = v._vc[0]
+
+
+# The compiled fast path of apply, when symgrad/_speedups.c was built.
+_apply_python = apply
+apply = _compiled.accelerate(_apply_python, _conform_data)

@@ -1,0 +1,254 @@
+"""In-place writes: ``add_``, ``mul_``, ``copy_``, ``fill_``, ... and ``+=``, recorded as
+PyTorch records them.
+
+An in-place op on a tensor with history replaces its ``grad_fn`` by the op's node (on a
+copy of the old value) and bumps its version counter, so that saved values changed since
+are caught in backward.  On a view it writes through to the base, whose history becomes
+``CopySlices``.  ``t[index] = value`` (:mod:`symgrad.api.indexing`) ends here too.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> x = torch.ones(3, requires_grad=True)
+>>> y = x * 2
+>>> y.mul_(3)
+tensor([6., 6., 6.], grad_fn=<MulBackward0>)
+>>> y[1:].add_(1)
+tensor([7., 7.], grad_fn=<AsStridedBackward0>)
+>>> type(y.grad_fn).__name__, y._version
+('CopySlices', 2)
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import ops as O
+from ..ir.backends import NUMPY
+from ..ir.node import AccumulateGrad, GRAD_MODE, Node, node_class
+from ..engine.reverse import _input_grads
+from .apply import _at_view, _refresh_view, _view_index, _view_root, apply
+from .construct import _as_tensor_arg, _number
+from .core import Tensor, _make
+from .creation import _rng
+from .messages import _c_name
+from .recorded import TENSOR
+from .shapes import Size
+
+__all__ = ["CopySlices"]
+
+_ndarray = np.ndarray
+
+
+def _leaf_in_place_error(view: bool = False):
+    return RuntimeError(f"a {'view of a ' if view else ''}leaf Variable that requires grad "
+                        "is being used in an in-place operation.")
+
+
+def _is_view_of_leaf(t) -> bool:
+    """Is ``t`` a view (through view ops only) of a leaf that requires grad?"""
+    fn = t.grad_fn
+    while fn is not None and fn.op is not None and fn.op.view:
+        x = fn.inputs[0]
+        if isinstance(x, AccumulateGrad):
+            return True
+        fn = x if isinstance(x, Node) else None
+    return False
+
+
+def _save_original(result, source) -> None:
+    """An in-place op that saves the tensor it changes saves a clone of the original, as
+    PyTorch does (``z.mul_(y).grad_fn._saved_self`` has grad_fn CloneBackward0)."""
+    node = result.grad_fn
+    if node is None or node.op is None or not node._saved:
+        return
+    for k, (kind, where) in enumerate(node.op.plan):
+        if kind == "input" and where == 0 and node._saved[k] is source:
+            clone = apply(O.CLONE, (source,))
+            node._saved = node._saved[:k] + (clone,) + node._saved[k + 1:]
+            node._versions = node._versions[:k] + (clone._vc[0],) + node._versions[k + 1:]
+
+
+def _in_place_on_view(v, op, others, attrs, track) -> None:
+    """An in-place op on a view writes into its base: as in PyTorch the base's history
+    becomes ``CopySlices`` (the op's result written at the view's positions) and the view
+    is regenerated from the base."""
+    base, path = _view_root(v)
+    index = _view_index(base, path)
+    flat = np.ravel_multi_index(index, np.shape(base._data)) if index else np.zeros(
+        np.size(v._data), dtype=np.intp)
+    if np.unique(flat).size != np.size(flat):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    if track:
+        source = _make(np.array(v._data, copy=True), v._dtype)
+        source.grad_fn = v.grad_fn
+        result = apply(op, (source,) + tuple(others), attrs)
+        _save_original(result, source)
+        values = result._data
+    else:
+        arrays = [o._data if isinstance(o, Tensor) else o for o in others]
+        values = op.forward(v._data, *arrays, *attrs)
+    v._write(values, op)  # casting checks, and the values land in v
+    if base._data.__class__ is not _ndarray:
+        base._data = np.array(base._data)
+    if track and result.grad_fn is not None:
+        base.grad_fn = _copy_slices(base, result.grad_fn, index, np.shape(v._data))
+    base._data[index] = np.asarray(v._data) if index else np.asarray(v._data).reshape(())
+    v._vc[0] += 1
+    if track:
+        v.grad_fn = _at_view(base, index, np.shape(v._data), v).grad_fn
+    v._view_version = v._vc[0]
+
+
+class CopySlices(node_class(O.COPY_SLICES)):
+    """PyTorch's CopySlices around an in-place op ``fn`` applied to a view of the base.
+
+    Its edges are the base's history and ``fn``'s other inputs; its backward runs ``fn``'s
+    rules on the view's part of the gradient and writes their first result back there.
+    """
+
+    __slots__ = ()
+
+    def _custom_backward(self, g, create_graph: bool, needed) -> list:
+        m = TENSOR if create_graph else NUMPY
+        fn, view_shape = self._fn, self._view_shape
+        index = self.attrs[0]
+        part = m.index(g, index) if index else m.reshape(g, view_shape)
+        first = fn.inputs[0]
+        grads = _input_grads(fn, part, create_graph, lambda x: x is first or needed is None
+                             or needed(x))
+        r0 = grads[0]
+        if not index:
+            base_grad = m.reshape(r0, ()) if r0 is not None else g * 0
+        else:
+            base_grad = m.put(g, index, 0.0 if r0 is None else r0)
+        return [base_grad] + list(grads[1:])
+
+
+def _copy_slices(base, fn: Node, index, view_shape) -> Node:
+    """The node that records writing ``fn``'s result into ``base`` at ``index``."""
+    edge = base.grad_fn if base.grad_fn is not None else base
+    nrs = None
+    if fn._input_nrs is not None or base._multi_output:
+        nrs = (base._output_nr if base._multi_output else 0,) + tuple(
+            fn._input_nrs[1:] if fn._input_nrs is not None else (0,) * (len(fn.inputs) - 1))
+    meta = ((np.shape(base._data), base._dtype),) + tuple(fn._meta[1:])
+    node = CopySlices((edge,) + tuple(fn.inputs[1:]), (index,),
+                      (index, Size(np.shape(base._data))), (None, None), meta)
+    node._fn = node._inner = fn
+    node._view_shape = tuple(view_shape)
+    node._input_nrs = nrs
+    node._plain = False
+    return node
+
+
+class _no_track:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _InPlace:
+    """Tensor's in-place methods (attached by ``api.tensor``)."""
+
+    # in-place operators: PyTorch's a += b is add_
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def _in_place(self, op, others=(), attrs=()):
+        if self._view_of is not None and self._vc[0] != self._view_version:
+            _refresh_view(self)
+        if GRAD_MODE.enabled:
+            if self.grad_fn is None and self._requires_grad:
+                raise _leaf_in_place_error()
+            if self.grad_fn is not None and _is_view_of_leaf(self):
+                raise _leaf_in_place_error(view=True)
+            track = self.grad_fn is not None or builtins.any(
+                isinstance(o, Tensor) and o.requires_grad for o in others)
+        else:
+            track = False
+        if self._view_of is not None:
+            _in_place_on_view(self, op, others, attrs, track)
+            return self
+        if track:
+            source = _make(self._data.copy(), self._dtype)
+            source.grad_fn = self.grad_fn
+            if self._multi_output:
+                source._output_nr, source._multi_output = self._output_nr, True
+                self._output_nr, self._multi_output = 0, False
+            result = apply(op, (source,) + tuple(others), attrs)
+            _save_original(result, source)
+            self._write(result._data, op)
+            self.grad_fn = result.grad_fn
+        else:
+            # Through apply (nothing is recorded): the result has PyTorch's dtype, which
+            # the casting check names ("result type Float can't be cast to ... Long").
+            self._write(apply(op, (self,) + tuple(others), attrs)._data, op)
+        self._vc[0] += 1
+        return self
+
+    def add_(self, other, *, alpha=1):
+        if alpha.__class__ is int and alpha == 1:
+            return self._in_place(O.ADD, (_as_tensor_arg(other),))
+        return self._in_place(O.ADD_ALPHA, (_as_tensor_arg(other),), (_number(alpha),))
+
+    def sub_(self, other, *, alpha=1):
+        if alpha.__class__ is int and alpha == 1:
+            return self._in_place(O.SUB, (_as_tensor_arg(other),))
+        return self._in_place(O.SUB_ALPHA, (_as_tensor_arg(other),), (_number(alpha),))
+
+    def mul_(self, other):
+        return self._in_place(O.MUL, (_as_tensor_arg(other),))
+
+    def div_(self, other):
+        return self._in_place(O.DIV, (_as_tensor_arg(other),))
+
+    def zero_(self):
+        return self._in_place(O.ZERO)
+
+    def fill_(self, value):
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise RuntimeError("fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {value.ndim} dimensions.")
+            return self._in_place(O.FILL_TENSOR, (value,))  # FillBackward3: value's edge
+        return self._in_place(O.FILL, (), (value,))
+
+    def copy_(self, src):
+        return self._in_place(O.COPY, (_as_tensor_arg(src),))
+
+    def clamp_(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return self._in_place(O.CLAMP_TENSOR, (min, max))
+        if not self._dtype.is_floating_point and builtins.any(
+                isinstance(b, float) for b in (min, max)):
+            # (clamp's scalar kernel names the C++ type, unlike the other in-place ops)
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_c_name(self._dtype)}")
+        return self._in_place(O.CLAMP, (), (min, max))
+
+    def uniform_(self, a=0.0, b=1.0):
+        with _no_track():
+            self._write(_rng().uniform(a, b, self._data.shape), None)
+        self._vc[0] += 1
+        return self
+
+    def normal_(self, mean=0.0, std=1.0):
+        self._write(_rng().normal(mean, std, self._data.shape), None)
+        self._vc[0] += 1
+        return self
+

@@ -1,0 +1,178 @@
+"""Matrix products: ``matmul`` (``@``) built as PyTorch builds it, ``mm``, ``mv``, ``dot``
+and ``bmm`` with PyTorch's checks.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> a, b = torch.ones(2, 3), torch.ones(3)
+>>> (a @ b).grad_fn, matmul(a, b)
+(None, tensor([3., 3.]))
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import ops as O
+from .apply import apply
+from .construct import tensor
+from .core import Tensor
+from .messages import _SCALAR_NAMES
+from .shapes import _broadcast_sizes, _strides
+
+__all__ = ["matmul", "mm", "mv", "dot", "bmm"]
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """PyTorch's matmul, built from the same ops in the same order (``_matmul_impl``).
+
+    dot, mv or mm by the ranks; a batched operand is folded into a matrix for mm/mv
+    when that needs no copy, else both are broadcast and multiplied with bmm.
+    """
+    if not isinstance(b, Tensor):
+        b = tensor(b)
+    da, db = a.ndim, b.ndim
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{da}D and {db}D")
+    if da == 1 and db == 1:
+        return dot(a, b)
+    if da == 2 and db == 1:
+        return mv(a, b)
+    if da == 1 and db == 2:
+        out = apply(O.SQUEEZE_, (mm(a.unsqueeze(0), b),), (0,))
+        out._vc[0] += 1  # squeeze_ changed the product in place
+        return out
+    if da == 2 and db == 2:
+        return mm(a, b)
+    if _should_fold(a, b):
+        transpose = db > da
+        t1 = b.mT if transpose else a
+        t2 = (a.t() if da == 2 else a) if transpose else b
+        out_shape = tuple(t1.shape[:-1])
+        t1 = t1.reshape(int(np.prod(out_shape)), t1.shape[-1])
+        if t2.ndim == 2:
+            out = apply(O.UNSAFE_VIEW, (mm(t1, t2),), (out_shape + (t2.shape[1],),))
+            return out.mT.contiguous() if transpose else out
+        return apply(O.UNSAFE_VIEW, (mv(t1, t2),), (out_shape,))
+    n = a.shape[-2] if da > 1 else 1
+    m1 = a.shape[-1]
+    batch1 = tuple(a.shape[:builtins.max(da - 2, 0)])
+    m2 = b.shape[-2] if db > 1 else b.shape[0]
+    p = b.shape[-1] if db > 1 else 1
+    batch2 = tuple(b.shape[:builtins.max(db - 2, 0)])
+    if da == 3 and db == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and a.requires_grad:
+            return matmul(a.squeeze(0), b)
+        if batch2[0] == 1 and b.requires_grad:
+            return matmul(a, b.squeeze(0))
+    batch = _broadcast_sizes(batch1, batch2)
+    count = int(np.prod(batch))
+    a3 = a.expand(batch + (n, m1)).reshape(count, n, m1)
+    if db == 1:
+        b3 = b.expand(batch + (m2,)).reshape(count, m2).unsqueeze(2)
+    else:
+        b3 = b.expand(batch + (m2, p)).reshape(count, m2, p)
+    out_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    out = bmm(a3, b3)
+    if db == 1:
+        out = out.squeeze(-1)
+    return apply(O.UNSAFE_VIEW, (out,), (out_shape,))
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """PyTorch's rule for folding a batched operand into a matrix (no copy, or a copy
+    that keeps the backward small)."""
+    a_larger = a.ndim >= b.ndim
+    shape, strides = tuple(a.shape), _strides(a)
+    if not a_larger:  # b.mT
+        shape = tuple(b.shape[:-2]) + (b.shape[-1], b.shape[-2])
+        s = _strides(b)
+        strides = s[:-2] + (s[-1], s[-2])
+    if not (len(shape) >= 3 and (b.ndim if a_larger else a.ndim) <= 2):
+        return False
+    if (b if a_larger else a).requires_grad:
+        return True
+    if a.ndim == 2:
+        return False
+    if 0 in shape:
+        return True
+    return builtins.all(strides[i] == strides[i + 1] * shape[i + 1]
+                        for i in range(len(shape) - 2))
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """Batched matrix product of two 3-D tensors (``BmmBackward0``)."""
+    if a.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if b.shape[0] != a.shape[0] or b.shape[1] != a.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, "
+                           f"{b.shape[1]}].")
+    return apply(O.BMM, (a, b))
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+            f"[{b.shape[0]}] to have the same number of elements, but got {a.shape[0]} and "
+            f"{b.shape[0]} elements respectively")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_SCALAR_NAMES[a.dtype.name]} and {_SCALAR_NAMES[b.dtype.name]}")
+    return apply(O.DOT, (a, b))
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if b.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
+                           f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
+    return apply(O.MM, (a, b))
+
+
+def mv(a: Tensor, v: Tensor) -> Tensor:
+    if a.ndim != 2 or v.ndim != 1:
+        if a.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
+    if a.dtype is not v.dtype:
+        names = [_SCALAR_NAMES[t.dtype.name] for t in (v, a, v)]
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{names[0]}, {names[1]}, and {names[2]}")
+    if a.shape[1] != v.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat "
+                           f"({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})")
+    return apply(O.MV, (a, v))
+
+
+class _LinearAlgebra:
+    """Tensor's matrix products (attached by ``api.tensor``)."""
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(tensor(other), self)
+
+    def dot(self, other):
+        return dot(self, other)
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def mm(self, other):
+        return mm(self, other)
+
+    def mv(self, other):
+        return mv(self, other)
+

@@ -1,0 +1,338 @@
+"""Tensor's operations: arithmetic and comparison operators, elementwise functions,
+``add``/``sub`` with ``alpha``, ``clamp``, ``where`` and dtype conversions.
+
+Each one only picks an op of the table (and its attributes) and calls ``apply``.  The
+methods that are exactly one op are listed in :data:`_DIRECT_METHODS` (they run compiled
+when the C extension is built).
+
+Examples
+--------
+>>> import symgrad as torch
+>>> x = torch.tensor([-1., 2.], requires_grad=True)
+>>> (x.sin() * 2 + 1).grad_fn
+<AddBackward0 object at ...>
+>>> x.relu(), x.to(torch.float64).dtype
+(tensor([0., 2.], grad_fn=<ReluBackward0>), torch.float64)
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import ops as O
+from ..ops import dtypes as _dt
+from ..ops.dtypes import dtype as _dtype
+from .apply import apply
+from .construct import _as_tensor_arg, _number, tensor
+from .core import _LEGACY_DTYPE, Tensor
+from .messages import _LEGACY_NAMES, _SCALAR_NAMES, _type_name
+from .surface import _FAST_OPERANDS, _binary
+
+__all__ = ["maximum", "minimum", "where"]
+
+_NOT_OPERANDS = frozenset((list, tuple))  # of comparisons
+
+
+def _comparand(name: str, other):
+    """The other operand of ``eq``/``lt``/... as methods: a tensor or a number only."""
+    if isinstance(other, Tensor):
+        return other
+    if isinstance(other, (builtins.int, builtins.float, np.number, np.bool_)):
+        return _as_tensor_arg(other)
+    got = _type_name(other)
+    if isinstance(other, (list, tuple)):
+        items = ", ".join(_type_name(x) for x in other)
+        got += f" of [{items}]" if isinstance(other, list) else f" of ({items})"
+    bad = f"      didn't match because some of the arguments have invalid types: (!{got}!)\n"
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"({_type_name(other)}), but expected one of:\n * (Tensor other)\n{bad}"
+                    f" * (Number other)\n{bad}")
+
+
+def _tensor_operand(name: str, x, position: int):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument '{'input' if position == 1 else 'other'}' "
+                        f"(position {position}) must be Tensor, not {type(x).__name__}")
+
+
+def maximum(a: Tensor, b: Tensor) -> Tensor:
+    _tensor_operand("maximum", a, 1), _tensor_operand("maximum", b, 2)
+    return apply(O.MAXIMUM, (a, b))
+
+
+def minimum(a: Tensor, b: Tensor) -> Tensor:
+    _tensor_operand("minimum", a, 1), _tensor_operand("minimum", b, 2)
+    return apply(O.MINIMUM, (a, b))
+
+
+def where(condition: Tensor, input=None, other=None) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``)."""
+    if input is None and other is None:
+        return tuple(tensor(ix) for ix in np.nonzero(np.atleast_1d(condition._data)))
+    if condition.dtype.name != "bool":
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_SCALAR_NAMES[condition.dtype.name]}")
+    input, other = _as_tensor_arg(input), _as_tensor_arg(other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers: PyTorch's result type of the pair (floats: the default dtype).
+        input, other = tensor(input), tensor(other)
+    return apply(O.WHERE, (condition, input, other))
+
+
+class _Operations:
+    """Tensor's operators and elementwise methods (attached by ``api.tensor``)."""
+
+    # -- arithmetic ----------------------------------------------------------------------
+    # Tensors and Python numbers go straight to apply (what _binary would do, one call
+    # less: these are the hottest calls of scalar code).
+    def __add__(self, other):
+        if other.__class__ in _FAST_OPERANDS:
+            return apply(O.ADD, (self, other))
+        return _binary(O.ADD, self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if other.__class__ in _FAST_OPERANDS:
+            return apply(O.SUB, (self, other))
+        return _binary(O.SUB, self, other)
+
+    def __rsub__(self, other):
+        other = _as_tensor_arg(other)
+        if isinstance(other, Tensor):
+            return apply(O.SUB, (other, self))
+        return apply(O.RSUB, (self,), (other, 1))
+
+    def __mul__(self, other):
+        if other.__class__ in _FAST_OPERANDS:
+            return apply(O.MUL, (self, other))
+        return _binary(O.MUL, self, other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if other.__class__ in _FAST_OPERANDS:
+            return apply(O.DIV, (self, other))
+        return _binary(O.DIV, self, other)
+
+    def __rtruediv__(self, other):
+        other = _as_tensor_arg(other)
+        if isinstance(other, Tensor):
+            return apply(O.DIV, (other, self))
+        return apply(O.MUL, (apply(O.RECIPROCAL, (self,)), other))
+
+    def __pow__(self, exponent):
+        exponent = _as_tensor_arg(exponent)
+        if isinstance(exponent, Tensor):
+            return apply(O.POW_TENSOR, (self, exponent))
+        return apply(O.POW, (self,), (exponent,))
+
+    def __rpow__(self, base):
+        base = _as_tensor_arg(base)
+        if isinstance(base, Tensor):
+            return apply(O.POW_TENSOR, (base, self))
+        return apply(O.RPOW, (self,), (base,))
+
+    def __neg__(self):
+        return apply(O.NEG, (self,))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return apply(O.ABS, (self,))
+
+    # Comparisons with a list or tuple are not PyTorch's: == is then False, < a TypeError.
+    def __eq__(self, other):  # type: ignore[override]
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
+        return _binary(O.OPS["eq"], self, other)
+
+    def __ne__(self, other):  # type: ignore[override]
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
+        return _binary(O.OPS["ne"], self, other)
+
+    def __lt__(self, other):
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
+        return _binary(O.OPS["lt"], self, other)
+
+    def __le__(self, other):
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
+        return _binary(O.OPS["le"], self, other)
+
+    def __gt__(self, other):
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
+        return _binary(O.OPS["gt"], self, other)
+
+    def __ge__(self, other):
+        if other.__class__ in _NOT_OPERANDS:
+            return NotImplemented
+        return _binary(O.OPS["ge"], self, other)
+
+    def __and__(self, other):
+        return _binary(O.OPS["logical_and"], self, other)
+
+    def __or__(self, other):
+        return _binary(O.OPS["logical_or"], self, other)
+
+    def __invert__(self):
+        return apply(O.OPS["logical_not"], (self,))
+
+    # -- named operations ------------------------------------------------------------------
+    def add(self, other, *, alpha=1):
+        if alpha.__class__ is int and alpha == 1:
+            return self + other
+        return apply(O.ADD_ALPHA, (self, _as_tensor_arg(other)), (_number(alpha),))
+
+    def sub(self, other, *, alpha=1):
+        if alpha.__class__ is int and alpha == 1:
+            return self - other
+        return apply(O.SUB_ALPHA, (self, _as_tensor_arg(other)), (_number(alpha),))
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def pow(self, exponent):
+        return self ** exponent
+
+    def neg(self):
+        return -self
+
+    def eq(self, other):
+        return _binary(O.OPS["eq"], self, _comparand("eq", other))
+
+    def ne(self, other):
+        return _binary(O.OPS["ne"], self, _comparand("ne", other))
+
+    def lt(self, other):
+        return _binary(O.OPS["lt"], self, _comparand("lt", other))
+
+    def le(self, other):
+        return _binary(O.OPS["le"], self, _comparand("le", other))
+
+    def gt(self, other):
+        return _binary(O.OPS["gt"], self, _comparand("gt", other))
+
+    def ge(self, other):
+        return _binary(O.OPS["ge"], self, _comparand("ge", other))
+
+    def abs(self):
+        return apply(O.ABS, (self,))
+
+    def exp(self):
+        return apply(O.EXP, (self,))
+
+    def log(self):
+        return apply(O.LOG, (self,))
+
+    def sqrt(self):
+        return apply(O.SQRT, (self,))
+
+    def sin(self):
+        return apply(O.SIN, (self,))
+
+    def cos(self):
+        return apply(O.COS, (self,))
+
+    def tan(self):
+        return apply(O.TAN, (self,))
+
+    def tanh(self):
+        return apply(O.TANH, (self,))
+
+    def sigmoid(self):
+        return apply(O.SIGMOID, (self,))
+
+    def relu(self):
+        return apply(O.RELU, (self,))
+
+    def reciprocal(self):
+        return apply(O.RECIPROCAL, (self,))
+
+    def sign(self):
+        return apply(O.SIGN, (self,))
+
+    def sgn(self):
+        return apply(O.SGN, (self,))
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return apply(O.CLAMP_TENSOR, (self, min, max))
+        return apply(O.CLAMP, (self,), (min, max))
+
+    clip = clamp
+
+    def maximum(self, other):
+        return maximum(self, other)
+
+    def minimum(self, other):
+        return minimum(self, other)
+
+    def where(self, condition, other):
+        return where(condition, self, other)
+
+    # -- dtype conversions ---------------------------------------------------------------
+    def float(self) -> "Tensor":
+        return self.to(_dt.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_dt.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(_dt.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(_dt.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(_dt.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(_dt.bool)
+
+    def to(self, *args, **kwargs) -> "Tensor":
+        d = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, _dtype):
+                d = a
+        if d is None or d is self._dtype:
+            return self
+        return apply(O.TO_COPY, (self,), (d,))
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "torch." + _LEGACY_NAMES[self._dtype.name]
+        if isinstance(dtype, str):  # 'torch.DoubleTensor'
+            name = dtype[6:] if dtype.startswith("torch.") else None
+            found = [k for k, v in _LEGACY_NAMES.items() if v == name]
+            if not found:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = getattr(_dt, found[0])
+        elif isinstance(dtype, type):
+            if dtype not in _LEGACY_DTYPE:
+                raise ValueError(f"invalid type: '{dtype.__name__}'")
+            dtype = _LEGACY_DTYPE[dtype]
+        return self.to(dtype)
+
+    def clone(self) -> "Tensor":
+        return apply(O.CLONE, (self,))
+
+
+# of operands: api.compiled runs them compiled (tests/test_compiled.py checks each).
+_DIRECT_METHODS = {
+    "__add__": (O.ADD, 2), "__radd__": (O.ADD, 2), "__sub__": (O.SUB, 2),
+    "__mul__": (O.MUL, 2), "__rmul__": (O.MUL, 2), "__truediv__": (O.DIV, 2),
+    "__neg__": (O.NEG, 1), "abs": (O.ABS, 1), "exp": (O.EXP, 1), "log": (O.LOG, 1),
+    "sqrt": (O.SQRT, 1), "sin": (O.SIN, 1), "cos": (O.COS, 1), "tan": (O.TAN, 1),
+    "tanh": (O.TANH, 1), "sigmoid": (O.SIGMOID, 1), "relu": (O.RELU, 1),
+}

@@ -1,0 +1,185 @@
+"""Tensor's view methods: ``view``, ``reshape``, ``t``, ``transpose``, ``permute``,
+``squeeze``, ``unsqueeze``, ``expand``, ``flatten``, ``T``, ``mT``, ``contiguous``.
+
+A view shares its base's data and version counter (``apply`` records that for view ops;
+a view whose base changed in place is refreshed there, an in-place op on a view writes
+through to its base in :mod:`symgrad.api.inplace`).  These methods check their arguments
+as PyTorch does and choose the view op.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> x = torch.ones(2, 3, requires_grad=True)
+>>> x.t().shape, x.reshape(-1).grad_fn
+(torch.Size([3, 2]), <ViewBackward0 object at ...>)
+"""
+from __future__ import annotations
+
+import builtins
+
+from .. import ops as O
+from .apply import apply
+from .core import Tensor
+from .messages import _LEGACY_NAMES, _warn_once
+from .shapes import _check_dims, _contiguous, _infer_shape, _shape_args, _viewable, _wrap_dim
+
+__all__: list = []
+
+
+class _Views:
+    """Tensor's view methods (attached by ``api.tensor``)."""
+
+    @property
+    def T(self) -> "Tensor":
+        if self.ndim == 2:
+            return apply(O.PERMUTE, (self,), ((1, 0),))
+        if self.ndim == 0:
+            _warn_once(
+                "Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                "these cases. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+                "native/TensorShape.cpp:4321.)")
+        if self.ndim != 2 and self.ndim > 0:
+            _warn_once(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                "shape is deprecated and it will throw an error in a future release. "
+                "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. "
+                "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                "TensorShape.cpp:4314.)")
+        return apply(O.PERMUTE, (self,), (tuple(range(self.ndim - 1, -1, -1)),))
+
+    @property
+    def mT(self) -> "Tensor":
+        if self.ndim == 0:
+            _warn_once(
+                "Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                "these cases. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+                "native/TensorShape.cpp:4373.)")
+            return self
+        if self.ndim == 1:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of "
+                               "matrices. Got 1-D tensor.")
+        return self.transpose(-2, -1)
+
+    def contiguous(self) -> "Tensor":
+        if _contiguous(self._data):
+            return self
+        return apply(O.CLONE_CONTIGUOUS, (self,))
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.ndim}D")
+        return apply(O.T, (self,))
+
+    def transpose(self, dim0, dim1):
+        n = builtins.max(self.ndim, 1)
+        _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+        return apply(O.TRANSPOSE, (self,), (dim0, dim1))
+
+    def permute(self, *dims, **kwargs):
+        if "dims" in kwargs:  # permute(dims=(1, 0))
+            dims = (kwargs.pop("dims"),)
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
+        dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
+        if len(dims) != self.ndim:
+            raise RuntimeError(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match "
+                "the length of the desired ordering of dimensions i.e. input.dim() = "
+                f"{self.ndim} is not equal to len(dims) = {len(dims)}")
+        if len({_wrap_dim(d, self.ndim) for d in dims}) != len(dims):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        return apply(O.PERMUTE, (self,), (tuple(dims),))
+
+    def view(self, *shape, **kwargs):
+        if "size" in kwargs:  # view(size=(3, 2))
+            shape = (kwargs.pop("size"),)
+        shape = _infer_shape(_shape_args(shape), self.numel())
+        if not _viewable(self._data, shape):
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least "
+                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                "instead.")
+        return apply(O.VIEW, (self,), (shape,))
+
+    def reshape(self, *shape, **kwargs):
+        if "shape" in kwargs:  # reshape(shape=(3, 2))
+            shape = (kwargs.pop("shape"),)
+        if not shape:
+            raise TypeError('reshape() missing 1 required positional arguments: "shape"')
+        shape = _infer_shape(_shape_args(shape), self.numel())
+        # As PyTorch: a view of a contiguous tensor, an aliasing reshape where the strides
+        # allow one, else a contiguous copy.
+        if _contiguous(self._data):
+            return apply(O.VIEW, (self,), (shape,))
+        if _viewable(self._data, shape):
+            return apply(O.RESHAPE_ALIAS, (self,), (shape,))
+        return apply(O.UNSAFE_VIEW, (apply(O.CLONE_CONTIGUOUS, (self,)),), (shape,))
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        s, e = _wrap_dim(start_dim, self.ndim), _wrap_dim(end_dim, self.ndim)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if self.ndim == 0:
+            return self.reshape(1)
+        if s == e:
+            return self
+        shape = self.shape[:s] + (-1,) + self.shape[e + 1:]
+        return self.reshape(shape)
+
+    def squeeze(self, dim=None, *, axis=None):
+        dim = dim if axis is None else axis
+        if dim is None:
+            return apply(O.SQUEEZE, (self,))
+        if isinstance(dim, int):
+            _wrap_dim(dim, self.ndim)
+            return apply(O.SQUEEZE_DIM, (self,), (dim,))
+        _check_dims(dim, self.ndim)
+        return apply(O.SQUEEZE_DIMS, (self,), (tuple(dim),))
+
+    def unsqueeze(self, dim=None, *, axis=None):
+        dim = dim if axis is None else axis
+        if dim is None:
+            raise TypeError('unsqueeze() missing 1 required positional arguments: "dim"')
+        _wrap_dim(dim, self.ndim + 1)
+        return apply(O.UNSQUEEZE, (self,), (dim,))
+
+    def expand(self, *sizes, **kwargs):
+        if "size" in kwargs:  # expand(size=(2, 3))
+            sizes = (kwargs.pop("size"),)
+        if not sizes:
+            raise TypeError('expand() missing 1 required positional arguments: "size"')
+        sizes = _shape_args(sizes)
+        lead = len(sizes) - self.ndim
+        if lead < 0:
+            raise RuntimeError(
+                f"expand(torch.{_LEGACY_NAMES[self._dtype.name]}{{{list(self.shape)}}}, "
+                f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) must be "
+                f"greater or equal to the number of dimensions in the tensor ({self.ndim})")
+        target = tuple(self.shape[i - lead] if s == -1 and i >= lead else s
+                       for i, s in enumerate(sizes))
+        # PyTorch checks from the last dim to the first: existing dims, then new ones.
+        for i in range(self.ndim - 1, -1, -1):
+            n = self.shape[i]
+            if n != 1 and n != target[i + lead]:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target[i + lead]}) must match the "
+                    f"existing size ({n}) at non-singleton dimension {i + lead}.  Target "
+                    f"sizes: {list(sizes)}.  Tensor sizes: {list(self.shape)}")
+        for i in range(lead - 1, -1, -1):
+            if sizes[i] == -1:
+                if self.ndim == 0:
+                    raise RuntimeError("numel: integer multiplication overflow")
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+        return apply(O.EXPAND, (self,), (target,))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)

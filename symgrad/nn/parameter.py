@@ -1,0 +1,44 @@
+"""``symgrad.nn.parameter``: :class:`Parameter`, where PyTorch keeps it
+(``from torch.nn.parameter import Parameter``)."""
+from __future__ import annotations
+
+from ..api.creation import empty
+from ..api.tensor import Tensor, _make
+
+__all__ = ["Parameter"]
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad by default; prints as ``Parameter containing:``.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> torch.nn.Parameter(torch.ones(2))
+    Parameter containing:
+    tensor([1., 1.], requires_grad=True)
+    """
+
+    __slots__ = ()
+    _torch_name = "torch.nn.parameter.Parameter"
+    _prints_as_parameter = True
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            data = empty(0)
+        p = object.__new__(cls)
+        src = _make(data._data, data.dtype)
+        for s in ("_data", "_dtype", "grad_fn", "_grad", "_accum", "_hooks",
+                  "_retains_grad", "_name"):
+            setattr(p, s, getattr(src, s))
+        p._vc = data._vc
+        p._requires_grad = False
+        if requires_grad:
+            if not p._dtype.is_floating_point:
+                raise RuntimeError("Only Tensors of floating point and complex dtype can "
+                                   "require gradients")
+            p._requires_grad = True
+        return p
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
