@@ -76,5 +76,5 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "make_dot", "SymgradError"] + list(_functional_all)
 
 # Functions of ops registered from now on (``symgrad.ops.Op(...)``) appear here too.
-from .api.functional import SURFACES as _SURFACES  # noqa: E402
-_SURFACES.export_to(globals())
+from .api.functional import FUNCTIONS as _FUNCTIONS  # noqa: E402
+_FUNCTIONS.export_to(globals())

@@ -17,7 +17,7 @@ from .core import Tensor
 from .linalg import bmm, dot, matmul, mm, mv
 from .methods import maximum, minimum, where
 from .shapes import _wrap_dim
-from .surface import Surfaces
+from .surface import Functions
 
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
@@ -126,5 +126,5 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "dot", "matmul", "mm", "mv
                                      "maximum", "minimum", "cat", "concat", "stack", "where",
                                      "is_tensor", "equal"]
 #: The functions generated from the op table (and the namespaces that receive them).
-SURFACES = Surfaces([globals()])
-subscribe(SURFACES.added, SURFACES.removed)
+FUNCTIONS = Functions([globals()])
+subscribe(FUNCTIONS.added, FUNCTIONS.removed)

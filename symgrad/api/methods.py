@@ -83,38 +83,12 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
 class _Operations:
     """Tensor's operators and elementwise methods (attached by ``api.tensor``)."""
 
-    # -- arithmetic ----------------------------------------------------------------------
-    # Tensors and Python numbers go straight to apply (what _binary would do, one call
-    # less: these are the hottest calls of scalar code).
-    def __add__(self, other):
-        if other.__class__ in _FAST_OPERANDS:
-            return apply(O.ADD, (self, other))
-        return _binary(O.ADD, self, other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        if other.__class__ in _FAST_OPERANDS:
-            return apply(O.SUB, (self, other))
-        return _binary(O.SUB, self, other)
-
+    # -- arithmetic (the operators that are exactly one op are generated: surface) --------
     def __rsub__(self, other):
         other = _as_tensor_arg(other)
         if isinstance(other, Tensor):
             return apply(O.SUB, (other, self))
         return apply(O.RSUB, (self,), (other, 1))
-
-    def __mul__(self, other):
-        if other.__class__ in _FAST_OPERANDS:
-            return apply(O.MUL, (self, other))
-        return _binary(O.MUL, self, other)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other):
-        if other.__class__ in _FAST_OPERANDS:
-            return apply(O.DIV, (self, other))
-        return _binary(O.DIV, self, other)
 
     def __rtruediv__(self, other):
         other = _as_tensor_arg(other)
@@ -134,14 +108,8 @@ class _Operations:
             return apply(O.POW_TENSOR, (base, self))
         return apply(O.RPOW, (self,), (base,))
 
-    def __neg__(self):
-        return apply(O.NEG, (self,))
-
     def __pos__(self):
         return self
-
-    def __abs__(self):
-        return apply(O.ABS, (self,))
 
     # Comparisons with a list or tuple are not PyTorch's: == is then False, < a TypeError.
     def __eq__(self, other):  # type: ignore[override]
@@ -174,14 +142,8 @@ class _Operations:
             return NotImplemented
         return _binary(O.OPS["ge"], self, other)
 
-    def __and__(self, other):
-        return _binary(O.OPS["logical_and"], self, other)
 
-    def __or__(self, other):
-        return _binary(O.OPS["logical_or"], self, other)
 
-    def __invert__(self):
-        return apply(O.OPS["logical_not"], (self,))
 
     # -- named operations ------------------------------------------------------------------
     def add(self, other, *, alpha=1):
@@ -194,17 +156,8 @@ class _Operations:
             return self - other
         return apply(O.SUB_ALPHA, (self, _as_tensor_arg(other)), (_number(alpha),))
 
-    def mul(self, other):
-        return self * other
-
-    def div(self, other):
-        return self / other
-
     def pow(self, exponent):
         return self ** exponent
-
-    def neg(self):
-        return -self
 
     def eq(self, other):
         return _binary(O.OPS["eq"], self, _comparand("eq", other))
@@ -223,45 +176,6 @@ class _Operations:
 
     def ge(self, other):
         return _binary(O.OPS["ge"], self, _comparand("ge", other))
-
-    def abs(self):
-        return apply(O.ABS, (self,))
-
-    def exp(self):
-        return apply(O.EXP, (self,))
-
-    def log(self):
-        return apply(O.LOG, (self,))
-
-    def sqrt(self):
-        return apply(O.SQRT, (self,))
-
-    def sin(self):
-        return apply(O.SIN, (self,))
-
-    def cos(self):
-        return apply(O.COS, (self,))
-
-    def tan(self):
-        return apply(O.TAN, (self,))
-
-    def tanh(self):
-        return apply(O.TANH, (self,))
-
-    def sigmoid(self):
-        return apply(O.SIGMOID, (self,))
-
-    def relu(self):
-        return apply(O.RELU, (self,))
-
-    def reciprocal(self):
-        return apply(O.RECIPROCAL, (self,))
-
-    def sign(self):
-        return apply(O.SIGN, (self,))
-
-    def sgn(self):
-        return apply(O.SGN, (self,))
 
     def clamp(self, min=None, max=None):
         if min is None and max is None:
@@ -324,15 +238,4 @@ class _Operations:
             dtype = _LEGACY_DTYPE[dtype]
         return self.to(dtype)
 
-    def clone(self) -> "Tensor":
-        return apply(O.CLONE, (self,))
 
-
-# of operands: api.compiled runs them compiled (tests/test_compiled.py checks each).
-_DIRECT_METHODS = {
-    "__add__": (O.ADD, 2), "__radd__": (O.ADD, 2), "__sub__": (O.SUB, 2),
-    "__mul__": (O.MUL, 2), "__rmul__": (O.MUL, 2), "__truediv__": (O.DIV, 2),
-    "__neg__": (O.NEG, 1), "abs": (O.ABS, 1), "exp": (O.EXP, 1), "log": (O.LOG, 1),
-    "sqrt": (O.SQRT, 1), "sin": (O.SIN, 1), "cos": (O.COS, 1), "tan": (O.TAN, 1),
-    "tanh": (O.TANH, 1), "sigmoid": (O.SIGMOID, 1), "relu": (O.RELU, 1),
-}

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..ops import Op
+from ..ops import OPS, Op
 from .apply import apply
 from .construct import _as_tensor_arg, tensor
 from .core import Tensor
 
-__all__ = ["method", "inplace_method", "function", "Surfaces"]
+__all__ = ["method", "inplace_method", "function", "Methods", "Functions"]
 
 _FAST_OPERANDS = frozenset((float, int, Tensor))  # operands _as_tensor_arg keeps as they are
 
@@ -111,56 +111,79 @@ def _named(fn: Callable, name: str, doc: str) -> Callable:
     return fn
 
 
-class Surfaces:
-    """Adds (and takes away) the generated methods and functions of each op.
+class Methods:
+    """Adds (and takes away) the Tensor methods generated for each op.
 
-    ``namespaces`` receive the functions (``symgrad.api.functional``'s globals, the
-    ``symgrad`` package's); a name someone already defined there, or on ``Tensor``, is
-    a hand-written front end and stays.
+    Subscribed once the hand-written methods are on the class: a name the class already
+    has is a hand-written front end and stays.
     """
 
-    def __init__(self, namespaces: list) -> None:
-        self.namespaces = namespaces
-        self.made: dict[str, list] = {}  # op key -> [(owner, name)] that this made
-
-    def export_to(self, namespace: dict) -> None:
-        """Give ``namespace`` the functions already made, and those made later."""
-        for made in self.made.values():
-            for owner, name in made:
-                if owner is self.namespaces[0]:
-                    namespace.setdefault(name, owner[name])
-        self.namespaces.append(namespace)
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.made: dict[str, list] = {}  # op key -> names this made
 
     def added(self, op: Op) -> None:
         if op.composite:
             return
         made = []
         for name in op.methods:
-            if not hasattr(Tensor, name):
-                setattr(Tensor, name, method(op, name))
-                made.append((Tensor, name))
-        if op.inplace and not hasattr(Tensor, op.inplace):
-            setattr(Tensor, op.inplace, inplace_method(op, op.inplace))
-            made.append((Tensor, op.inplace))
-        if op.function and op.function not in self.namespaces[0]:
-            fn = function(op)
-            for ns in self.namespaces:
-                ns.setdefault(op.function, fn)
-                made.append((ns, op.function))
-                if op.function not in ns.get("__all__", (op.function,)):
-                    ns["__all__"].append(op.function)
+            if not self._defines(name):
+                setattr(self.cls, name, method(op, name))
+                made.append(name)
+        if op.inplace and not self._defines(op.inplace):
+            setattr(self.cls, op.inplace, inplace_method(op, op.inplace))
+            made.append(op.inplace)
         self.made[op.key] = made
 
     def removed(self, op: Op) -> None:
-        for owner, name in self.made.pop(op.key, ()):
-            if isinstance(owner, dict):
-                owner.pop(name, None)
-                if name in owner.get("__all__", ()):
-                    owner["__all__"].remove(name)
-            else:
-                delattr(owner, name)
+        for name in self.made.pop(op.key, ()):
+            delattr(self.cls, name)
 
-    def names(self) -> list:
-        """The names of the functions made, for ``__all__``."""
-        return [name for made in self.made.values() for owner, name in made
-                if owner is self.namespaces[0]]
+    def _defines(self, name: str) -> bool:
+        # (not hasattr: the metaclass answers for some dunders, ``type.__or__``)
+        return any(name in vars(k) for k in self.cls.__mro__ if k is not object)
+
+    def direct(self) -> dict:
+        """``{name: (op, operands)}`` for the generated methods that are exactly one op on
+        tensors and numbers with ``apply``'s fast path (the compiled loops take these)."""
+        return {name: (op, op.arity) for op in self._ops() for name in self.made[op.key]
+                if op.simple is not None and not op.attrs and op.arity in (1, 2)
+                and name != op.inplace}
+
+    def _ops(self) -> list:
+        return [OPS[k] for k in self.made if k in OPS]
+
+
+class Functions:
+    """Adds (and takes away) the ``symgrad.*`` functions generated for each op.
+
+    ``namespaces`` receive them (``symgrad.api.functional``'s globals, the ``symgrad``
+    package's, ...); a name already defined in the first is a hand-written front end.
+    """
+
+    def __init__(self, namespaces: list) -> None:
+        self.namespaces = namespaces
+        self.made: dict[str, str] = {}  # op key -> the function's name
+
+    def export_to(self, namespace: dict) -> None:
+        """Give ``namespace`` the functions made so far, and those made later."""
+        for name in self.made.values():
+            namespace.setdefault(name, self.namespaces[0][name])
+        self.namespaces.append(namespace)
+
+    def added(self, op: Op) -> None:
+        if op.composite or not op.function or op.function in self.namespaces[0]:
+            return
+        fn = function(op)
+        for ns in self.namespaces:
+            ns.setdefault(op.function, fn)
+            if op.function not in ns.get("__all__", (op.function,)):
+                ns["__all__"].append(op.function)
+        self.made[op.key] = op.function
+
+    def removed(self, op: Op) -> None:
+        name = self.made.pop(op.key, None)
+        for ns in self.namespaces if name else ():
+            ns.pop(name, None)
+            if name in ns.get("__all__", ()):
+                ns["__all__"].remove(name)

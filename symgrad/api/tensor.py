@@ -22,6 +22,7 @@ layer (:func:`symgrad.ir.injected.inject`).  No maths lives here.
 from __future__ import annotations
 
 from ..ir.injected import inject
+from ..ops import subscribe
 from . import compiled as _compiled
 from .construct import _Construction, as_tensor, from_numpy, tensor
 from .core import Tensor, _make, attach
@@ -30,10 +31,11 @@ from .indexing import _Indexing
 from .inplace import _InPlace
 from .linalg import _LinearAlgebra
 from .messages import _LEGACY_NAMES
-from .methods import _DIRECT_METHODS, _Operations
+from .methods import _Operations
 from .recorded import TENSOR
 from .reductions import _Reductions
 from .shapes import Size
+from .surface import Methods
 from .views import _Views
 # Also imported from here by the package, the layers above and the tests:
 from .apply import _DERIVED, _apply_python, apply  # noqa: F401
@@ -49,6 +51,12 @@ for _group in (_Construction, _Views, _Indexing, _InPlace, _LinearAlgebra, _Oper
                _Reductions, _Backward):
     attach(Tensor, _group)
 del _group
+#: The methods generated from the op table (those no group above writes by hand).
+METHODS = Methods(Tensor)
+subscribe(METHODS.added, METHODS.removed)
+# Methods that are exactly their op on plain tensors and Python numbers, with the number
+# of operands: api.compiled runs them compiled (tests/test_compiled.py checks each).
+_DIRECT_METHODS = METHODS.direct()
 _compiled.accelerate_methods(Tensor, _DIRECT_METHODS)
 
 inject(Tensor=Tensor, make=_make, tensor=tensor, legacy_names=_LEGACY_NAMES,

@@ -60,7 +60,7 @@ def _clamp_mask(m, x, lo, hi):
 ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
          refuse={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')},
          grads=(lambda m, grad, self: grad * m.sgn(self),), local=("sign({self})",),
-         method="abs", function="abs", expr="abs")
+         method=("abs", "__abs__"), function="abs", expr="abs")
 
 
 # sign and sgn: zero gradient, but recorded, so that abs's gradient stays connected to its

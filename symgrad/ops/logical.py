@@ -10,14 +10,17 @@ from .reductions import _extreme_indices
 __all__: list = []  # the comparisons register themselves; none is named
 
 
-for _name, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
-                  ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
-                  ("logical_and", np.logical_and), ("logical_or", np.logical_or)):
+# (``&`` and ``|`` of tensors are these logical ops, whatever their dtype.)
+for _name, _f, _dunder in (("eq", np.equal, ()), ("ne", np.not_equal, ()),
+                           ("lt", np.less, ()), ("le", np.less_equal, ()),
+                           ("gt", np.greater, ()), ("ge", np.greater_equal, ()),
+                           ("logical_and", np.logical_and, ("__and__",)),
+                           ("logical_or", np.logical_or, ("__or__",))):
     Op(_name, inputs=("self", "other"), forward=_f, dtype=R.boolean, broadcasts=True,
-       method=_name, function=_name)
+       method=(_name,) + _dunder, function=_name)
 
 
-Op("logical_not", forward=np.logical_not, dtype=R.boolean, method="logical_not",
+Op("logical_not", forward=np.logical_not, dtype=R.boolean, method=("logical_not", "__invert__"),
    function="logical_not")
 
 
