@@ -31,7 +31,7 @@ def _parse_grads(items: tuple, variables: list) -> dict:
 
 
 def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float):
-    from symgrad.checking.checker import check as run_check
+    from symgrad.checking import check as run_check
     try:
         return run_check(expression, grads, at=at or None, samples=samples, timeout=timeout)
     except (ValueError, TypeError) as err:

@@ -32,7 +32,7 @@ def _vector_form(expr, name: str, shapes: dict) -> str | None:
 def _simplified(matrix, timeout: float):
     """``sympy.simplify`` in a child process that is killed after ``timeout`` seconds."""
     import sympy as sp
-    from symgrad.checking.checker import run_with_timeout
+    from symgrad._util import run_with_timeout
     status, result = run_with_timeout(sp.simplify, (matrix,), timeout)
     return result if status == "ok" else matrix
 
@@ -79,7 +79,7 @@ def _higher(expr, at: dict, names: list, order: int, timeout: float) -> dict:
     import sympy as sp
     import symgrad
     from symgrad.autograd import grad
-    from symgrad.checking.checker import run_with_timeout
+    from symgrad._util import run_with_timeout
     shapes = expr.shape_values(at)
     bad = [n for n in names if np.ndim(shapes[n]) != 0]
     if bad:

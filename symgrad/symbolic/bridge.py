@@ -45,11 +45,13 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from .._util import run_with_timeout
 from ..ir.backends import SYMPY
 from ..ir.node import AccumulateGrad, Node
 
 __all__ = ["to_sympy", "gradient_program", "GradientProgram", "Line", "sym_forward",
-           "leaf_symbols", "leaf_names", "nice_number", "as_sympy", "almost_everywhere"]
+           "leaf_symbols", "leaf_names", "graph_leaves", "nice_number", "as_sympy",
+           "almost_everywhere"]
 
 BAR = "\u0304"  # combining macron: x̄, v̄1
 
@@ -299,6 +301,21 @@ def leaf_symbols(name: str, shape: tuple, real: bool = True) -> np.ndarray:
     return out
 
 
+def graph_leaves(t) -> list:
+    """The leaf tensors in ``t``'s graph, in the order they first entered a graph.
+
+    Examples
+    --------
+    >>> import symgrad
+    >>> x, y = (symgrad.tensor(1.0, requires_grad=True, name=n) for n in "xy")
+    >>> [leaf.name for leaf in graph_leaves(y * x + x)]
+    ['y', 'x']
+    """
+    if t.grad_fn is None:
+        return []
+    return [a.variable for a in _leaves_of(_topological(t.grad_fn))]
+
+
 def _leaves_of(order: list) -> list:
     accs = [n for n in order if isinstance(n, AccumulateGrad)]
     accs.sort(key=lambda a: a._seq)
@@ -526,7 +543,6 @@ class GradientProgram:
             if timeout is None:
                 done = _simplify_all(raw)
             else:
-                from ..checking.checker import run_with_timeout
                 status, value = run_with_timeout(_simplify_all, (raw,), timeout)
                 if status == "ok":
                     done = value
