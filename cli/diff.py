@@ -5,7 +5,8 @@ import click
 import numpy as np
 import sympy as sp
 
-from symgrad.symbolic.derivatives import DerivativeError, Derivatives, OutsideDomain, derivatives
+from symgrad.symbolic.differentiation import (DerivativeError, Derivatives, OutsideDomain,
+                                             derivatives)
 
 from ._common import (ExpressionCommand, InputError, echo_json, fmt, load_expression,
                       parse_at, style, to_plain)

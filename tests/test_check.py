@@ -188,6 +188,17 @@ def test_bad_input_is_a_value_error():
         symgrad.check("x**2", {"x": "2*x +"})
 
 
+def test_bad_input_is_a_symgrad_error_of_the_builtin_type():
+    with pytest.raises(symgrad.SymgradError, match="not a variable") as err:
+        symgrad.check("x**2", {"y": "2*x"})
+    assert isinstance(err.value, ValueError)
+    with pytest.raises(symgrad.SymgradError, match="got None") as err:
+        symgrad.check("x**2", {"x": None})
+    assert isinstance(err.value, TypeError)
+    with pytest.raises(symgrad.SymgradError, match="samples"):
+        symgrad.check("x**2", {"x": "2*x"}, samples=-1)
+
+
 def test_symbolic_worker_cannot_hang_the_caller():
     start = time.monotonic()
     status, value = run_with_timeout(time.sleep, (30,), 0.5)
