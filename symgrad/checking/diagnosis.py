@@ -34,7 +34,7 @@ def _small(e, limit: int = 12) -> bool:
     return sp.count_ops(e) <= limit
 
 
-def explain(claimed, true) -> list:
+def explain(claimed: sp.Expr, true: sp.Expr) -> list:
     """Symbolic hints for one element pair that is not equal: a term, then a factor."""
     hints = []
     try:

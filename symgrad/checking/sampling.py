@@ -104,7 +104,7 @@ class Claim:
                           else e, dtype=object)
 
 
-def fit(claimed: np.ndarray, shape: tuple):
+def fit(claimed: np.ndarray, shape: tuple) -> np.ndarray | None:
     """The claimed array in the variable's shape, or None (wrong shape)."""
     if claimed.shape == shape:
         return claimed
