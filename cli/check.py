@@ -5,6 +5,8 @@ import sys
 
 import click
 
+from symgrad.checking import check as run_check
+
 from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
                       InputError, echo_json,
                       load_expression, parse_at, style)
@@ -31,7 +33,6 @@ def _parse_grads(items: tuple, variables: list) -> dict:
 
 
 def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float):
-    from symgrad.checking.checker import check as run_check
     try:
         return run_check(expression, grads, at=at or None, samples=samples, timeout=timeout)
     except (ValueError, TypeError) as err:
@@ -47,6 +48,7 @@ def _exit(verdicts: list) -> int:
 
 
 def _load_batch(path: str) -> list:
+    # Late: only --batch reads TOML, and before Python 3.11 it takes the tomli package.
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10

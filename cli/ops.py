@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from symgrad.ops import OPS
+
 from ._common import echo_json, style
 
 __all__ = ["ops"]
@@ -18,7 +20,6 @@ def ops(as_json: bool) -> None:
       symgrad ops
       symgrad ops --json
     """
-    from symgrad.ops import OPS
     rows = []
     for op in OPS.values():
         if op.grads is None or op.key.startswith("function:"):

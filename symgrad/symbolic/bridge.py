@@ -45,13 +45,15 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from .._util import run_with_timeout
 from ..api.tensor import _DERIVED, Tensor
 from ..ir.node import AccumulateGrad, Node
 from ..ops import sympy_function
 from .backend import SYMPY
 
 __all__ = ["to_sympy", "gradient_program", "GradientProgram", "Line", "sym_forward",
-           "leaf_symbols", "leaf_names", "nice_number", "as_sympy", "almost_everywhere"]
+           "leaf_symbols", "leaf_names", "graph_leaves", "nice_number", "as_sympy",
+           "almost_everywhere"]
 
 BAR = "\u0304"  # combining macron: x̄, v̄1
 
@@ -274,6 +276,21 @@ def leaf_symbols(name: str, shape: tuple, real: bool = True) -> np.ndarray:
         label = name + "".join(f"_{i}" for i in ix)
         out[ix] = sp.Symbol(label, real=real)
     return out
+
+
+def graph_leaves(t) -> list:
+    """The leaf tensors in ``t``'s graph, in the order they first entered a graph.
+
+    Examples
+    --------
+    >>> import symgrad
+    >>> x, y = (symgrad.tensor(1.0, requires_grad=True, name=n) for n in "xy")
+    >>> [leaf.name for leaf in graph_leaves(y * x + x)]
+    ['y', 'x']
+    """
+    if t.grad_fn is None:
+        return []
+    return [a.variable for a in _leaves_of(_topological(t.grad_fn))]
 
 
 def _leaves_of(order: list) -> list:
@@ -503,7 +520,6 @@ class GradientProgram:
             if timeout is None:
                 done = _simplify_all(raw)
             else:
-                from ..checking.checker import run_with_timeout  # (moves to _util)
                 status, value = run_with_timeout(_simplify_all, (raw,), timeout)
                 if status == "ok":
                     done = value

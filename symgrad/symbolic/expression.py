@@ -111,6 +111,18 @@ class Expression:
         return {name: tensor(_value(values[name]), dtype=float64, requires_grad=True,
                              name=name) for name in self.variables}
 
+    def leaves(self, **values: Any) -> dict:
+        """Fresh leaf tensors for every variable (float64, requiring grad, named after
+        it), ready for :meth:`evaluate`; a value is needed for each variable.
+
+        Examples
+        --------
+        >>> leaves = parse("x * y").leaves(x=2, y=[1, 2])
+        >>> leaves["y"]
+        tensor([1., 2.], dtype=torch.float64, requires_grad=True)
+        """
+        return self._leaves(values)
+
     def evaluate(self, leaves: Mapping | None = None, /, **values: Any):
         """Run the expression forward with the tensor front end; a traced tensor.
 
