@@ -11,6 +11,11 @@ from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
                       InputError, echo_json,
                       load_expression, parse_at, style)
 
+try:  # --batch reads TOML: the standard library from Python 3.11, tomli before
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
 __all__ = ["check"]
 
 _COLOURS = {"correct": "green", "wrong": "red", "undecided": "yellow"}
@@ -48,11 +53,6 @@ def _exit(verdicts: list) -> int:
 
 
 def _load_batch(path: str) -> list:
-    # Late: only --batch reads TOML, and before Python 3.11 it takes the tomli package.
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
