@@ -11,7 +11,7 @@ Two things are built here, both by walking the same IR the engine runs:
 
 The forward of each op comes from the op table (its numpy ``forward`` run on object
 arrays, or its ``sym`` mapping) and the adjoints from the op table's gradient rules run
-on the :data:`~symgrad.backends.SYMPY` backend: no op has its own code here.
+on the :data:`~symgrad.symbolic.backend.SYMPY` backend: no op has its own code here.
 
 Examples
 --------
@@ -221,7 +221,7 @@ def to_sympy(t, names: Mapping | None = None):
     ----------
     t : Tensor or Expression
         Any tensor; one without history gives its (constant) value.  A parsed
-        :class:`~symgrad.expr.Expression` is traced with scalar variables.
+        :class:`~symgrad.symbolic.expression.Expression` is traced with scalar variables.
     names : mapping, optional
         ``id(leaf) -> name``, overriding the leaves' own names.
 

@@ -291,8 +291,8 @@ class Expression:
     def vector_gradient(self, var: str, **values: Any) -> str:
         """The gradient with respect to ``var`` in vector form, as expression text.
 
-        Raises :class:`symgrad.vecdiff.NoVectorForm` where the grammar cannot write
-        it (see :func:`symgrad.vecdiff.vector_gradient`); scalars default to 0.5.
+        Raises :class:`symgrad.symbolic.vecdiff.NoVectorForm` where the grammar cannot write
+        it (see :func:`symgrad.symbolic.vecdiff.vector_gradient`); scalars default to 0.5.
 
         Examples
         --------
