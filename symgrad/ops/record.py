@@ -142,6 +142,27 @@ class Op:
     def differentiable(self) -> bool:
         return self.grads is not None
 
+    def describe(self) -> dict:
+        """The record as ``symgrad ops`` lists it: node, operands, derivatives, and the
+        names it has on each surface.
+
+        Examples
+        --------
+        >>> from symgrad import ops
+        >>> d = ops.MUL.describe()
+        >>> d["node"], d["methods"], d["function"]
+        ('MulBackward0', ['mul', '__mul__', '__rmul__'], 'mul')
+        >>> d["derivative"]
+        ['∂/∂self: {other}', '∂/∂other: {self}']
+        """
+        local = [f"∂/∂{name}: {text}" for name, text in zip(self.inputs, self.local or ())
+                 if text]
+        return {"op": self.key, "node": self.node_name if self.differentiable else None,
+                "inputs": list(self.inputs), "attrs": list(self.attrs),
+                "saves": list(self.saves), "differentiable": self.differentiable,
+                "derivative": local, "function": self.function, "methods": list(self.methods),
+                "inplace": self.inplace, "functional": self.functional, "expr": self.expr}
+
     def __repr__(self) -> str:
         return f"<op {self.key}: {self.node_name}>"
 
