@@ -217,3 +217,13 @@ def test_glob_match(rel, pattern, expected):
 def test_class_attributes_do_not_shadow(tmp_path):
     _write(tmp_path, {"pkg/__init__.py": "class C:\n    draw = 1\n", "pkg/draw.py": ""})
     assert _measure(tmp_path)["shadowed"] == []
+
+
+def test_compiled_submodule_is_no_edge_to_the_package(tmp_path):
+    """``from .. import _speedups`` imports the extension built from ``_speedups.c``."""
+    _write(tmp_path, {"pkg/__init__.py": "from .sub import mod\n", "pkg/_speedups.c": "",
+                      "pkg/sub/__init__.py": "",
+                      "pkg/sub/mod.py": "from .. import _speedups\n"})
+    assert _measure(tmp_path)["cycles"] == []
+    (tmp_path / "pkg" / "_speedups.c").unlink()  # now it is a name of pkg/__init__
+    assert _measure(tmp_path)["summary"]["cycles"] == 1
