@@ -235,7 +235,7 @@ def test_compiled_methods_bind_like_methods():
 # ------------------------------------------------------------------ the pure-Python path
 CORE = ["tests/tensor/test_programs_and_graphs.py", "tests/autograd/test_tutorial_seeds.py",
         "tests/autograd/test_autograd_semantics.py", "tests/engine/test_engine_order.py",
-        "tests/ops/test_op_table.py"]
+        "tests/engine/test_engine_memory.py", "tests/ops/test_op_table.py"]
 
 
 @needs_compiled
