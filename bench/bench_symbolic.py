@@ -16,13 +16,12 @@ the inner tanh chains and grows quadratically (CSE recovers sharing, at a cost).
 from __future__ import annotations
 
 import argparse
-import sys
-import threading
 import time
 
 import sympy as sp
 
 import symgrad
+from symgrad._util import deep
 from symgrad.symbolic.bridge import gradient_program
 
 
@@ -44,28 +43,7 @@ def nested_sympy(d: int):
 
 def _deep(fn):
     """Run ``fn`` with a high recursion limit on a thread with a 512 MB stack."""
-    out: dict = {}
-
-    def run():
-        old = sys.getrecursionlimit()
-        sys.setrecursionlimit(200_000)
-        try:
-            out["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-            out["error"] = e
-        finally:
-            sys.setrecursionlimit(old)
-
-    size = threading.stack_size(512 * 1024 * 1024)
-    try:
-        t = threading.Thread(target=run)
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(size)
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
+    return deep(fn, limit=200_000)
 
 
 def measure(d: int) -> dict:

@@ -10,6 +10,9 @@ from typing import Any, Iterable
 import click
 import numpy as np
 
+from symgrad.symbolic.expression import Expression, parse
+from symgrad.symbolic.parser import ParseError, parse_value
+
 __all__ = ["InputError", "CheckFailed", "ExpressionCommand", "check_output",
            "load_expression", "parse_at", "echo_json",
            "style", "fmt", "to_plain"]
@@ -63,10 +66,8 @@ class ExpressionCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-def load_expression(text: str, what: str = "expression"):
+def load_expression(text: str, what: str = "expression") -> Expression:
     """Parse expression text with symgrad's own parser; errors become InputError."""
-    from symgrad.symbolic.expression import parse
-    from symgrad.symbolic.parser import ParseError
     try:
         return parse(text)
     except ParseError as err:
@@ -75,7 +76,6 @@ def load_expression(text: str, what: str = "expression"):
 
 def parse_at(items: Iterable[str], variables: list[str]) -> dict:
     """``["x=4", "y=[1,2]"]`` -> ``{"x": 4.0, "y": [1.0, 2.0]}``, checked against variables."""
-    from symgrad.symbolic.parser import ParseError, parse_value
     values: dict = {}
     for item in items:
         name, sep, text = item.partition("=")

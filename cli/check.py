@@ -5,9 +5,16 @@ import sys
 
 import click
 
+from symgrad.checking import check as run_check
+
 from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
                       InputError, echo_json,
                       load_expression, parse_at, style)
+
+try:  # --batch reads TOML: the standard library from Python 3.11, tomli before
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 __all__ = ["check"]
 
@@ -31,7 +38,6 @@ def _parse_grads(items: tuple, variables: list) -> dict:
 
 
 def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float):
-    from symgrad.checking.checker import check as run_check
     try:
         return run_check(expression, grads, at=at or None, samples=samples, timeout=timeout)
     except (ValueError, TypeError) as err:
@@ -47,10 +53,6 @@ def _exit(verdicts: list) -> int:
 
 
 def _load_batch(path: str) -> list:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)

@@ -5,6 +5,9 @@ import pathlib
 
 import click
 
+import symgrad
+from symgrad.drawing.diagram import RenderError
+
 from ._common import (ExpressionCommand, InputError, check_output, echo_json,
                       load_expression, parse_at)
 
@@ -41,8 +44,6 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
       symgrad draw "tanh(w*x + b)" -o g.pdf --theme print --rankdir TB
       symgrad draw "x**2*y" --at x=3 --at y=2 -o g.svg --steps frames/
     """
-    import symgrad
-    from symgrad.drawing.diagram import RenderError
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
     complete = all(v in at for v in expr.variables)
@@ -56,10 +57,9 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
         if steps_dir and out.numel() != 1:
             raise InputError(f"--steps needs a scalar expression; this one has shape "
                              f"{list(out.shape)} (wrap it in sum(...))")
-        leaves = _leaves(out)
         if complete and out.numel() == 1 and out.requires_grad and kind != "forward":
             out.backward(retain_graph=True)
-        diagram = symgrad.draw(out, kind=kind, names={**leaves, "f": out}, theme=theme,
+        diagram = symgrad.draw(out, kind=kind, names={"f": out}, theme=theme,
                                rankdir=rankdir, show_values=complete, show_grads=complete,
                                show_local=local, title=expression)
         path = diagram.render(output)
@@ -68,7 +68,7 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
             out2 = expr.evaluate(**values)
             frames = symgrad.draw_steps(out2, pathlib.Path(steps_dir), theme=theme,
                                         rankdir=rankdir, show_values=complete,
-                                        names={**_leaves(out2), "f": out2})
+                                        names={"f": out2})
     except RenderError as err:
         raise InputError(str(err)) from None
     except OSError as err:
@@ -84,21 +84,3 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
     if frames:
         click.echo(f"wrote {len(frames)} frames to {steps_dir}")
 
-
-def _leaves(out) -> dict:
-    """The named leaves of a traced expression (for labels)."""
-    from symgrad.ir.node import AccumulateGrad, Node
-    found: dict = {}
-    stack = [out.grad_fn] if out.grad_fn is not None else []
-    seen = set()
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if isinstance(n, AccumulateGrad):
-            if n.variable.name:
-                found[n.variable.name] = n.variable
-            continue
-        stack.extend(x for x in n.inputs if isinstance(x, Node))
-    return found

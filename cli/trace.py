@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import runpy
 import sys
+import traceback
 
 import click
+
+import symgrad
+from symgrad import Tensor
+from symgrad.drawing.diagram import RenderError
 
 from ._common import InputError, check_output, echo_json
 
@@ -32,9 +38,6 @@ def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) 
       symgrad trace lesson.py --var f -o f.svg
       symgrad trace lesson.py --var loss --kind both -o loss.png
     """
-    import symgrad
-    from symgrad.drawing.diagram import RenderError
-    from symgrad.api.tensor import Tensor
     saved = {k: sys.modules.get(k) for k in ("torch", "torch.autograd")}
     sys.modules["torch"] = symgrad
     sys.modules["torch.autograd"] = symgrad.autograd
@@ -84,8 +87,6 @@ def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) 
 
 def _script_error(script: str, err: BaseException) -> str:
     """``lesson.py, line 4: ValueError: boom``: the innermost frame in the script."""
-    import os
-    import traceback
     line = getattr(err, "lineno", None) if isinstance(err, SyntaxError) else None
     if line is None:
         target = os.path.abspath(script)

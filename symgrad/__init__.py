@@ -56,7 +56,7 @@ BoolTensor = _legacy("BoolTensor", bool)
 
 from .symbolic.expression import Expression, parse  # noqa: E402
 from .symbolic.bridge import gradient_program, to_sympy  # noqa: E402
-from .checking.checker import Report, check, verify  # noqa: E402
+from .checking import Report, check, verify  # noqa: E402
 from .drawing import draw, draw_steps, make_dot  # noqa: E402
 
 __version__ = "0.1.0"

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import symgrad
-from symgrad.checking.checker import Report, run_with_timeout
+from symgrad._util import run_with_timeout
+from symgrad.checking import Report
 
 V3 = [0.5, -1.2, 2.0]
 M2 = [[1.0, 2.0], [-0.5, 3.0]]
@@ -130,7 +131,7 @@ def _slow_job(pairs):
 
 def test_timeout_gives_undecided_never_correct(monkeypatch):
     import sys
-    monkeypatch.setattr(sys.modules["symgrad.checking.checker"], "_symbolic_job", _slow_job)
+    monkeypatch.setattr(sys.modules["symgrad.checking.decision"], "symbolic_job", _slow_job)
     r = symgrad.check("x**2*sin(x)", {"x": "x*(2*sin(x) + x*cos(x))"}, timeout=0.5)
     assert r.verdict == "undecided"
     assert r.exit_code == 3
@@ -185,6 +186,17 @@ def test_bad_input_is_a_value_error():
         symgrad.check("x*y", "y")
     with pytest.raises(symgrad.symbolic.parser.ParseError):
         symgrad.check("x**2", {"x": "2*x +"})
+
+
+def test_bad_input_is_a_symgrad_error_of_the_builtin_type():
+    with pytest.raises(symgrad.SymgradError, match="not a variable") as err:
+        symgrad.check("x**2", {"y": "2*x"})
+    assert isinstance(err.value, ValueError)
+    with pytest.raises(symgrad.SymgradError, match="got None") as err:
+        symgrad.check("x**2", {"x": None})
+    assert isinstance(err.value, TypeError)
+    with pytest.raises(symgrad.SymgradError, match="samples"):
+        symgrad.check("x**2", {"x": "2*x"}, samples=-1)
 
 
 def test_symbolic_worker_cannot_hang_the_caller():

@@ -113,8 +113,10 @@ def test_ops_lists_the_table():
     assert r.exit_code == 0
     rows = {row["op"]: row for row in json.loads(r.output)["ops"]}
     assert rows["mul"]["node"] == "MulBackward0"
-    assert {k for k, op in OPS.items() if op.grads is not None
-            and not k.startswith("function:")} == set(rows)
+    assert {k for k, op in OPS.items() if op.grads is not None} == set(rows)
+    assert rows["sin"]["methods"] == ["sin"] and rows["sin"]["expr"] == "sin"
+    every = {row["op"] for row in json.loads(run("ops", "--all", "--json").output)["ops"]}
+    assert every == set(OPS) and "matmul" in every
 
 
 def test_draw_writes_dot_without_graphviz_program(tmp_path):

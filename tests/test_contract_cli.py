@@ -310,11 +310,11 @@ def test_check_verdicts(claim, verdict, code, values):
 
 def test_check_undecided_is_exit_3(monkeypatch):
     import time
-    C = sys.modules["symgrad.checking.checker"]
+    C = sys.modules["symgrad.checking.decision"]
 
     def slow(pairs):
         time.sleep(30)
-    monkeypatch.setattr(C, "_symbolic_job", slow)
+    monkeypatch.setattr(C, "symbolic_job", slow)
     r = run("check", "x**2*sin(x)", "--grad", "x=x*(2*sin(x) + x*cos(x))", "--timeout",
             "0.5", "--samples", "2")
     assert r.exit_code == 3 and r.output.startswith("undecided")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops import OPS, Op
+from ..ops import Op, unregister
 from ..ir.backends import NUMPY
 from ..ir.node import GRAD_MODE, Node, RemovableHandle, _version_error
 from ..engine import reverse as engine
@@ -192,7 +192,7 @@ class _FunctionMeta(type):
         # ``_backward_cls``: a subclass that only overrides backward is ``<Sub>Backward``.
         op = Op(f"{name}", inputs=("tensors",), forward=None, grads=(None,),
                 node=f"{name}Backward", key=f"function:{cls.__module__}.{name}")
-        OPS.pop(op.key, None)  # a user's Function is no op of the table
+        unregister(op)  # a user's Function is no op of the table
         cls._node_class = type(f"{name}Backward", (BackwardCFunction,), {
             "__slots__": (), "op": op, "_function": cls,
             "__module__": "torch.autograd.function"})

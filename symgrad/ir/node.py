@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops import Op, dtypes, subscribe
+from ..ops.record import INT64_NAMES
 from .injected import INJECTED
 
 __all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle"]
@@ -200,7 +201,7 @@ class Node:
                     # A number operand is a wrapped scalar in PyTorch: a 0-d tensor.
                     kind = {int: dtypes.int64, float: dtypes.float64, bool: dtypes.bool}
                     return INJECTED.tensor(value, dtype=kind[type(value)])
-                if key in _INT64_SAVES:
+                if key in INT64_NAMES:
                     return _as_uint64(_public(value))
                 return _public(value)
             if key in type(self).op.consts:
@@ -245,9 +246,6 @@ def _version_error(node: Node, i: int, tensor, is_output: bool = False) -> Runti
         "check_nan=False).")
 
 
-# Saved dims and indices are int64 (SymInt) in PyTorch, and its Python binding shows a
-# negative one as the unsigned 64-bit number: ``x.sum(-1)`` saves dim (2**64 - 1,).
-_INT64_SAVES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step"))
 
 
 def _as_uint64(value):

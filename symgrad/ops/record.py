@@ -9,9 +9,14 @@ import numpy as np
 
 from .dtype_rules import same
 
-__all__ = ["Op", "OPS", "node_name", "op_named", "subscribe", "unregister"]
+__all__ = ["Op", "OPS", "INT64_NAMES", "node_name", "op_named", "subscribe", "unregister"]
 
 OPS: dict[str, "Op"] = {}
+
+#: The names of saved attributes that are int64 (SymInt) in PyTorch, whatever the op: its
+#: Python binding shows a negative one as the unsigned 64-bit number (``x.sum(-1)`` saves
+#: dim ``(2**64 - 1,)``).  Attribute names mean the same in every record.
+INT64_NAMES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step"))
 
 
 def node_name(name: str, overload: int) -> str:
@@ -136,6 +141,27 @@ class Op:
     @property
     def differentiable(self) -> bool:
         return self.grads is not None
+
+    def describe(self) -> dict:
+        """The record as ``symgrad ops`` lists it: node, operands, derivatives, and the
+        names it has on each surface.
+
+        Examples
+        --------
+        >>> from symgrad import ops
+        >>> d = ops.MUL.describe()
+        >>> d["node"], d["methods"], d["function"]
+        ('MulBackward0', ['mul', '__mul__', '__rmul__'], 'mul')
+        >>> d["derivative"]
+        ['∂/∂self: {other}', '∂/∂other: {self}']
+        """
+        local = [f"∂/∂{name}: {text}" for name, text in zip(self.inputs, self.local or ())
+                 if text]
+        return {"op": self.key, "node": self.node_name if self.differentiable else None,
+                "inputs": list(self.inputs), "attrs": list(self.attrs),
+                "saves": list(self.saves), "differentiable": self.differentiable,
+                "derivative": local, "function": self.function, "methods": list(self.methods),
+                "inplace": self.inplace, "functional": self.functional, "expr": self.expr}
 
     def __repr__(self) -> str:
         return f"<op {self.key}: {self.node_name}>"

@@ -111,6 +111,18 @@ class Expression:
         return {name: tensor(_value(values[name]), dtype=float64, requires_grad=True,
                              name=name) for name in self.variables}
 
+    def leaves(self, **values: Any) -> dict:
+        """Fresh leaf tensors for every variable (float64, requiring grad, named after
+        it), ready for :meth:`evaluate`; a value is needed for each variable.
+
+        Examples
+        --------
+        >>> leaves = parse("x * y").leaves(x=2, y=[1, 2])
+        >>> leaves["y"]
+        tensor([1., 2.], dtype=torch.float64, requires_grad=True)
+        """
+        return self._leaves(values)
+
     def evaluate(self, leaves: Mapping | None = None, /, **values: Any):
         """Run the expression forward with the tensor front end; a traced tensor.
 
@@ -279,8 +291,8 @@ class Expression:
     def vector_gradient(self, var: str, **values: Any) -> str:
         """The gradient with respect to ``var`` in vector form, as expression text.
 
-        Raises :class:`symgrad.vecdiff.NoVectorForm` where the grammar cannot write
-        it (see :func:`symgrad.vecdiff.vector_gradient`); scalars default to 0.5.
+        Raises :class:`symgrad.symbolic.vecdiff.NoVectorForm` where the grammar cannot write
+        it (see :func:`symgrad.symbolic.vecdiff.vector_gradient`); scalars default to 0.5.
 
         Examples
         --------

@@ -1,0 +1,241 @@
+"""Symbols: is the claimed gradient equal to the true one?  A proof, or no answer.
+
+``simplify(claimed - true)`` per element, after dropping what holds only on a null set
+(:func:`~symgrad.symbolic.bridge.almost_everywhere`); where kinks (``Abs``, ``sign``,
+``Max``, ...) remain, each sign pattern of their arguments is a smooth case, decided on
+its own.  The comparison runs in a child process with a time budget
+(:func:`symgrad._util.run_with_timeout`), so a hard simplification never hangs the
+caller.
+
+Examples
+--------
+>>> import sympy as sp
+>>> x = sp.Symbol("x", real=True)
+>>> is_zero(sp.Abs(x) - x * sp.sign(x)), is_zero(sp.Abs(x) - x)
+(True, False)
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from .._util import run_with_timeout
+from ..symbolic.bridge import almost_everywhere, gradient_program
+from ..symbolic.expression import Expression
+from .diagnosis import explain
+from .sampling import fit
+
+__all__ = ["is_zero", "symbolic_job", "display_job", "compare_symbolically"]
+
+
+def is_zero(d, depth: int = 0) -> bool:
+    """Whether ``d`` is zero almost everywhere (a proof, or False when none is found)."""
+    d = almost_everywhere(sp.sympify(d))
+    if d == 0:
+        return True
+    attempts = (sp.expand, sp.cancel, sp.simplify,
+                lambda e: sp.simplify(sp.expand(e.rewrite(sp.exp))),
+                lambda e: sp.trigsimp(sp.expand_trig(e)))
+    for f in attempts:
+        try:
+            if f(d) == 0:
+                return True
+        except Exception:  # noqa: BLE001 - a failed rewrite is not an answer
+            continue
+    if depth < 2:
+        cases = _kink_cases(d)
+        if cases is not None:
+            return all(is_zero(c, depth + 1) for c in cases)
+    return False
+
+
+_KINKS = (sp.Abs, sp.sign, sp.Heaviside, sp.Max, sp.Min)
+_MAX_KINKS = 5
+
+
+def _kink_argument(k):
+    """The expression whose sign decides which piece a kink is on (None: unsupported)."""
+    if isinstance(k, (sp.Abs, sp.sign, sp.Heaviside)):
+        return k.args[0]
+    if isinstance(k, (sp.Max, sp.Min)) and len(k.args) == 2:
+        return k.args[0] - k.args[1]
+    return None
+
+
+def _on_piece(k, s: int):
+    """Kink ``k`` where its argument has sign ``s`` (+1 or -1)."""
+    if isinstance(k, sp.Abs):
+        return s * k.args[0]
+    if isinstance(k, sp.sign):
+        return sp.Integer(s)
+    if isinstance(k, sp.Heaviside):
+        return sp.Integer(1 if s > 0 else 0)
+    a, b = k.args
+    if isinstance(k, sp.Max):
+        return a if s > 0 else b
+    return b if s > 0 else a
+
+
+def _kink_cases(d):
+    """``d`` on each sign pattern of its kinks' arguments (None when not applicable).
+
+    Every point off the kinks (a null set when the arguments are not constant) has one
+    sign pattern; there each kink is one smooth piece and each comparison of a kink's
+    argument with zero is decided.  So ``d`` is zero almost everywhere when it is zero
+    on every pattern -- patterns that no point has are checked too, which only makes
+    the test stricter.
+    """
+    kinks = sorted(d.atoms(*_KINKS), key=sp.default_sort_key)
+    if not kinks:
+        return None
+    args: list = []  # distinct arguments up to sign; each kink refers to one
+    where = []
+    for k in kinks:
+        u = _kink_argument(k)
+        if u is None or not u.free_symbols:
+            return None
+        for i, a in enumerate(args):
+            if sp.expand(u - a) == 0:
+                where.append((i, 1))
+                break
+            if sp.expand(u + a) == 0:
+                where.append((i, -1))
+                break
+        else:
+            args.append(u)
+            where.append((len(args) - 1, 1))
+    if len(args) > _MAX_KINKS:
+        return None
+    cases = []
+    for pattern in _sign_patterns(len(args)):
+        repl = {k: _on_piece(k, pattern[i] * o) for k, (i, o) in zip(kinks, where)}
+        piece = d.xreplace(repl)
+        decided = {}
+        for r in piece.atoms(sp.core.relational.Relational):
+            sign = _relation_sign(r, args, pattern)
+            if sign is not None:
+                decided[r] = _decide(r, sign)
+        cases.append(piece.xreplace(decided))
+    return cases
+
+
+def _sign_patterns(n: int):
+    for i in range(2 ** n):
+        yield tuple(1 if (i >> j) & 1 else -1 for j in range(n))
+
+
+def _relation_sign(r, args, pattern):
+    """The sign of ``lhs - rhs`` of relation ``r`` if it is ± a kink argument."""
+    diff = r.lhs - r.rhs
+    for u, s in zip(args, pattern):
+        if sp.expand(diff - u) == 0:
+            return s
+        if sp.expand(diff + u) == 0:
+            return -s
+    return None
+
+
+def _decide(r, sign: int):
+    if isinstance(r, (sp.StrictGreaterThan, sp.GreaterThan)):
+        return sp.true if sign > 0 else sp.false
+    if isinstance(r, (sp.StrictLessThan, sp.LessThan)):
+        return sp.true if sign < 0 else sp.false
+    if isinstance(r, sp.Eq):
+        return sp.false
+    if isinstance(r, sp.Ne):
+        return sp.true
+    return r
+
+
+def symbolic_job(pairs: list) -> list:
+    """Per variable: status and hints.  Runs in a child process (may be killed)."""
+    out = []
+    for claimed, true in pairs:
+        status = "equal"
+        hints: list = []
+        for c, t in zip(claimed, true):
+            if not is_zero(sp.sympify(c) - sp.sympify(t)):
+                status = "not shown equal"
+                hints = explain(sp.sympify(c), sp.sympify(t))
+                break
+        out.append((status, [(k, str(e), float(e) if e.is_number else None)
+                             for k, e in hints]))
+    return out
+
+
+def display_job(trues: list) -> list:
+    """Simplified text of each true gradient (None where it is too big to bother)."""
+    out = []
+    for elements in trues:
+        exprs = [almost_everywhere(sp.sympify(e)) for e in elements]
+        if sum(sp.count_ops(e) for e in exprs) > 400:
+            out.append(None)
+            continue
+        texts = [str(sp.simplify(e)) for e in exprs]
+        out.append(texts[0] if len(texts) == 1 else texts)
+    return out
+
+
+def compare_symbolically(f: Expression, claims: dict, shapes: dict, per_var: dict,
+                         timeout: float, notes: list) -> tuple[list | None, list | None]:
+    """The true gradient by symbolic reverse mode on the IR, the claims from their own IR,
+    compared in a child process within ``timeout`` seconds.
+
+    Fills ``per_var[k]["true"]`` and ``["symbolic"]``; returns the element pairs
+    ``(claimed, true)`` per variable (None without a symbolic form) and the job's
+    ``(status, hints)`` per variable (None when it timed out or failed).
+    """
+    try:
+        shape_point = {k: np.zeros(s) + 0.5 for k, s in shapes.items()}
+        prog = gradient_program(f.evaluate(**shape_point))
+        closed = prog.closed_form(simplify=False)
+        sym_pairs = []
+        for k, c in claims.items():
+            t = np.asarray(_tolist(closed[k]), dtype=object).reshape(shapes[k])
+            cs = c.sympy(shape_point)
+            cs = fit(cs, shapes[k]) if cs is not None else None
+            if cs is None:
+                cs = np.full(shapes[k], sp.nan, dtype=object)
+            per_var[k]["true"] = _show(t)
+            sym_pairs.append((list(np.ravel(cs)), list(np.ravel(t))))
+    except NotImplementedError as e:
+        notes.append(f"no symbolic form: {e}")
+        return None, None
+    status, result = run_with_timeout(symbolic_job, (sym_pairs,), timeout)
+    if status == "timeout":
+        notes.append(f"symbolic simplification did not finish within {timeout:g} s")
+        for k in claims:
+            per_var[k]["symbolic"] = "timeout"
+        return sym_pairs, None
+    if status == "error":
+        notes.append(f"symbolic comparison failed ({result})")
+        for k in claims:
+            per_var[k]["symbolic"] = "failed"
+        return sym_pairs, None
+    for k, (st, _) in zip(claims, result):
+        per_var[k]["symbolic"] = st
+    # A tidier form of the true gradient for people, if it comes quickly.
+    status, shown = run_with_timeout(display_job, ([p[1] for p in sym_pairs],),
+                                     min(3.0, timeout))
+    if status == "ok":
+        for k, text in zip(claims, shown):
+            if text is not None:
+                # As _show writes it: [y_0*cos(...), ...], no quotes.
+                per_var[k]["true"] = text if shapes[k] == () else str(
+                    np.asarray(text, dtype=object).reshape(shapes[k]).tolist()
+                ).replace("'", "")
+    return sym_pairs, result
+
+
+def _tolist(e):
+    if isinstance(e, (sp.MatrixBase, sp.NDimArray)):
+        return e.tolist()
+    return e
+
+
+def _show(a: np.ndarray) -> str:
+    a = np.frompyfunc(lambda e: almost_everywhere(sp.sympify(e)), 1, 1)(a) if a.ndim \
+        else almost_everywhere(sp.sympify(a[()]))
+    if isinstance(a, np.ndarray):
+        return str(a.tolist())
+    return str(a)

@@ -1,0 +1,214 @@
+"""Plain words for how a claimed gradient differs from the true one.
+
+From the numbers: a constant factor ("missing factor 2"), the wrong sign, a transposed
+matrix, the derivative with respect to another variable, a claim right only for a
+symmetric matrix, the wrong shape.  From SymPy (:func:`explain`, run with the symbolic
+comparison): a missing factor, a missing or extra term, a wrong sign of one term.
+
+Examples
+--------
+>>> factor_text(0.5), factor_text(-1.0)
+('missing factor 2', 'wrong sign: the claimed gradient is the negative of the true one')
+>>> import sympy as sp
+>>> x = sp.Symbol("x", real=True)
+>>> explain(sp.cos(x**2), 2*x*sp.cos(x**2))
+[('factor', 2*x)]
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..symbolic.bridge import almost_everywhere
+from ..symbolic.expression import Expression
+from .sampling import Samples, close
+
+__all__ = ["explain", "diagnose", "diagnose_all", "factor_text", "shape_mismatches"]
+
+# Diagnoses read off the numbers alone; any other is worth the symmetric-matrix test.
+_NUMERIC_KINDS = ("wrong sign", "missing factor", "extra factor", "transposed",
+                  "wrong variable", "the claimed gradient is")
+
+
+def _small(e, limit: int = 12) -> bool:
+    return sp.count_ops(e) <= limit
+
+
+def explain(claimed: sp.Expr, true: sp.Expr) -> list:
+    """Symbolic hints for one element pair that is not equal: a term, then a factor."""
+    hints = []
+    try:
+        true = almost_everywhere(true)
+        claimed = almost_everywhere(claimed)
+        diff = sp.simplify(true - claimed)
+        if diff != 0 and _small(diff):
+            terms = sp.Add.make_args(sp.expand(true))
+            if any(sp.simplify(t - diff) == 0 for t in terms):
+                return [("missing", diff)]
+            if any(sp.simplify(t - diff / 2) == 0 for t in terms):
+                return [("sign", diff / 2)]
+        if true != 0 and claimed != 0:
+            ratio = sp.factor(sp.simplify(true / claimed))
+            if ratio.is_number and ratio.is_finite and ratio != 0:
+                return [("const", ratio)]
+            num, den = sp.fraction(ratio)
+            # A factor reads well as a monomial over anything: 2*x, 1/(1 + x**2).
+            plain = not (isinstance(num, sp.Add) or ratio.has(sp.Piecewise))
+            if ratio.free_symbols and _small(ratio, 8) and plain:
+                return [("factor", ratio)]
+        if diff != 0 and _small(diff):
+            terms = sp.Add.make_args(sp.expand(claimed))
+            if any(sp.simplify(t + diff) == 0 for t in terms):
+                hints.append(("extra", -diff))
+            else:
+                hints.append(("differs", -diff))
+    except Exception:  # noqa: BLE001 - hints are optional
+        pass
+    return hints
+
+
+def shape_mismatches(shape_bad: dict) -> list:
+    """``x: wrong shape: ...`` for each ``variable -> (claimed shape, true shape)``."""
+    return [f"{k}: wrong shape: the claimed gradient has shape {got}, the gradient of a "
+            f"variable of shape {want} has shape {want}" for k, (got, want) in shape_bad.items()]
+
+
+def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list | None,
+                 shapes: dict, rtol: float, atol: float) -> list:
+    """The diagnoses of every claim that differs (shape mismatches aside)."""
+    out = []
+    for k in claims:
+        if found.per_var[k]["numeric"] != "differ" or k in found.shape_bad:
+            continue
+        hints = None
+        if sym_result is not None:
+            hints = sym_result[list(claims).index(k)][1]
+        evidence = found.evidence[k]
+        if shapes[k] and evidence and evidence[0][0].ndim == 0:
+            out.append(f"{k}: wrong shape: the claimed gradient is a scalar, "
+                       f"but {k} has shape {shapes[k]}")
+            continue
+        words = diagnose(k, evidence, hints, rtol, atol)
+        if not (words and words[0].startswith(_NUMERIC_KINDS)):
+            sym = _symmetric_only(f, claims[k], k, evidence, shapes, rtol, atol)
+            if sym is not None:
+                words = [f"right only when {sym} is symmetric: the true gradient "
+                         f"has both {sym} and {sym}.T"]
+        out.extend(f"{k}: {d}" for d in words)
+    return out
+
+
+def _symmetric_only(f: Expression, claim, name: str, evidence: list, shapes: dict,
+                    rtol: float, atol: float):
+    """The square matrix variable whose symmetry would make the claim right, or None.
+
+    The classic slip: d(x.T @ A @ x)/dx written as 2 * A @ x, true for symmetric A.
+    """
+    for m, shape in shapes.items():
+        if len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2:
+            continue
+        good = 0
+        for _, _, _, point in evidence[:3]:
+            p = dict(point)
+            p[m] = (np.asarray(point[m]) + np.asarray(point[m]).T) / 2
+            try:
+                true = np.asarray(f.gradient(**p)[name], dtype=np.float64)
+                got = np.asarray(claim.value(p), dtype=np.float64)
+            except Exception:  # noqa: BLE001 - then this is not the explanation
+                break
+            if got.shape != true.shape or not np.all(close(got, true, rtol, atol)):
+                break
+            good += 1
+        if good and good == min(3, len(evidence)):
+            return m
+    return None
+
+
+def _constant_ratio(evidence, rtol, atol):
+    """c such that claimed == c * true at every point, or None."""
+    ratios = []
+    for claimed, true, _, _ in evidence:
+        c = np.broadcast_to(claimed, true.shape).astype(np.float64)
+        mask = np.abs(true) > 1e-9
+        if not np.any(mask):
+            if np.any(np.abs(c) > 1e-9):
+                return None
+            continue
+        r = c[mask] / true[mask]
+        ratios.extend(r.tolist())
+        if np.any(np.abs(c[~mask]) > 1e-9):
+            return None
+    if not ratios:
+        return None
+    r0 = ratios[0]
+    if all(abs(r - r0) <= 1e-6 * max(1.0, abs(r0)) for r in ratios):
+        return r0
+    return None
+
+
+def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list:
+    """Plain-words explanations of how the claimed gradient of ``name`` differs.
+
+    ``evidence`` holds ``(claimed, true, all true gradients, point)`` per point;
+    ``hints`` are :func:`explain`'s ``(kind, text, value)`` (or None).
+    """
+    out: list = []
+    if not evidence:
+        return out
+    ratio = _constant_ratio(evidence, rtol, atol)
+    if ratio is None:
+        # Rounding can hide a constant ratio from the numbers; SymPy may still see it.
+        const = [value for kind, _, value in hints or () if kind == "const"]
+        if const and const[0]:
+            ratio = 1.0 / const[0]
+    if ratio is not None:
+        return [factor_text(ratio)]
+    # Transposed matrices.
+    if all(c.ndim == 2 and c.shape == t.shape[::-1] or (c.ndim == 2 and c.shape == t.shape)
+           for c, t, _, _ in evidence) and evidence[0][1].ndim == 2:
+        if all(np.all(close(c.T, t, rtol, atol)) for c, t, _, _ in evidence):
+            return ["transposed: the claimed gradient is the transpose of the true one"]
+    # The derivative with respect to another variable.
+    for other in evidence[0][2]:
+        if other == name:
+            continue
+        if all(np.shape(ev[2][other]) == np.shape(ev[1]) and np.all(
+                close(np.broadcast_to(ev[0], ev[1].shape), ev[2][other], rtol, atol))
+               for ev in evidence):
+            return [f"wrong variable: this is the derivative with respect to {other}, "
+                    f"not {name}"]
+    for kind, text, _ in hints or ():
+        if kind == "factor":
+            out.append(f"missing factor {text}")
+        elif kind == "missing":
+            out.append(f"missing term {text}")
+        elif kind == "sign":
+            out.append(f"wrong sign of the term {text}")
+        elif kind == "extra":
+            out.append(f"extra term {text}")
+        elif kind == "differs":
+            out.append(f"claimed - true = {text}")
+    return out[:1] if out and out[0].startswith("missing factor") else out
+
+
+def factor_text(ratio: float) -> str:
+    """Words for ``claimed = ratio * true``."""
+    if abs(ratio + 1) < 1e-6:
+        return "wrong sign: the claimed gradient is the negative of the true one"
+    if abs(ratio) < 1e-12:
+        return "the claimed gradient is zero where the true one is not"
+    exact = sp.nsimplify(ratio, tolerance=1e-6 * max(1.0, abs(ratio)), rational=True)
+    if sp.Abs(exact).is_Rational and max(sp.fraction(sp.Abs(exact))) <= 100:
+        exact_r = exact
+    else:
+        exact_r = sp.Float(ratio, 6)
+    sign = "" if ratio > 0 else "wrong sign and "
+    mag = sp.Abs(exact_r)
+    if mag < 1:
+        return f"{sign}missing factor {_num_text(1 / mag)}"
+    return f"{sign}extra factor {_num_text(mag)}"
+
+
+def _num_text(x) -> str:
+    x = sp.nsimplify(x) if isinstance(x, sp.Rational) else x
+    return str(x)

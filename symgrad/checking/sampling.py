@@ -1,0 +1,286 @@
+"""Numbers: the claimed and the true gradient compared at points, and a third witness.
+
+The given point comes first (completed at random), then random points of ever safer
+domains until enough are usable (finite); at each, the claim is evaluated and compared
+with reverse mode (float64, relative tolerance).  Central finite differences of the
+function are an independent witness, and exact evaluation at 30 digits tells float64
+rounding from a mistake.
+
+Examples
+--------
+>>> from symgrad import parse
+>>> round(float(central_differences(parse("x**3"), {"x": 2.0}, "x")), 6)
+12.0
+>>> bool(np.all(close([1.0, 2.0], [1.0, 2.0 + 1e-12], 1e-6, 1e-9)))
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy as sp
+
+from ..api.tensor import Tensor
+from ..autograd import no_grad
+from ..symbolic.bridge import almost_everywhere, as_sympy, leaf_symbols
+from ..symbolic.expression import EvaluationError, Expression, parse
+from ..symbolic.parser import parse_value
+from .report import CheckError, listify
+
+__all__ = ["Claim", "Samples", "close", "fit", "point_value", "random_point", "sample",
+           "central_differences", "finite_difference_witness", "forgive_rounding"]
+
+
+def close(a, b, rtol: float, atol: float) -> np.ndarray:
+    """Elementwise ``|a - b| <= atol + rtol * max(|a|, |b|)``."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    scale = np.maximum(np.abs(a), np.abs(b))
+    return np.abs(a - b) <= atol + rtol * scale
+
+
+def random_point(rng, shapes: dict, kind: int) -> dict:
+    """Uniform values per variable: kind 0 in [-2, 2] (off 0), 1 in [0.2, 2], 2 in [0.5, 1.5]."""
+    lo, hi = ((-2.0, 2.0), (0.2, 2.0), (0.5, 1.5))[kind]
+    pt = {}
+    for k, s in shapes.items():
+        v = rng.uniform(lo, hi, size=s)
+        if kind == 0:
+            v = np.where(np.abs(v) < 0.05, 0.3, v)  # stay off kinks at 0
+        pt[k] = v
+    return pt
+
+
+def _finite(*arrays) -> bool:
+    return all(np.all(np.isfinite(np.asarray(a, dtype=np.float64))) for a in arrays)
+
+
+def point_value(v) -> np.ndarray:
+    """A value of ``at``: value text (``"[1, 2]"``), a tensor, a number or an array."""
+    if isinstance(v, str):
+        v = parse_value(v)
+    elif isinstance(v, Tensor):
+        v = v.detach().numpy()
+    return np.asarray(v, dtype=np.float64)
+
+
+class Claim:
+    """A claimed gradient: expression text, an Expression, or a constant."""
+
+    def __init__(self, value, variables: list) -> None:
+        self.expression = None
+        self.constant = None
+        if isinstance(value, Expression):
+            self.expression = value
+        elif isinstance(value, str):
+            self.expression = parse(value)
+        else:
+            self.constant = np.asarray(value, dtype=np.float64)
+        if self.expression is not None:
+            unknown = [v for v in self.expression.variables if v not in variables]
+            if unknown:
+                raise CheckError(f"the claimed gradient uses {', '.join(unknown)}, which "
+                                 f"the expression does not have (variables: "
+                                 f"{', '.join(variables)})")
+        self.text = (self.expression.text if self.expression is not None
+                     else np.array2string(self.constant, separator=", "))
+
+    def value(self, point: dict) -> np.ndarray:
+        """The claim's value at ``point`` (float64)."""
+        if self.constant is not None:
+            return self.constant
+        with no_grad():
+            vals = {k: point[k] for k in self.expression.variables}
+            return self.expression.evaluate(**vals).detach().numpy().astype(np.float64)
+
+    def sympy(self, point: dict) -> np.ndarray:
+        """The claim's SymPy elements (an object array); ``point`` fixes the shapes."""
+        if self.constant is not None:
+            return as_sympy(self.constant)
+        vals = {k: point[k] for k in self.expression.variables}
+        e = self.expression.to_sympy(**vals)
+        return np.asarray(e.tolist() if isinstance(e, (sp.MatrixBase, sp.NDimArray))
+                          else e, dtype=object)
+
+
+def fit(claimed: np.ndarray, shape: tuple) -> np.ndarray | None:
+    """The claimed array in the variable's shape, or None (wrong shape)."""
+    if claimed.shape == shape:
+        return claimed
+    if claimed.ndim == 0:
+        return np.broadcast_to(claimed, shape)
+    if claimed.ndim == 2 and len(shape) == 1 and claimed.size == shape[0] and (
+            1 in claimed.shape):
+        return claimed.reshape(shape)
+    return None
+
+
+@dataclass
+class Samples:
+    """What the points showed.
+
+    ``evidence[k]`` holds ``(claimed, true, all true gradients, point)`` per usable
+    point; ``unevaluable`` is ``(variable, error)`` when a claim's own operations do
+    not fit the variables' shapes (then the sampling stopped there).
+    """
+
+    per_var: dict
+    evidence: dict
+    shape_bad: dict = field(default_factory=dict)
+    counterexample: dict | None = None
+    used: int = 0
+    unevaluable: tuple | None = None
+
+
+def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: int,
+           rtol: float, atol: float, notes: list) -> Samples:
+    """Compare claims and reverse mode at ``base``, then at random points, until
+    ``samples + 1`` points were usable; notes about skipped points go to ``notes``."""
+    budget = 2 * (samples + 1)
+
+    def candidates():
+        yield base, True
+        for t in range(3 * budget):
+            yield random_point(rng, shapes, t // budget), False
+
+    per_var = {k: {"claimed": c.text, "true": None, "symbolic": "skipped",
+                   "numeric": "agree", "max_error": 0.0} for k, c in claims.items()}
+    out = Samples(per_var, {k: [] for k in claims})
+    for point, given in candidates():
+        if out.used >= samples + 1:
+            break
+        try:
+            true = f.gradient(**point)
+            value = f.evaluate(**point)
+        except Exception:  # noqa: BLE001
+            if given:
+                raise
+            continue
+        if not _finite(value.detach().numpy(), *true.values()):
+            if given:
+                notes.append("the function or its gradient is not finite at the given "
+                             "point; it was skipped")
+            continue
+        row = {}
+        try:
+            for k, c in claims.items():
+                row[k] = np.asarray(c.value(point), dtype=np.float64)
+        except EvaluationError as e:
+            out.unevaluable = (k, e)
+            return out
+        except Exception:  # noqa: BLE001
+            if given:
+                raise
+            continue
+        if not _finite(*row.values()):
+            if given:
+                notes.append("the claimed gradient is not finite at the given point")
+            continue
+        out.used += 1
+        _compare(claims, row, true, point, out, rtol, atol)
+    for k, (got, want) in out.shape_bad.items():
+        per_var[k]["numeric"] = "differ"
+        if out.counterexample is None:
+            out.counterexample = {"point": {n: listify(v) for n, v in base.items()},
+                                  "variable": k, "claimed": listify(claims[k].value(base)),
+                                  "true": listify(f.gradient(**base)[k])}
+    if out.used == 0:
+        notes.append("no point where the function and both gradients are finite was found")
+    for k in claims:
+        if per_var[k]["numeric"] == "agree" and any(
+                e[0].shape != e[1].shape for e in out.evidence[k]):
+            notes.append(f"{k}: the claimed scalar was broadcast to shape {shapes[k]}")
+    return out
+
+
+def _compare(claims: dict, row: dict, true: dict, point: dict, out: Samples, rtol: float,
+             atol: float) -> None:
+    """One usable point: each claim against reverse mode, into ``out``."""
+    for k in claims:
+        t = np.asarray(true[k], dtype=np.float64)
+        cl = fit(row[k], t.shape)
+        if cl is None:
+            out.shape_bad[k] = (row[k].shape, t.shape)
+            continue
+        err = float(np.max(np.abs(cl - t))) if t.size else 0.0
+        out.per_var[k]["max_error"] = max(out.per_var[k]["max_error"], err)
+        out.evidence[k].append((row[k], t, true, point))
+        if not np.all(close(cl, t, rtol, atol)):
+            out.per_var[k]["numeric"] = "differ"
+            if out.counterexample is None:
+                out.counterexample = {"point": {n: listify(v) for n, v in point.items()},
+                                      "variable": k, "claimed": listify(row[k]),
+                                      "true": listify(t)}
+
+
+def central_differences(f: Expression, point: dict, name: str) -> np.ndarray:
+    """Central finite differences of ``f`` with respect to ``name`` (float64)."""
+    base = {k: np.array(v, dtype=np.float64) for k, v in point.items()}
+    x = base[name]
+    g = np.zeros(x.shape)
+    with no_grad():
+        for ix in np.ndindex(*x.shape):
+            h = 1e-6 * max(1.0, abs(float(x[ix])))
+            up = {k: v.copy() for k, v in base.items()}
+            dn = {k: v.copy() for k, v in base.items()}
+            up[name][ix] += h
+            dn[name][ix] -= h
+            g[ix] = (float(f.evaluate(**up).item()) - float(f.evaluate(**dn).item())) / (2 * h)
+    return g
+
+
+def finite_difference_witness(f: Expression, claims: dict, point: dict, notes: list) -> dict:
+    """Per variable: finite differences at ``point`` and whether reverse mode agrees."""
+    fd = {}
+    for k in claims:
+        try:
+            g = central_differences(f, point, k)
+            t = np.asarray(f.gradient(**point)[k], dtype=np.float64)
+            fd[k] = {"value": listify(g),
+                     "agrees_with_reverse_mode": bool(np.all(close(g, t, 1e-4, 1e-6)))}
+        except Exception:  # noqa: BLE001 - a witness only
+            continue
+    for k, v in fd.items():
+        if not v["agrees_with_reverse_mode"]:
+            notes.append(f"{k}: central finite differences disagree with reverse "
+                         "mode at the first point (a kink nearby?)")
+    return fd
+
+
+def forgive_rounding(claims: dict, per_var: dict, sym_pairs: list, found: Samples,
+                     shapes: dict, rtol: float, atol: float, notes: list) -> None:
+    """Float rounding, not a mistake: proved equal, and equal at 30 digits where not.
+
+    A claim written with cancelling terms can lose digits in float64; when SymPy has
+    shown it equal and exact evaluation at the disagreeing points agrees too, the
+    numbers' disagreement is rounding.
+    """
+    for i, k in enumerate(claims):
+        if k in found.shape_bad or per_var[k]["numeric"] != "differ" \
+                or per_var[k]["symbolic"] != "equal":
+            continue
+        claimed, true = sym_pairs[i]
+        bad = [ev[3] for ev in found.evidence[k] if not np.all(close(
+            np.broadcast_to(ev[0], ev[1].shape), ev[1], rtol, atol))]
+        ok = True
+        for point in bad[:3]:
+            subs = {}
+            for name, shape in shapes.items():
+                syms = leaf_symbols(name, shape)
+                v = np.asarray(point[name], dtype=np.float64)
+                for ix in np.ndindex(*shape):
+                    subs[syms[ix]] = sp.Rational(float(v[ix]))
+            for c, t in zip(claimed, true):
+                a = sp.N(almost_everywhere(sp.sympify(c)).xreplace(subs), 30)
+                b = sp.N(almost_everywhere(sp.sympify(t)).xreplace(subs), 30)
+                if not (a.is_number and b.is_number) or abs(complex(a) - complex(b)) > (
+                        1e-12 * max(1.0, abs(complex(b)))):
+                    ok = False
+                    break
+            if not ok:
+                break
+        if ok:
+            per_var[k]["numeric"] = "agree (after rounding)"
+            notes.append(f"{k}: float64 values differ by rounding only (equal symbolically "
+                         "and at 30 digits)")
