@@ -469,3 +469,51 @@ def test_an_op_known_only_to_the_table_is_drawn_from_its_record():
         assert text in forward, text
     # Not commutative: the inputs are named on the edges; commutative: not.
     assert len(re.findall(r">self<|>other<", forward)) == 2
+
+
+# --------------------------------------------------------------------------- the teaching graph
+def _teaching_graph():
+    x = symgrad.tensor(4.0, requires_grad=True)
+    y = symgrad.tensor(0.0, requires_grad=True)
+    f = 5 * x ** 2 + 3 * symgrad.sin(y)
+    f.backward(retain_graph=True)
+    return x, y, f
+
+
+def test_draw_kinds_and_source():
+    x, y, f = _teaching_graph()
+    back = symgrad.draw(f, kind="backward").source
+    for name in ("AddBackward0", "MulBackward0", "PowBackward0", "SinBackward0",
+                 "AccumulateGrad", "grad = 40", "grad = 3"):
+        assert name in back, name
+    fwd = symgrad.draw(f, kind="forward").source
+    assert "AccumulateGrad" not in fwd and "80" in fwd
+    both = symgrad.draw(f, kind="both").source
+    assert "Forward pass" in both and "Backward pass" in both
+    with pytest.raises(ValueError):
+        symgrad.draw(f, kind="sideways")
+
+
+def test_make_dot_like_torchviz():
+    w = symgrad.tensor([0.5, -1.0], requires_grad=True)
+    x = symgrad.tensor([1.0, 2.0])
+    b = symgrad.tensor(0.1, requires_grad=True)
+    loss = symgrad.sigmoid(symgrad.dot(w, x) + b)
+    src = symgrad.make_dot(loss, params={"w": w, "b": b}, show_attrs=True,
+                           show_saved=True).source
+    # torchviz: leaves "name\n (shape)" light blue, the output green, saved tensors orange
+    assert 'label="w\\n (2)" fillcolor=lightblue' in src
+    assert 'label="b\\n ()" fillcolor=lightblue' in src
+    assert "fillcolor=darkolivegreen1" in src and "fillcolor=orange" in src
+    assert "SigmoidBackward0" in src and "DotBackward0" in src
+    assert src.count("AccumulateGrad") == 2
+    # show_attrs: torchviz's table of saved values (copied from torchviz 0.0.3 on torch)
+    labels = [m.replace("\\n", "\n") for m in re.findall(r'label="((?:[^"\\]|\\.)*)"', src)]
+    assert ("DotBackward0\n----------------------\nself  :           None\n"
+            "tensor: [saved tensor]") in labels
+    assert "SigmoidBackward0\n----------------------\nresult: [saved tensor]" in labels
+    x = symgrad.tensor(4.0, requires_grad=True)
+    src = symgrad.make_dot(5 * x ** 2, show_attrs=True).source
+    assert 'label="\\n ()" fillcolor=lightblue' in src  # unnamed leaf: torchviz's "\n ()"
+    assert ("PowBackward0\\n------------------------\\nexponent:              2\\n"
+            "self    : [saved tensor]") in src

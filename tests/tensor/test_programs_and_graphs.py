@@ -1205,7 +1205,7 @@ def test_programs_reach_every_differentiable_op():
     wanted = {k for k, op in sg_ops.OPS.items() if op.differentiable}
     # Reached only in gradients of gradients (max(dim)'s scatter -> gather -> scatter_add,
     # max()'s masked_fill -> masked_select): test_op_table checks their rules,
-    # test_contract_ops their graphs against torch.
+    # tests/ops/test_ops_against_torch.py their graphs against torch.
     assert wanted - seen == {"gather", "scatter_add", "masked_select"}
 
 
