@@ -16,7 +16,8 @@ libraries and compare what a user would see.  The helpers for that live here, on
 * :func:`functions`: the custom ``autograd.Function`` classes several subjects use.
 
 Test modules import them with ``from conftest import ...`` (pytest puts this folder on
-``sys.path``; there is no other ``conftest.py`` to clash with).
+``sys.path``), so this is the only ``conftest.py`` under ``tests/``: a second one would be
+imported under the same name.
 """
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ import pytest
 import symgrad
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+# The tutorial snippets are data for autograd/test_tutorial_seeds.py, not modules:
+# --doctest-modules would otherwise import (and so run) every one of them.
+collect_ignore_glob = ["autograd/seeds/[0-9]*.py"]
 
 
 # --------------------------------------------------------------------------- the oracle
