@@ -1,7 +1,7 @@
 """Rewrite the golden DOT files of the drawings: ``python tools/regen_golden.py``.
 
 Run it from the repository root after a deliberate change to what drawings look like,
-then read ``git diff tests/golden`` (and render a few: ``dot -Tpng``) before committing.
+then read ``git diff tests/drawing/golden`` (and render a few: ``dot -Tpng``) before committing.
 The tests only compare against these files; nothing else writes them.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "drawing")]
 
 from draw_seeds import GOLDEN, GOLDEN_CASES, golden_source  # noqa: E402
 

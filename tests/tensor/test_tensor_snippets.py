@@ -32,9 +32,9 @@ torch = pytest.importorskip("torch")
 
 import symgrad  # noqa: E402
 from symgrad.api import compiled as _compiled  # noqa: E402
+from conftest import mask_addresses  # noqa: E402
 
 _sg_tensor_module = sys.modules["symgrad.api.tensor"]
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 # =========================================================================== running
@@ -85,7 +85,7 @@ def _run(lib, code: str) -> dict:
     found = [(w.category.__name__, str(w.message)) for w in caught
              if w.category is not RuntimeWarning]  # see test_numpy_runtime_warnings
     seen = {"result": result, "stdout": out.getvalue(), "error": error, "warnings": found}
-    return {k: _ADDRESS.sub(" at 0x?", repr(v)) for k, v in seen.items()}
+    return {k: mask_addresses(repr(v)) for k, v in seen.items()}
 
 
 def _check(code: str) -> None:

@@ -1,5 +1,5 @@
-"""CONTRACT §2-§4 and README, as a new user meets them: the ``symgrad`` command, the
-symbolic layer and drawings.
+"""The ``symgrad`` command as a new user meets it (README, ``--help``), driven through click's
+CliRunner and a few real subprocesses.
 
 Oracles: SymPy (``sympy.diff`` of the text read by SymPy's own parser, here in the
 tests only), PyTorch 2.13 autograd (the same text run on torch tensors), and the
@@ -24,7 +24,7 @@ from click.testing import CliRunner
 import symgrad
 from symgrad_cli.main import cli
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz dot")
 
@@ -64,7 +64,7 @@ def _help_examples(command: str) -> list[list[str]]:
     return out
 
 
-# (check --batch over examples/problems.toml is run by test_cli.py already)
+# (check --batch over examples/problems.toml is run by test_check_batch_problem_set)
 HELP_EXAMPLES = [args for c in ("", "diff", "draw", "check", "ops")
                  for args in _help_examples(c) if "--batch" not in args]
 
@@ -94,8 +94,12 @@ def test_readme_diff_output_is_what_the_command_prints():
     shown = re.search(r"\$ symgrad diff \"5\*x\*\*2 \+ 3\*sin\(y\)\" --at x=4 --at y=0\n"
                       r"(.*?)```", README, re.S).group(1)
     r = run("diff", "5*x**2 + 3*sin(y)", "--at", "x=4", "--at", "y=0")
-    assert r.exit_code == 0
+    assert r.exit_code == 0, r.output
     assert r.output.strip() == shown.strip()
+    # and what it says (so that an edit of the README cannot weaken the test)
+    assert "∂f/∂x = 10*x" in r.output and "∂f/∂y = 3*cos(y)" in r.output
+    assert r.output.count("✓ agrees") == 2
+    assert "f = 80" in r.output
 
 
 def test_readme_check_example_and_its_python_form():
@@ -111,17 +115,21 @@ def test_readme_check_example_and_its_python_form():
     assert report.verdict == "correct"
 
 
-def test_python_dash_m_and_the_installed_script():
-    code = ("import sys; from symgrad_cli.main import main; "
+def test_python_dash_m_the_installed_script_and_main():
+    exe = shutil.which("symgrad")
+    main = ("import sys; from symgrad_cli.main import main; "
             "sys.argv = ['symgrad'] + sys.argv[1:]; main()")
-    p = subprocess.run([sys.executable, "-m", "symgrad", "diff", "x**2", "--at", "x=3",
-                        "--json"], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["gradient"]["x"]["value"] == 6.0
-    p = subprocess.run([sys.executable, "-c", code, "diff", "sin(", "--at", "x=1"],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.startswith("symgrad: error: ") and "Traceback" not in p.stderr
+    cmds = [[sys.executable, "-m", "symgrad"], [sys.executable, "-c", main]] + (
+        [[exe]] if exe else [])
+    for cmd in cmds:
+        p = subprocess.run(cmd + ["diff", "x**2", "--at", "x=3", "--json"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout)["gradient"]["x"]["value"] == 6.0
+        for bad in (["diff", "x**"], ["diff", "sin(", "--at", "x=1"]):
+            p = subprocess.run(cmd + bad, capture_output=True, text=True, timeout=120)
+            assert p.returncode == 2 and p.stdout == "", (cmd, bad)
+            assert p.stderr.startswith("symgrad: error: ") and "Traceback" not in p.stderr
 
 
 # --------------------------------------------------------------------------- diff vs oracles
@@ -280,6 +288,111 @@ def test_expressions_may_start_with_a_minus_sign():
     assert r.exit_code == 2 and "--json" in r.output  # a misspelt option is still one
 
 
+# --------------------------------------------------------------------------- commands
+def test_diff_json_schema_and_values():
+    r = run("diff", "sin(dot(x, y))", "--at", "x=[1,2,3]", "--at", "y=[5,6,7]", "--json")
+    assert r.exit_code == 0, r.output
+    obj = json.loads(r.output)
+    assert set(obj) >= {"expression", "variables", "at", "value", "gradient", "agree"}
+    x, y = np.array([1., 2, 3]), np.array([5., 6, 7])
+    assert obj["value"] == pytest.approx(np.sin(x @ y))
+    assert obj["gradient"]["x"]["value"] == pytest.approx(list(np.cos(x @ y) * y))
+    assert obj["gradient"]["y"]["value"] == pytest.approx(list(np.cos(x @ y) * x))
+    assert obj["agree"] is True
+
+
+def test_diff_hessian_against_sympy():
+    r = run("diff", "x**3*y + exp(x*y)", "--order", "2", "--at", "x=0.5", "--at", "y=2",
+            "--json")
+    assert r.exit_code == 0, r.output
+    h = json.loads(r.output)["hessian"]
+    x, y = sp.symbols("x y")
+    f = x ** 3 * y + sp.exp(x * y)
+    want = np.array(sp.hessian(f, (x, y)).subs({x: 0.5, y: 2}).evalf(), dtype=float)
+    assert np.allclose(h["value"], want) and h["agree"] is True
+
+
+def test_diff_steps_and_latex():
+    r = run("diff", "tanh(1.1*tanh(x) + 0.1)", "--steps", "--latex", "--wrt", "x")
+    assert r.exit_code == 0, r.output
+    assert "v̄" in r.output and "TanhBackward0" in r.output and "\\tanh" in r.output
+
+
+def test_parse_error_has_a_caret_under_the_column():
+    r = run("diff", "sin(x) + + cos(")
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    caret = next(ln for ln in lines if ln.strip() == "^")
+    text = lines[lines.index(caret) - 1]
+    assert text.strip() == "sin(x) + + cos("
+    assert caret.index("^") == len(text) - len(text.lstrip()) + len("sin(x) + + cos(")
+
+
+def test_check_batch_problem_set():
+    r = run("check", "--batch", str(ROOT / "examples" / "problems.toml"), "--json")
+    assert r.exit_code == 1
+    verdicts = {p["name"]: p["verdict"] for p in json.loads(r.output)["problems"]}
+    assert verdicts["1a product rule"] == "correct"
+    assert verdicts["1b chain rule"] == "wrong"
+    assert verdicts["2a dot product"] == "correct"
+
+
+def test_ops_lists_the_table():
+    from symgrad.ops import OPS
+    r = run("ops", "--json")
+    assert r.exit_code == 0
+    rows = {row["op"]: row for row in json.loads(r.output)["ops"]}
+    assert rows["mul"]["node"] == "MulBackward0"
+    assert {k for k, op in OPS.items() if op.grads is not None} == set(rows)
+    assert rows["sin"]["methods"] == ["sin"] and rows["sin"]["expr"] == "sin"
+    every = {row["op"] for row in json.loads(run("ops", "--all", "--json").output)["ops"]}
+    assert every == set(OPS) and "matmul" in every
+
+
+def test_draw_writes_dot_without_graphviz_program(tmp_path):
+    out = tmp_path / "g.dot"
+    r = run("draw", "5*x**2 + 3*sin(y)", "--at", "x=4", "--at", "y=0", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    src = out.read_text()
+    for name in ("MulBackward0", "PowBackward0", "SinBackward0", "AccumulateGrad"):
+        assert name in src
+
+
+@needs_dot
+def test_draw_png_and_steps(tmp_path):
+    out = tmp_path / "g.png"
+    r = run("draw", "x**2*y", "--at", "x=3", "--at", "y=2", "-o", str(out), "--steps",
+            str(tmp_path / "frames"))
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert list((tmp_path / "frames").glob("step_*.svg"))
+
+
+def test_trace_runs_a_torch_script(tmp_path):
+    script = tmp_path / "lesson.py"
+    script.write_text("import torch\nx = torch.tensor(2.0, requires_grad=True)\n"
+                      "f = x ** 3\nf.backward()\n")
+    out = tmp_path / "f.dot"
+    r = run("trace", str(script), "--var", "f", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert "PowBackward0" in out.read_text()
+
+
+def test_diff_of_a_deep_nest_falls_back_to_the_raw_form_and_still_agrees():
+    deep = "x"
+    for _ in range(6):
+        deep = f"tanh(1.1*{deep} + 0.1)"
+    r = run("diff", deep, "--at", "x=0.3", "--timeout", "1", "--json")
+    assert r.exit_code == 0, r.output
+    obj = json.loads(r.output)
+    assert obj["agree"] is True
+    x = 0.3
+    grad = 1.0
+    for _ in range(6):
+        x = np.tanh(1.1 * x + 0.1)
+        grad *= 1.1 * (1 - x * x)
+    assert obj["gradient"]["x"]["value"] == pytest.approx(grad)
+
+
 # --------------------------------------------------------------------------- check
 @pytest.mark.parametrize("claim, verdict, code", [
     ("cos(dot(x,y))*y", "correct", 0),
@@ -368,6 +481,11 @@ BAD = [
     (("draw", "x", "--at", "x=[1,2]", "-o", "g.svg", "--steps", "frames"), "--steps"),
     (("draw", "log(x)", "--at", "x=-2", "-o", "g.svg"), "log of a negative"),
     (("trace", "no-such-script.py", "-o", "g.svg"), "does not exist"),
+    (("diff", "sin(x", "--at", "x=1"), "expected ')'"),
+    (("diff", "x + 1", "--at", "x=[1,"), "--at x"),
+    (("diff", "x*y", "--at", "x=[1,2]", "--at", "y=[1,2,3]"), "error"),
+    (("check", "x**2"), "--grad"),
+    (("check", "x**2", "--grad", "x=2*"), "--grad x"),
 ]
 
 
@@ -504,101 +622,3 @@ def test_trace_script_error_is_one_line(tmp_path):
     r = run("trace", str(script), "-o", str(tmp_path / "g.dot"), "--json")
     assert r.exit_code == 0
     assert json.loads(r.stdout)["variables"] == ["f"]  # the script's print went to stderr
-
-
-# --------------------------------------------------------------------------- §2 symbolic
-def test_to_sympy_names_leaves():
-    w = symgrad.tensor([1.0, 2.0], requires_grad=True, name="w")
-    b = symgrad.tensor(0.5, requires_grad=True, name="b")
-    f = symgrad.tanh(w).sum() * b
-    w0, w1, bb = sp.symbols("w_0 w_1 b", real=True)
-    assert sp.simplify(symgrad.to_sympy(f) - bb * (sp.tanh(w0) + sp.tanh(w1))) == 0
-    e = symgrad.parse("x.T @ A @ x")
-    fx = e.to_sympy(x=[0, 0], A=[[0, 0], [0, 0]])
-    names = {s.name for s in fx.free_symbols}
-    assert names == {"x_0", "x_1", "A_0_0", "A_0_1", "A_1_0", "A_1_1"}
-
-
-def test_parse_runs_forward_reverse_and_symbolic():
-    torch = pytest.importorskip("torch")
-    e = symgrad.parse("sigmoid(dot(w, x) + b)")
-    pt = {"w": [0.5, -1.0], "x": [1.0, 2.0], "b": 0.1}
-    tw = torch.tensor(pt["w"], dtype=torch.float64, requires_grad=True)
-    tb = torch.tensor(pt["b"], dtype=torch.float64, requires_grad=True)
-    ty = torch.sigmoid(torch.dot(tw, torch.tensor(pt["x"], dtype=torch.float64)) + tb)
-    ty.backward()
-    assert e.evaluate(**pt).item() == pytest.approx(ty.item(), rel=1e-15)
-    g = e.gradient(**pt)
-    assert np.allclose(g["w"], tw.grad.numpy()) and g["b"] == pytest.approx(tb.grad.item())
-    prog = e.gradient_program(["w", "b"], **pt)
-    sym = prog.evaluate(pt)
-    assert np.allclose(sym["w"], tw.grad.numpy(), rtol=1e-12)
-
-
-def test_symbolic_gradient_grows_linearly_with_the_graph():
-    ops = []
-    for depth in (10, 20, 40):
-        text = "x"
-        for _ in range(depth):
-            text = f"tanh({text})"
-        prog = symgrad.parse(text).gradient_program(["x"])
-        ops.append(prog.size())  # SymPy count_ops over all lines
-        assert len(prog.lines) == 2 * depth + 1
-    assert ops[1] == 2 * ops[0] and ops[2] == 4 * ops[0], ops
-
-
-# --------------------------------------------------------------------------- §3 drawings
-def _teaching_graph():
-    x = symgrad.tensor(4.0, requires_grad=True)
-    y = symgrad.tensor(0.0, requires_grad=True)
-    f = 5 * x ** 2 + 3 * symgrad.sin(y)
-    f.backward(retain_graph=True)
-    return x, y, f
-
-
-def test_draw_kinds_and_source():
-    x, y, f = _teaching_graph()
-    back = symgrad.draw(f, kind="backward").source
-    for name in ("AddBackward0", "MulBackward0", "PowBackward0", "SinBackward0",
-                 "AccumulateGrad", "grad = 40", "grad = 3"):
-        assert name in back, name
-    fwd = symgrad.draw(f, kind="forward").source
-    assert "AccumulateGrad" not in fwd and "80" in fwd
-    both = symgrad.draw(f, kind="both").source
-    assert "Forward pass" in both and "Backward pass" in both
-    with pytest.raises(ValueError):
-        symgrad.draw(f, kind="sideways")
-
-
-@needs_dot
-@pytest.mark.parametrize("suffix, magic", [(".svg", b"<?xml"), (".png", b"\x89PNG"),
-                                           (".pdf", b"%PDF"), (".dot", b"digraph")])
-def test_render_by_suffix(tmp_path, suffix, magic):
-    _, _, f = _teaching_graph()
-    p = symgrad.draw(f, kind="both").render(tmp_path / f"f{suffix}")
-    assert p.read_bytes().startswith(magic)
-
-
-def test_make_dot_like_torchviz():
-    w = symgrad.tensor([0.5, -1.0], requires_grad=True)
-    x = symgrad.tensor([1.0, 2.0])
-    b = symgrad.tensor(0.1, requires_grad=True)
-    loss = symgrad.sigmoid(symgrad.dot(w, x) + b)
-    src = symgrad.make_dot(loss, params={"w": w, "b": b}, show_attrs=True,
-                           show_saved=True).source
-    # torchviz: leaves "name\n (shape)" light blue, the output green, saved tensors orange
-    assert 'label="w\\n (2)" fillcolor=lightblue' in src
-    assert 'label="b\\n ()" fillcolor=lightblue' in src
-    assert "fillcolor=darkolivegreen1" in src and "fillcolor=orange" in src
-    assert "SigmoidBackward0" in src and "DotBackward0" in src
-    assert src.count("AccumulateGrad") == 2
-    # show_attrs: torchviz's table of saved values (copied from torchviz 0.0.3 on torch)
-    labels = [m.replace("\\n", "\n") for m in re.findall(r'label="((?:[^"\\]|\\.)*)"', src)]
-    assert ("DotBackward0\n----------------------\nself  :           None\n"
-            "tensor: [saved tensor]") in labels
-    assert "SigmoidBackward0\n----------------------\nresult: [saved tensor]" in labels
-    x = symgrad.tensor(4.0, requires_grad=True)
-    src = symgrad.make_dot(5 * x ** 2, show_attrs=True).source
-    assert 'label="\\n ()" fillcolor=lightblue' in src  # unnamed leaf: torchviz's "\n ()"
-    assert ("PowBackward0\\n------------------------\\nexponent:              2\\n"
-            "self    : [saved tensor]") in src

@@ -1,6 +1,6 @@
 """Every code example of the teaching tutorials prints the same text under symgrad as under torch.
 
-``tests/seeds/`` holds one file per code example of the five tutorials in
+``tests/autograd/seeds/`` holds one file per code example of the five tutorials in
 ``/work/shared/seeds`` (named ``<tutorial>_<nn>_<what>.py``).  The snippets of one tutorial
 run in order in one namespace, as the cells of a notebook do, with ``torch`` bound either to
 PyTorch 2.13 or to symgrad (``import torch`` and ``from torch import ...`` inside a snippet
@@ -242,5 +242,5 @@ def test_snippet_matches_torch(snippet: str, torch_outcomes, symgrad_outcomes) -
 
 
 if __name__ == "__main__":
-    # The torch oracle in a fresh interpreter: python tests/test_seeds.py torch
+    # The torch oracle in a fresh interpreter: python tests/autograd/test_tutorial_seeds.py torch
     print(json.dumps(run_all(sys.argv[1]), ensure_ascii=False))

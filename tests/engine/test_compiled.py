@@ -233,13 +233,14 @@ def test_compiled_methods_bind_like_methods():
 
 
 # ------------------------------------------------------------------ the pure-Python path
-CORE = ["tests/test_parity.py", "tests/test_seeds.py", "tests/test_autograd.py",
-        "tests/test_engine_order.py", "tests/test_op_table.py"]
+CORE = ["tests/tensor/test_programs_and_graphs.py", "tests/autograd/test_tutorial_seeds.py",
+        "tests/autograd/test_autograd_semantics.py", "tests/engine/test_engine_order.py",
+        "tests/engine/test_engine_memory.py", "tests/ops/test_op_table.py"]
 
 
 @needs_compiled
 def test_core_suite_passes_in_pure_python():
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, SYMGRAD_PURE_PYTHON="1")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                         "-W", "ignore::pytest.PytestUnraisableExceptionWarning", *CORE],

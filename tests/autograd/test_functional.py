@@ -5,69 +5,20 @@ in both; results are compared value by value and in structure (nesting of tuples
 ``requires_grad``), errors by type and message.
 """
 
-import warnings
 
 import numpy as np
 import pytest
 
 import symgrad
+from conftest import check_same, functions, outcome, same_outcome
 
 torch = pytest.importorskip("torch")
 
 
 # --------------------------------------------------------------------------- helpers
-def _plain(x):
-    """Nested tuples of tensors as nested tuples of (values, requires_grad, dtype name)."""
-    if isinstance(x, (torch.Tensor, symgrad.Tensor)):
-        return (np.asarray(x.detach().tolist(), dtype=float), x.requires_grad,
-                str(x.dtype).replace("torch.", ""))
-    if isinstance(x, (tuple, list)):
-        return type(x)(_plain(v) for v in x)
-    return x
-
-
-def _assert_same(want, got, rtol=1e-10, atol=1e-12):
-    if isinstance(want, tuple) and len(want) == 3 and isinstance(want[0], np.ndarray):
-        assert isinstance(got, tuple) and len(got) == 3 and isinstance(got[0], np.ndarray)
-        assert got[0].shape == want[0].shape
-        np.testing.assert_allclose(got[0], want[0], rtol=rtol, atol=atol)
-        assert got[1:] == want[1:]
-    elif isinstance(want, (tuple, list)):
-        assert type(got) is type(want) and len(got) == len(want), (want, got)
-        for w, g in zip(want, got):
-            _assert_same(w, g, rtol, atol)
-    else:
-        assert got == want
-
-
-def check_same(case, **tol):
-    _assert_same(_plain(case(torch)), _plain(case(symgrad)), **tol)
-
-
-def _outcome(lib, case):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            case(lib)
-            error = None
-        except Exception as e:  # noqa: BLE001 - the outcome is what we compare
-            error = (_builtin_base(type(e)), str(e))
-    return error, [(w.category.__name__, str(w.message)) for w in caught]
-
-
-def _builtin_base(cls):
-    for c in cls.__mro__:
-        if c.__module__ == "builtins":
-            return c.__name__
-    return cls.__name__
-
-
-def same_outcome(case, expect_error=True):
-    want = _outcome(torch, case)
-    got = _outcome(symgrad, case)
-    if expect_error:
-        assert want[0] is not None, "the case should fail in torch"
-    assert got == want
+def check_close(case, rtol=1e-10, atol=1e-12):
+    """:func:`conftest.check_same` to float64 precision (the cases compute in float64)."""
+    check_same(case, rtol=rtol, atol=atol)
 
 
 def _x(lib):
@@ -121,7 +72,7 @@ JACOBIAN_CASES = {
 
 @pytest.mark.parametrize("case", sorted(JACOBIAN_CASES))
 def test_jacobian_matches_torch(case):
-    check_same(JACOBIAN_CASES[case], rtol=1e-6 if case == "float32" else 1e-10)
+    check_close(JACOBIAN_CASES[case], rtol=1e-6 if case == "float32" else 1e-10)
 
 
 def test_jacobian_forward_mode_values_match_torch():
@@ -130,7 +81,7 @@ def test_jacobian_forward_mode_values_match_torch():
     def case(lib):
         return lib.autograd.functional.jacobian(f_vec, _x(lib), strategy="forward-mode",
                                                 vectorize=True)
-    check_same(case)
+    check_close(case)
 
 
 HESSIAN_CASES = {
@@ -149,7 +100,7 @@ HESSIAN_CASES = {
 
 @pytest.mark.parametrize("case", sorted(HESSIAN_CASES))
 def test_hessian_matches_torch(case):
-    check_same(HESSIAN_CASES[case])
+    check_close(HESSIAN_CASES[case])
 
 
 def _v3(lib):
@@ -187,7 +138,7 @@ PRODUCT_CASES = {
 
 @pytest.mark.parametrize("case", sorted(PRODUCT_CASES))
 def test_products_match_torch(case):
-    check_same(PRODUCT_CASES[case])
+    check_close(PRODUCT_CASES[case])
 
 
 def test_hvp_equals_hessian_times_v_and_vhp_its_transpose():
@@ -239,14 +190,14 @@ def test_create_graph_results_are_differentiable_as_in_torch():
                                             create_graph=True)
         (h ** 2).sum().backward()
         return j, g1, hv, g2, h, x.grad
-    check_same(case)
+    check_close(case)
 
 
 def test_inputs_are_copied_so_closed_over_tensors_are_constants():
     def case(lib):
         x = _x(lib)
         return lib.autograd.functional.jacobian(lambda a: a * x, x)
-    check_same(case)
+    check_close(case)
 
 
 def test_functional_leaves_grad_mode_and_inputs_untouched():
@@ -312,6 +263,49 @@ def test_functional_errors_match_torch(case):
     same_outcome(FUNCTIONAL_ERRORS[case])
 
 
+# --------------------------------------------------------------------------- functional sweep
+_SWEEP_FUNCTIONS = {
+    "cube_sum": (1, lambda L: (lambda x: (x ** 3).sum())),
+    "exp_vec": (1, lambda L: (lambda x: x.exp())),
+    "const": (1, lambda L: (lambda x: L.ones(2) * 3)),
+    "linear": (1, lambda L: (lambda x: x * 2)),
+    "lin_sum": (1, lambda L: (lambda x: (x * 2).sum())),
+    "tuple_out": (1, lambda L: (lambda x: (x ** 2, x.sum()))),
+    "prod_sum": (2, lambda L: (lambda x, y: (x * y).sum())),
+    "unused_y": (2, lambda L: (lambda x, y: (x ** 2).sum())),
+    "mix": (2, lambda L: (lambda x, y: (x ** 2 * y).sum())),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("api", ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"])
+@pytest.mark.parametrize("fname", sorted(_SWEEP_FUNCTIONS))
+def test_functional_sweep_same_as_torch(fname, api, strict, create_graph):
+    """Every functional API on linear, nonlinear, constant, tuple-valued and
+    partly-unused functions: values, nesting, grad_fn names and strict-mode errors."""
+    n_args, make = _SWEEP_FUNCTIONS[fname]
+
+    def run(L):
+        f = make(L)
+        inputs = (L.tensor([1.0, 2.0]), L.tensor([0.5, -1.0])) if n_args == 2 else \
+            L.tensor([1.0, 2.0])
+        F = L.autograd.functional
+        kw = {"create_graph": create_graph, "strict": strict}
+        if api in ("jacobian", "hessian"):
+            return getattr(F, api)(f, inputs, **kw)
+        if api == "vjp":
+            out = f(*inputs) if n_args == 2 else f(inputs)
+            v = tuple(L.ones_like(o) for o in out) if isinstance(out, tuple) else \
+                L.ones_like(out)
+            return F.vjp(f, inputs, v, **kw)
+        v = (L.ones(2), L.ones(2)) if n_args == 2 else L.ones(2)
+        return getattr(F, api)(f, inputs, v, **kw)
+
+    assert outcome(run, symgrad) == outcome(run, torch)
+
+
+
 # =========================================================================== gradcheck
 def _bad_functions(lib):
     class WrongBackward(lib.autograd.Function):
@@ -336,18 +330,7 @@ def _bad_functions(lib):
             (x,) = ctx.saved_tensors
             return g * 2 * x.detach()  # right, but hides the second derivative
 
-    class Cube(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x ** 2
-
-    return WrongBackward, OnceDifferentiable, Cube
+    return WrongBackward, OnceDifferentiable
 
 
 def _xg(lib):
@@ -365,14 +348,14 @@ GRADCHECK_PASS = {
         lambda a, b: (a * b, a.exp()), (_xg(lib), _yg(lib))),
     "single_tensor_input": lambda lib: lib.autograd.gradcheck(lambda a: a.tanh(), _xg(lib)),
     "number_input": lambda lib: lib.autograd.gradcheck(lambda a, k: a * k, (_xg(lib), 3.0)),
-    "function": lambda lib: lib.autograd.gradcheck(_bad_functions(lib)[2].apply,
+    "function": lambda lib: lib.autograd.gradcheck(functions(lib)["Cube"].apply,
                                                    (_xg(lib),)),
     "once_differentiable_first_order": lambda lib: lib.autograd.gradcheck(
         _bad_functions(lib)[1].apply, (_xg(lib),)),
     "gradgradcheck": lambda lib: lib.autograd.gradgradcheck(
         lambda a: a.sin() * a, (_xg(lib),)),
     "gradgradcheck_function": lambda lib: lib.autograd.gradgradcheck(
-        _bad_functions(lib)[2].apply, (_xg(lib),)),
+        functions(lib)["Cube"].apply, (_xg(lib),)),
     "gradgradcheck_two_inputs": lambda lib: lib.autograd.gradgradcheck(
         lambda a, b: (a * b).exp(), (_xg(lib), _yg(lib))),
     "gradgradcheck_given_grad_outputs": lambda lib: lib.autograd.gradgradcheck(
@@ -422,12 +405,9 @@ GRADCHECK_FAIL = {
 
 @pytest.mark.parametrize("case", sorted(GRADCHECK_FAIL))
 def test_gradcheck_failures_match_torch(case):
-    want = _outcome(torch, GRADCHECK_FAIL[case])
-    got = _outcome(symgrad, GRADCHECK_FAIL[case])
-    assert want[0] is not None
-    assert got[0] == want[0]
-    # PyTorch's warning points into its own file; compare categories and texts.
-    assert got[1] == want[1]
+    # The error (type, message) and the warnings' categories and texts (PyTorch's warning
+    # points into its own file).
+    same_outcome(GRADCHECK_FAIL[case])
 
 
 def test_gradcheck_error_is_a_runtime_error_named_as_torch():

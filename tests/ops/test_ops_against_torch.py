@@ -30,6 +30,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import symgrad  # noqa: E402
+from conftest import to_numpy  # noqa: E402
 
 LIBS = (symgrad, torch)
 RTOL, ATOL = 1e-6, 1e-12
@@ -81,20 +82,12 @@ class Close:
         return f"Close({self.a.tolist()!r})"
 
 
-def _array(t) -> np.ndarray:
-    if isinstance(t, torch.Tensor):
-        if t._is_zerotensor():
-            return np.zeros(tuple(t.shape), dtype=str(t.dtype).replace("torch.", ""))
-        return t.detach().numpy()
-    return np.asarray(t.detach().numpy())
-
-
 def _is_tensor(v) -> bool:
     return isinstance(v, (torch.Tensor, symgrad.Tensor))
 
 
 def tensor_desc(t) -> tuple:
-    return ("tensor", str(t.dtype), tuple(t.shape), Close(_array(t)))
+    return ("tensor", str(t.dtype), tuple(t.shape), Close(to_numpy(t)))
 
 
 def saved_names(fn) -> list:
