@@ -55,7 +55,7 @@ del _group
 METHODS = Methods(Tensor)
 subscribe(METHODS.added, METHODS.removed)
 # Methods that are exactly their op on plain tensors and Python numbers, with the number
-# of operands: api.compiled runs them compiled (tests/test_compiled.py checks each).
+# of operands: api.compiled runs them compiled (tests/engine/test_compiled.py checks each).
 _DIRECT_METHODS = METHODS.direct()
 _compiled.accelerate_methods(Tensor, _DIRECT_METHODS)
 
