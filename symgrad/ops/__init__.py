@@ -22,13 +22,21 @@ Each :class:`Op` record carries everything the other layers need:
   apart from isolated kinks and ties; derivative checks sample inside it;
 * ``ranks`` -- the tensor ranks each input accepts, when the op is narrower than numpy
   (``mm`` wants matrices); ``None`` for any rank;
-* ``local`` -- the local derivative a drawing shows, per input;
+* ``dtype`` -- the result-dtype rule, a callable of :mod:`~symgrad.ops.dtype_rules`;
+* ``local``, ``symbol``, ``infix``, ``commutative`` -- what a drawing shows: the local
+  derivative per input, the forward node's symbol, an unnamed result's label;
+* ``function``, ``method`` (names, dunders too), ``inplace``, ``functional``, ``expr``
+  (and ``expr_args``) -- its names on every surface: ``symgrad.<function>``, Tensor
+  methods, ``nn.functional``, the expression language.  The layers above generate each
+  surface from these names (:func:`subscribe`), unless a hand-written front end of that
+  name parses PyTorch's argument forms; ``composite`` ops (``matmul``) have such a front
+  end only, and no node;
 * the PyTorch node name, derived from the name and overload number
   (``mul`` + 0 -> ``MulBackward0``).
 
 The records are split by family (``arithmetic``, ``elementwise``, ``reductions``,
 ``linalg``, ``shapes``, ``indexing``, ``inplace``, ``logical``); adding an op is one
-entry in one of them.
+entry in one of them, and nothing else (``tests/ops/test_op_surfaces.py`` checks that).
 
 Layer 1: imports numpy and nothing of symgrad above ``symgrad.ops``.
 """
