@@ -59,9 +59,7 @@ def accelerate(apply: Callable, conform_data: Callable) -> Callable:
         "GRAD_MODE": graph.GRAD_MODE, "sequence": graph._sequence,
         "META0": graph._META0, "NUMBER_META": graph._NUMBER_META, "apply": apply,
         "conform_data": conform_data, "NUMPY": NUMPY,
-        # numpy scalar type -> the shared metadata of a 0-d input of that dtype: a 0-d
-        # gradient of its input's dtype is conformed already
-        "scalar_meta": {d.np.type: meta for d, meta in graph._META0.items()},
+        "scalar_meta": rules.SCALAR_META,
         "version_error": graph._version_error, "conform_grad": NUMPY.conform,
         "release": rules.release, "run_other": engine._run_other,
         "run_accumulators": engine._run_accumulators, "FREED": rules.FREED_MESSAGE,

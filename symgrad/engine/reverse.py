@@ -27,7 +27,7 @@ import numpy as np
 from ..ir.backends import NUMPY
 from ..ir.node import AccumulateGrad, GRAD_MODE, Node
 from .hooks import call_hooks, root_tensor_hooks, run_leaf, tensor_hooks
-from .rules import check_nan, node_grads, release
+from .rules import check_nan, input_grads, node_grads, release
 
 __all__ = ["run_backward", "ANOMALY"]
 
@@ -174,7 +174,10 @@ def _run(root_nodes: list, buffers: dict, retain_graph: bool, m, inputs: Sequenc
                 if multi and g is None:
                     g = [None] * node._n_outputs
                 _capture(results, captures[node], g, multi, target_nrs)
-            grads = node_grads(node, g, m, wanted)
+            if node._plain and g is not None:  # no hooks, one output: the rules only
+                grads = input_grads(node, g, m, wanted)
+            else:
+                grads = node_grads(node, g, m, wanted)
             if ANOMALY[0] and ANOMALY[1]:
                 check_nan(node, grads)
             for x in _hand_on(node, grads, buffers, owned, deps, retain_graph, m):
@@ -194,23 +197,35 @@ def _hand_on(node: Node, grads, buffers: dict, owned: set, deps: dict, retain_gr
         release(node)
     made_ready = []
     nrs = node._input_nrs
-    in_place = m.sums_in_place
-    for i, x in enumerate(node.inputs):
+    if nrs is None:
+        in_place = m.sums_in_place
+        for x, gi in zip(node.inputs, grads):
+            if not isinstance(x, Node):
+                continue
+            if gi is not None:
+                b = buffers.get(x)
+                if b is None:
+                    buffers[x] = gi
+                elif id(b) in owned and b.shape == gi.shape:
+                    b += gi  # a sum this pass made: nobody else holds it
+                else:
+                    b = buffers[x] = b + gi
+                    if in_place and b.__class__ is _ndarray:
+                        owned.add(id(b))
+            left = deps[x] - 1
+            deps[x] = left
+            if not left:
+                made_ready.append(x)
+        return made_ready
+    for x, gi, nr in zip(node.inputs, grads, nrs):  # some inputs have several outputs
         if not isinstance(x, Node):
             continue
-        gi = grads[i] if i < len(grads) else None
         if gi is not None:
-            b = buffers.get(x)
-            if nrs is not None and x._n_outputs != 1:
-                _add_to_output(buffers, x, nrs[i], gi)
-            elif b is None:
-                buffers[x] = gi
-            elif nrs is None and id(b) in owned and b.shape == gi.shape:
-                b += gi  # a sum this pass made: nobody else holds it
-            else:  # (a buffer reached by output number may be shared: never in place)
-                b = buffers[x] = b + gi
-                if in_place and nrs is None and b.__class__ is _ndarray:
-                    owned.add(id(b))
+            if x._n_outputs != 1:
+                _add_to_output(buffers, x, nr, gi)
+            else:
+                b = buffers.get(x)
+                buffers[x] = gi if b is None else b + gi  # never in place: b may be shared
         left = deps[x] - 1
         deps[x] = left
         if not left:

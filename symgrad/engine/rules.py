@@ -13,11 +13,11 @@ import numpy as np
 
 from ..ir.backends import NUMPY
 from ..ir.injected import INJECTED, inject
-from ..ir.node import FREED, GRAD_MODE, AccumulateGrad, Node, _version_error
+from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, _version_error
 from .hooks import call_post_hooks, call_pre_hooks, tensor_hooks, wrap
 
 __all__ = ["FREED_MESSAGE", "input_grads", "node_grads", "release", "call_node",
-           "check_nan", "ALL_FREED"]
+           "check_nan", "ALL_FREED", "SCALAR_META"]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -27,57 +27,59 @@ FREED_MESSAGE = (
     "calling backward.")
 
 
-def _unpack(node: Node, m) -> list:
-    """The node's saved values, checked against in-place changes since they were saved."""
-    if node._released:
-        raise RuntimeError(FREED_MESSAGE)
-    Tensor = INJECTED.Tensor
-    values = []
-    versions = node._versions
-    for i, s in enumerate(node._saved):
-        if isinstance(s, Tensor):
-            if s._vc[0] != versions[i]:
-                raise _version_error(node, i, s)
-            values.append(m.saved(s))
-        else:
-            values.append(s)
-    return values
-
-
 def input_grads(node: Node, g, m, needed) -> list:
     """Apply the op's gradient rules: one gradient (or None) per input that needs one
     (``needed(input)``, or every input when ``needed`` is None)."""
     custom = node._custom_backward
     if custom is not None:
         return custom(g, m, needed)
+    if node._released:
+        raise RuntimeError(FREED_MESSAGE)
+    saved = node._saved
+    values = []  # the saved values, checked against in-place changes since they were saved
+    if saved:
+        saved_value = m.saved
+        for i, (s, v) in enumerate(zip(saved, node._versions)):
+            if v is None:  # not a tensor
+                values.append(s)
+            elif s._vc[0] != v:
+                raise _version_error(node, i, s)
+            else:
+                values.append(saved_value(s))
     op = node.op
-    values = _unpack(node, m) if node._saved or node._released else ()
-    grads = op.grads
-    variadic = op.variadic
-    meta = node._meta
-    n = len(node.inputs)
+    rules = op.grads
+    inputs = node.inputs
+    n = len(inputs)
     out = [None] * n
-    # PyTorch's generated nodes compute their inputs' gradients from the last to the first,
-    # then un-broadcast and cast them in order (validate_outputs): recorded gradients get
-    # their sequence numbers, and so their order in later passes, the same way.
-    for i in range(n - 1, -1, -1) if m.records and not variadic else range(n):
-        x = node.inputs[i]
-        if not isinstance(x, Node) or (needed is not None and not needed(x)):
-            continue
-        rule = grads[0] if variadic else grads[i]
-        if rule is not None:
-            out[i] = rule(m, g, *values, i) if variadic else rule(m, g, *values)
+    if op.variadic:
+        rule = rules[0]
+        for i, x in enumerate(inputs if rule is not None else ()):
+            if isinstance(x, Node) and (needed is None or needed(x)):
+                out[i] = rule(m, g, *values, i)
+    else:
+        # PyTorch's generated nodes compute their inputs' gradients from the last to the
+        # first, then un-broadcast and cast them in order (validate_outputs): recorded
+        # gradients get their sequence numbers, and so their order in later passes, the
+        # same way.
+        for i in range(n - 1, -1, -1) if m.records else range(n):
+            x = inputs[i]
+            if isinstance(x, Node) and (needed is None or needed(x)):
+                rule = rules[i]
+                if rule is not None:
+                    out[i] = rule(m, g, *values)
+    meta = node._meta
+    conform = m.conform
     for i, gi in enumerate(out):
         if gi is not None:
-            out[i] = m.conform(gi, meta[i])
+            mi = meta[i]
+            if mi is not SCALAR_META.get(gi.__class__):  # not a 0-d gradient as it is
+                out[i] = conform(gi, mi)
     return out
 
 
 def node_grads(node: Node, g, m, needed) -> list:
     """A node's input gradients with its hooks, in PyTorch's order: the tensors' hooks
     (and retain_grad), node pre-hooks, the rules, node hooks."""
-    if node._plain and g is not None:  # no hooks, one output: the rules only
-        return input_grads(node, g, m, needed)
     if node._n_outputs != 1 and g is None:
         g = [None] * node._n_outputs
     g = tensor_hooks(node, g, m)
@@ -107,8 +109,14 @@ def check_nan(node: Node, grads) -> None:
 def release(node: Node) -> None:
     """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
     node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
-    Tensor = INJECTED.Tensor
     saved = node._saved
+    versions = node._versions
+    if (node._inner is None and len(saved) < len(ALL_FREED) and len(versions) == len(saved)
+            and None not in versions):
+        node._saved = ALL_FREED[len(saved)]  # only tensors: all freed
+        node._released = True
+        return
+    Tensor = INJECTED.Tensor
     plan = node.op.plan if node.op is not None else None
     if plan is not None and len(plan) != len(saved):
         plan = None
@@ -129,8 +137,11 @@ def release(node: Node) -> None:
 
 
 _NUMBERS = (int, float, bool)
-# What release makes of n saved tensors (the compiled loop sets it without the call).
+# What release makes of n saved tensors, shared.
 ALL_FREED = tuple((FREED,) * n for n in range(6))
+# numpy scalar type -> the shared metadata of a 0-d input of that dtype: such a gradient
+# for such an input needs no conforming.
+SCALAR_META = {d.np.type: meta for d, meta in _META0.items()}
 
 
 def call_node(node: Node, grads: tuple):
