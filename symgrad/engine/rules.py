@@ -109,14 +109,8 @@ def check_nan(node: Node, grads) -> None:
 def release(node: Node) -> None:
     """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
     node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
-    saved = node._saved
-    versions = node._versions
-    if (node._inner is None and len(saved) < len(ALL_FREED) and len(versions) == len(saved)
-            and None not in versions):
-        node._saved = ALL_FREED[len(saved)]  # only tensors: all freed
-        node._released = True
-        return
     Tensor = INJECTED.Tensor
+    saved = node._saved
     plan = node.op.plan if node.op is not None else None
     if plan is not None and len(plan) != len(saved):
         plan = None
@@ -137,7 +131,7 @@ def release(node: Node) -> None:
 
 
 _NUMBERS = (int, float, bool)
-# What release makes of n saved tensors, shared.
+# What release makes of n saved tensors (the compiled loop sets it without the call).
 ALL_FREED = tuple((FREED,) * n for n in range(6))
 # numpy scalar type -> the shared metadata of a 0-d input of that dtype: such a gradient
 # for such an input needs no conforming.
