@@ -1,9 +1,11 @@
 """The optional compiled loops (``symgrad/_speedups.c``), handed the Python side.
 
 symgrad is complete in Python.  When the C extension was built at install time, the fast
-path of ``apply`` and the plain-node loop of ``engine._run_ordered`` run compiled: the
-same steps, the same op-table callables, without the interpreter in between (scalar code
-runs twice as fast).  ``SYMGRAD_PURE_PYTHON=1`` keeps everything in Python.
+path of ``apply`` and a plain ``backward()`` (the engine's loop on numpy arrays, every node
+running) run compiled: the same steps, the same op-table callables, without the
+interpreter in between (scalar code runs twice as fast); the compiled backward loop hands
+the nodes off its fast path back to the engine's Python helpers.  ``SYMGRAD_PURE_PYTHON=1``
+keeps everything in Python.
 
 Two steps, each called once at import time: :func:`accelerate` by :mod:`symgrad.api.apply`
 (the compiled ``apply``), :func:`accelerate_methods` by :mod:`symgrad.api.tensor` once the
@@ -17,6 +19,7 @@ True
 """
 from __future__ import annotations
 
+import operator
 import os
 from typing import Callable
 
@@ -24,7 +27,9 @@ import numpy as np
 
 from .. import ops
 from ..engine import reverse as engine
+from ..engine import rules
 from ..ir import node as graph
+from ..ir.backends import NUMPY
 from ..ops import dtypes
 from .core import Tensor
 
@@ -53,11 +58,12 @@ def accelerate(apply: Callable, conform_data: Callable) -> Callable:
         "AccumulateGrad": graph.AccumulateGrad, "dtype": dtypes.dtype,
         "GRAD_MODE": graph.GRAD_MODE, "sequence": graph._sequence,
         "META0": graph._META0, "NUMBER_META": graph._NUMBER_META, "apply": apply,
-        "conform_data": conform_data, "NUMPY": engine.NUMPY,
-        "scalar_meta": engine._SCALAR_META, "version_error": graph._version_error,
-        "conform_grad": engine._conform, "release": engine._release,
-        "run_other": engine._run_other, "run_accumulators": engine._run_accumulators,
-        "FREED": engine._FREED, "ALL_FREED": engine._ALL_FREED, "seq_key": engine._SEQ,
+        "conform_data": conform_data, "NUMPY": NUMPY,
+        "scalar_meta": rules.SCALAR_META,
+        "version_error": graph._version_error, "conform_grad": NUMPY.conform,
+        "release": rules.release, "run_other": engine._run_other,
+        "run_accumulators": engine._run_accumulators, "FREED": rules.FREED_MESSAGE,
+        "ALL_FREED": rules.ALL_FREED, "seq_key": operator.attrgetter("_seq"),
     })
     engine._run_ordered_compiled = _speedups.run_ordered
     ENABLED = True

@@ -18,9 +18,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..engine.reverse import run_backward
+from ..ir.backends import NUMPY
 from .core import Tensor, _make
 from .functional import stack
 from .messages import _warn_once
+from .recorded import TENSOR
 from .shapes import Size
 
 __all__ = ["backward", "grad"]
@@ -31,6 +33,12 @@ def _as_tuple(x) -> tuple:
     if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
+
+
+def _backend(create_graph: bool):
+    """What the backward pass runs on: recorded tensors under ``create_graph`` (the pass
+    is itself a graph), else numpy arrays."""
+    return TENSOR if create_graph else NUMPY
 
 
 def _QUIET():  # noqa: N802 - used as a context manager
@@ -165,7 +173,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             "after use to break the cycle and avoid the leak. (Triggered internally at "
             "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
     with _QUIET():
-        run_backward(outputs, roots, retain_graph, create_graph, inputs=targets or None)
+        run_backward(outputs, roots, retain_graph, _backend(create_graph),
+                     inputs=targets or None)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -203,8 +212,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         results = _batched_grads(outs, roots, ins, retain_graph, create_graph)
     else:
         with _QUIET():
-            results = run_backward(outs, roots, retain_graph, create_graph, inputs=ins,
-                                   accumulate=False)
+            results = run_backward(outs, roots, retain_graph, _backend(create_graph),
+                                   inputs=ins, accumulate=False)
     # A gradient that reaches an input unchanged is the caller's tensor itself, as in
     # PyTorch (``grad(x + 1, x, v)[0] is v``).
     given = {id(gr._data): gr for gr in grads if isinstance(gr, Tensor)}
@@ -253,7 +262,7 @@ def _batched_grads(outs: tuple, roots: list, ins: tuple, retain_graph: bool,
                      for g in roots]
         with _QUIET():
             rows.append(run_backward(outs, row_roots, retain_graph or b < n - 1,
-                                     create_graph, inputs=ins, accumulate=False))
+                                     _backend(create_graph), inputs=ins, accumulate=False))
     results = []
     for k, t in enumerate(ins):
         column = [row[k] for row in rows]

@@ -25,15 +25,13 @@ import builtins
 import numpy as np
 
 from .. import ops as O
-from ..ir.backends import NUMPY
 from ..ir.node import AccumulateGrad, GRAD_MODE, Node, node_class
-from ..engine.reverse import _input_grads
+from ..engine.rules import input_grads
 from .apply import _at_view, _refresh_view, _view_index, _view_root, apply
 from .construct import _as_tensor_arg, _number
 from .core import Tensor, _make
 from .creation import _rng
 from .messages import _c_name
-from .recorded import TENSOR
 from .shapes import Size
 
 __all__ = ["CopySlices"]
@@ -112,14 +110,13 @@ class CopySlices(node_class(O.COPY_SLICES)):
 
     __slots__ = ()
 
-    def _custom_backward(self, g, create_graph: bool, needed) -> list:
-        m = TENSOR if create_graph else NUMPY
+    def _custom_backward(self, g, m, needed) -> list:
         fn, view_shape = self._fn, self._view_shape
         index = self.attrs[0]
         part = m.index(g, index) if index else m.reshape(g, view_shape)
         first = fn.inputs[0]
-        grads = _input_grads(fn, part, create_graph, lambda x: x is first or needed is None
-                             or needed(x))
+        grads = input_grads(fn, part, m, lambda x: x is first or needed is None
+                            or needed(x))
         r0 = grads[0]
         if not index:
             base_grad = m.reshape(r0, ()) if r0 is not None else g * 0

@@ -3,8 +3,9 @@
 The op table's rules are written against a backend ``m`` (``grad * m.cos(self)``).  On
 numpy arrays (:data:`symgrad.ir.backends.NUMPY`) nothing is recorded; here every step is
 a tensor operation through :func:`~symgrad.api.apply.apply`, so the backward pass is
-itself a graph that can be differentiated again.  The engine receives this backend from
-:mod:`symgrad.api.tensor` (``INJECTED.recorded``).
+itself a graph that can be differentiated again.  The engine runs a ``create_graph`` pass
+with this backend (:mod:`symgrad.api.gradients` hands it to ``run_backward``; a
+``grad_fn`` called by hand under grad mode finds it as ``INJECTED.recorded``).
 
 Examples
 --------
@@ -20,6 +21,7 @@ import numpy as np
 from .. import ops as O
 from ..ops.dtypes import float64, get_default_dtype
 from ..ir.backends import _first_true
+from ..engine.hooks import wrap
 from .apply import apply
 from .core import Tensor, _make
 from .linalg import matmul
@@ -30,6 +32,46 @@ __all__ = ["TENSOR"]
 class _Recorded:
     """Gradient rules on symgrad tensors: the backward pass is recorded."""
 
+    # -- what the engine asks of the backend it runs a pass with ---------------------------
+    # (the same names as symgrad.ir.backends.NUMPY's; each defined here, so that none falls
+    # to __getattr__ below)
+    records = True  # every step is recorded: grad mode is on during the pass
+    sums_in_place = False  # a sum of gradients is a recorded op, never an in-place change
+
+    def saved(self, s):
+        """A saved tensor as a rule sees it: the tensor itself (its graph is followed)."""
+        return s
+
+    def unwrap(self, t):
+        """A tensor handed back by the user, as the pass carries it: the tensor itself."""
+        return t
+
+    def conform(self, gi, meta: tuple):
+        """A gradient un-broadcast to its input's shape and converted to its dtype."""
+        shape, dt = meta
+        if gi.shape != shape:
+            gi = self.sum_to(gi, shape)
+        if gi.dtype is not dt:
+            gi = gi.to(dt)
+        return gi
+
+    def accumulate(self, var, g, owned: bool = False) -> None:
+        """Add ``g`` into the leaf ``var``'s ``.grad`` with grad mode on, as PyTorch's
+        AccumulateGrad: the first gradient copied into a new tensor (a CopyBackwards node
+        when it requires grad), later ones added out of place."""
+        g = wrap(g)
+        if var._grad is None:
+            var._grad = _make(np.empty(g.shape, var.dtype.np), var.dtype).copy_(g)
+        else:
+            var._grad = var._grad + g
+
+    def retain(self, var, g) -> None:
+        """retain_grad's hook, as PyTorch's: the first gradient cloned, later ones added
+        out of place."""
+        g = wrap(g)
+        var._grad = g.clone() if var._grad is None else var._grad + g
+
+    # -- the functions gradient rules call ---------------------------------------------
     def __getattr__(self, name):
         # Unary functions and comparisons are the tensor's own methods.
         return lambda x, *args: getattr(x, name)(*args)

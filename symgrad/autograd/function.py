@@ -18,8 +18,8 @@ import numpy as np
 from ..ops import Op, unregister
 from ..ir.backends import NUMPY
 from ..ir.node import GRAD_MODE, Node, RemovableHandle, _version_error
-from ..engine import reverse as engine
-from ..api.recorded import TENSOR
+from ..engine.hooks import call_hooks, wrap
+from ..engine.rules import FREED_MESSAGE
 from ..api.tensor import Tensor, _make
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -63,7 +63,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         if self._released:
-            raise RuntimeError(engine._FREED)
+            raise RuntimeError(FREED_MESSAGE)
         if "_arg_positions" not in self.__dict__:
             return ()  # still inside forward (or setup_context): nothing is saved yet
         for i, s in enumerate(self._saved):
@@ -90,22 +90,22 @@ class BackwardCFunction(Node, FunctionCtx):
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
 
-    def _output_tensor_hooks(self, gs: list, create_graph: bool) -> list:
+    def _output_tensor_hooks(self, gs: list, m) -> list:
         """Tensor hooks, then retain_grad, of each output of a multi-output node."""
         gs = list(gs)
         hooks = self.__dict__.get("_output_hooks", {})
         retains = self.__dict__.get("_retains", {})
         for nr in range(self._n_outputs):
             if hooks.get(nr):
-                gs[nr] = engine._call_hooks(hooks[nr], gs[nr], create_graph)
+                gs[nr] = call_hooks(hooks[nr], gs[nr], m)
             ref = retains.get(nr)
             t = ref() if ref is not None else None
             if t is not None and gs[nr] is not None:
-                engine._retain_grad(t, gs[nr], create_graph)
+                m.retain(t, gs[nr])
         return gs
 
     # -- the backward -------------------------------------------------------------
-    def _custom_backward(self, g, create_graph: bool, needed) -> list:
+    def _custom_backward(self, g, m, needed) -> list:
         """Call the user's backward once; check and shape its gradients as PyTorch does."""
         gs = list(g) if self._n_outputs != 1 else [g]
         args = []
@@ -113,7 +113,7 @@ class BackwardCFunction(Node, FunctionCtx):
             if gk is None and self.materialize_grads:
                 shape, dt = self._out_meta[k]
                 gk = np.zeros(shape, dt.np)
-            args.append(engine._wrap(gk))
+            args.append(wrap(gk))
         slots = self.__dict__.get("_out_slots")
         if slots is not None:
             # Outputs that are no tensors get a None gradient, in their place.
@@ -153,10 +153,10 @@ class BackwardCFunction(Node, FunctionCtx):
                         f"Function {name} returned an invalid gradient at index {j} - got "
                         f"{list(r.shape)} but expected shape compatible with {list(shape)}")
                 r = _make(np.asarray(NUMPY.sum_to(r._data, shape)), r.dtype) \
-                    if not create_graph else TENSOR.sum_to(r, shape)
+                    if not m.records else m.sum_to(r, shape)
             if r.dtype is not dt:
                 r = r.to(dt)
-            out.append(engine._unwrap(r, create_graph))
+            out.append(m.unwrap(r))
         return out
 
     def __getattr__(self, name: str) -> Any:

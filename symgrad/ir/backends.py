@@ -6,6 +6,11 @@ when no graph is recorded (:data:`NUMPY`, the fast path, here), on symgrad tenso
 recorded and can be differentiated again) and on object arrays of SymPy expressions in
 the symbolic layer (``symgrad.symbolic.backend.SYMPY``).  Arithmetic operators are used
 directly; everything else goes through the few functions below.
+
+A backend is also what the engine (:mod:`symgrad.engine`) runs a backward pass with: the
+few things that differ between a pass on arrays and a recorded one (``create_graph``) are
+asked of it (``records``, ``sums_in_place``, ``saved``, ``unwrap``, ``conform``,
+``accumulate``, ``retain``), rather than decided by a flag in the engine.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import numpy as np
 from .. import ops as _ops
 from ..ops.dtype_rules import SUB_BOOL
 from ..ops.indexing import _gather_along, _scatter_along
+from .injected import INJECTED
 
 __all__ = ["NUMPY", "sum_to"]
 
@@ -49,6 +55,68 @@ def _scatter(g, shape, index):
 
 class _Numpy:
     """Gradient rules on numpy arrays: no graph, no Python per element."""
+
+    # -- what the engine asks of the backend it runs a pass with ---------------------------
+    records = False  # results record no graph: grad mode is off during the pass
+    sums_in_place = True  # a sum of gradients the pass made may grow in place
+
+    @staticmethod
+    def saved(s):
+        """A saved tensor as a rule sees it: its array (0-d: a cheap numpy scalar)."""
+        d = s._data
+        return d[()] if not d.ndim else d
+
+    @staticmethod
+    def unwrap(t):
+        """A tensor handed back by the user (a hook's result, a custom backward's
+        gradient) as the pass carries it: its array."""
+        return t._data if isinstance(t, INJECTED.Tensor) else t
+
+    @staticmethod
+    def conform(gi, meta: tuple):
+        """A gradient un-broadcast to its input's shape and converted to its dtype."""
+        shape, dt = meta
+        if gi.shape != shape:
+            gi = sum_to(gi, shape)
+        if gi.dtype is not dt.np and gi.dtype != dt.np:
+            gi = np.asarray(gi).astype(dt.np)
+        return gi
+
+    @staticmethod
+    def accumulate(var, g, owned: bool = False) -> None:
+        """Add ``g`` into the leaf ``var``'s ``.grad`` (AccumulateGrad); ``owned``: the
+        pass made ``g`` and nobody else holds it, so it may become ``.grad`` as it is."""
+        make = INJECTED.make
+        if isinstance(g, INJECTED.Tensor):
+            g = g._data
+        if var._grad is None:
+            if not (owned and g.dtype == var.dtype.np):
+                g = np.array(g, dtype=var.dtype.np)
+            var._grad = make(g, var.dtype)
+        else:
+            # In place, as PyTorch does with grad mode off: .grad keeps its identity and
+            # its grad_fn, if a create_graph pass gave it one.
+            target = var._grad
+            if target._data.__class__ is not np.ndarray:
+                target._data = np.array(target._data)  # a 0-d result held as a numpy scalar
+            np.add(target._data, g, out=target._data, casting="unsafe")
+            target._vc[0] += 1
+
+    @staticmethod
+    def retain(var, g) -> None:
+        """retain_grad's hook, as PyTorch's: the first gradient is cloned, later ones are
+        added out of place (a new .grad each time, unlike a leaf's, which grows in place)."""
+        make = INJECTED.make
+        if isinstance(g, INJECTED.Tensor):
+            g = g._data
+        old = var._grad
+        if old is None:
+            var._grad = make(np.array(g, dtype=var.dtype.np), var.dtype)
+        else:
+            var._grad = make(np.asarray(old._data + g).astype(old.dtype.np, copy=False),
+                             old.dtype)
+
+    # -- the functions gradient rules call ---------------------------------------------
 
     cos = staticmethod(np.cos)
     sin = staticmethod(np.sin)

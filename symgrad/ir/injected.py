@@ -5,7 +5,7 @@ Layers 2 and 3 record and run graphs of tensors, but the tensor class lives in l
 that owns each name hands it down here, once, at import time, and the IR and the engine
 read it from :data:`INJECTED`:
 
-- :mod:`symgrad.engine.reverse` provides ``call_node`` (what calling a ``grad_fn`` by
+- :mod:`symgrad.engine.rules` provides ``call_node`` (what calling a ``grad_fn`` by
   hand runs: ``Node.__call__``);
 - :mod:`symgrad.api.tensor` provides ``Tensor`` (the class hooks receive and saved
   values are checked against), ``make`` (``make(array, dtype)``: a new tensor around an

@@ -1,0 +1,168 @@
+"""One node of a backward pass: its saved values, its gradient rules, its hooks.
+
+A node's input gradients come from the op table's rules (or a custom backward), run on
+the pass's backend ``m``: :data:`~symgrad.ir.backends.NUMPY` (arrays, nothing recorded) or
+the recorded-tensor backend under ``create_graph`` (``INJECTED.recorded``).  Saved
+values are checked against in-place changes before a rule sees them and freed after the
+node has run, unless the graph is retained.  :func:`call_node` (a ``grad_fn`` called by
+hand) is handed to the IR from here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.backends import NUMPY
+from ..ir.injected import INJECTED, inject
+from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, _version_error
+from .hooks import call_post_hooks, call_pre_hooks, tensor_hooks, wrap
+
+__all__ = ["FREED_MESSAGE", "input_grads", "node_grads", "release", "call_node",
+           "check_nan", "ALL_FREED", "SCALAR_META"]
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+def input_grads(node: Node, g, m, needed) -> list:
+    """Apply the op's gradient rules: one gradient (or None) per input that needs one
+    (``needed(input)``, or every input when ``needed`` is None)."""
+    custom = node._custom_backward
+    if custom is not None:
+        return custom(g, m, needed)
+    if node._released:
+        raise RuntimeError(FREED_MESSAGE)
+    saved = node._saved
+    values = []  # the saved values, checked against in-place changes since they were saved
+    if saved:
+        saved_value = m.saved
+        for i, (s, v) in enumerate(zip(saved, node._versions)):
+            if v is None:  # not a tensor
+                values.append(s)
+            elif s._vc[0] != v:
+                raise _version_error(node, i, s)
+            else:
+                values.append(saved_value(s))
+    op = node.op
+    rules = op.grads
+    inputs = node.inputs
+    n = len(inputs)
+    out = [None] * n
+    if op.variadic:
+        rule = rules[0]
+        for i, x in enumerate(inputs if rule is not None else ()):
+            if isinstance(x, Node) and (needed is None or needed(x)):
+                out[i] = rule(m, g, *values, i)
+    else:
+        # PyTorch's generated nodes compute their inputs' gradients from the last to the
+        # first, then un-broadcast and cast them in order (validate_outputs): recorded
+        # gradients get their sequence numbers, and so their order in later passes, the
+        # same way.
+        for i in range(n - 1, -1, -1) if m.records else range(n):
+            x = inputs[i]
+            if isinstance(x, Node) and (needed is None or needed(x)):
+                rule = rules[i]
+                if rule is not None:
+                    out[i] = rule(m, g, *values)
+    meta = node._meta
+    conform = m.conform
+    for i, gi in enumerate(out):
+        if gi is not None:
+            mi = meta[i]
+            if mi is not SCALAR_META.get(gi.__class__):  # not a 0-d gradient as it is
+                out[i] = conform(gi, mi)
+    return out
+
+
+def node_grads(node: Node, g, m, needed) -> list:
+    """A node's input gradients with its hooks, in PyTorch's order: the tensors' hooks
+    (and retain_grad), node pre-hooks, the rules, node hooks."""
+    if node._n_outputs != 1 and g is None:
+        g = [None] * node._n_outputs
+    g = tensor_hooks(node, g, m)
+    if node._pre_hooks:
+        g = call_pre_hooks(node, g, m)
+    if g is None and node._custom_backward is None:
+        # An op's rule is skipped for an undefined gradient; a custom Function's backward
+        # still runs (on zeros, or None), as in PyTorch.
+        grads = [None] * len(node.inputs)
+    else:
+        grads = input_grads(node, g, m, needed)
+    if node._hooks:
+        grads = call_post_hooks(node, grads, g, m)
+    return grads
+
+
+def check_nan(node: Node, grads) -> None:
+    """Anomaly mode: a node whose rules returned NaN is named."""
+    for i, gi in enumerate(grads):
+        if gi is not None:
+            d = gi._data if isinstance(gi, INJECTED.Tensor) else gi
+            if np.isnan(d).any():
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                   f"{i}th output.")
+
+
+def release(node: Node) -> None:
+    """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
+    node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
+    Tensor = INJECTED.Tensor
+    saved = node._saved
+    plan = node.op.plan if node.op is not None else None
+    if plan is not None and len(plan) != len(saved):
+        plan = None
+    kept = None
+    for k, s in enumerate(saved):
+        # A number operand (x * 2) is saved as a wrapped 0-d tensor in PyTorch: freed too.
+        if isinstance(s, Tensor) or (plan is not None and plan[k][0] == "input"
+                                     and s.__class__ in _NUMBERS):
+            if kept is None:
+                kept = list(saved)
+            kept[k] = FREED
+    if kept is not None:
+        node._saved = tuple(kept)
+        node._released = True
+    inner = node._inner
+    if inner is not None and inner._saved and not inner._released:
+        release(inner)
+
+
+_NUMBERS = (int, float, bool)
+# What release makes of n saved tensors (the compiled loop sets it without the call).
+ALL_FREED = tuple((FREED,) * n for n in range(6))
+# numpy scalar type -> the shared metadata of a 0-d input of that dtype: such a gradient
+# for such an input needs no conforming.
+SCALAR_META = {d.np.type: meta for d, meta in _META0.items()}
+
+
+def call_node(node: Node, grads: tuple):
+    """Calling a ``grad_fn`` by hand: its gradient rule, or accumulation for a leaf."""
+    # As in PyTorch the rule runs under the caller's grad mode, so its results record a
+    # graph whenever a gradient or a saved value requires grad (``grad * other`` for mul).
+    m = INJECTED.recorded if GRAD_MODE.enabled else NUMPY
+    Tensor = INJECTED.Tensor
+    if len(grads) != node._n_outputs:
+        raise TypeError(f"expected {node._n_outputs} arguments, got {len(grads)} instead")
+    for i, x in enumerate(grads):
+        if x is not None and not isinstance(x, Tensor):
+            raise TypeError(f"argument {i} is not a Variable")
+    if isinstance(node, AccumulateGrad):
+        if grads[0] is not None:  # an undefined gradient accumulates nothing
+            m.accumulate(node.variable, m.unwrap(grads[0]))
+        return ()
+    if node._n_outputs != 1:
+        g = [m.unwrap(x) for x in grads]
+    else:
+        g = m.unwrap(grads[0])
+    if g is None or (node._n_outputs != 1 and all(x is None for x in g)):
+        out = [None] * len(node.inputs)  # undefined gradients in, undefined out
+    else:
+        out = input_grads(node, g, m, None)
+    out = tuple(wrap(x) for x in out)
+    return out[0] if len(out) == 1 else out
+
+
+inject(call_node=call_node)  # what Node.__call__ runs (the IR may not import the engine)
