@@ -85,15 +85,17 @@ def inplace_method(op: Op, name: str) -> Callable:
     return _named(in_place, name, f"In-place {op.method or op.name}: ``{op.node_name}``.")
 
 
-def function(op: Op) -> Callable:
-    """``symgrad.<op.function>``: the method of the same front end, or the op itself."""
+def function(op: Op, name: str | None = None) -> Callable:
+    """``symgrad.<op.function>`` (or ``name``): the method of the same front end, or the
+    op itself."""
+    name = name or op.function
     if op.method is not None:
         def via_method(input, *args, **kwargs):
             if not isinstance(input, Tensor):
                 input = tensor(input)
             return getattr(input, op.method)(*args, **kwargs)
         fn = via_method
-        doc = f"``symgrad.{op.function}(input, ...)`` is ``input.{op.method}(...)``."
+        doc = f"``{name}(input, ...)`` is ``input.{op.method}(...)``."
     else:
         def direct(input, *args):
             if not isinstance(input, Tensor):
@@ -102,7 +104,7 @@ def function(op: Op) -> Callable:
             return apply(op, operands, attrs)
         fn = direct
         doc = f"``{op.node_name}``: {op.doc or op.name}."
-    return _named(fn, op.function, doc)
+    return _named(fn, name, doc)
 
 
 def _named(fn: Callable, name: str, doc: str) -> Callable:
@@ -159,10 +161,13 @@ class Functions:
 
     ``namespaces`` receive them (``symgrad.api.functional``'s globals, the ``symgrad``
     package's, ...); a name already defined in the first is a hand-written front end.
+    ``field`` is the record's name on this surface: ``"function"`` (``symgrad.*``) or
+    ``"functional"`` (``symgrad.nn.functional``).
     """
 
-    def __init__(self, namespaces: list) -> None:
+    def __init__(self, namespaces: list, field: str = "function") -> None:
         self.namespaces = namespaces
+        self.field = field
         self.made: dict[str, str] = {}  # op key -> the function's name
 
     def export_to(self, namespace: dict) -> None:
@@ -172,14 +177,15 @@ class Functions:
         self.namespaces.append(namespace)
 
     def added(self, op: Op) -> None:
-        if op.composite or not op.function or op.function in self.namespaces[0]:
+        name = getattr(op, self.field)
+        if op.composite or not name or name in self.namespaces[0]:
             return
-        fn = function(op)
+        fn = function(op, name)
         for ns in self.namespaces:
-            ns.setdefault(op.function, fn)
-            if op.function not in ns.get("__all__", (op.function,)):
-                ns["__all__"].append(op.function)
-        self.made[op.key] = op.function
+            ns.setdefault(name, fn)
+            if name not in ns.get("__all__", (name,)):
+                ns["__all__"].append(name)
+        self.made[op.key] = name
 
     def removed(self, op: Op) -> None:
         name = self.made.pop(op.key, None)

@@ -1,11 +1,11 @@
-"""``symgrad.nn``: just :class:`~symgrad.nn.parameter.Parameter`, the leaf that modules train.
+"""``symgrad.nn``: :class:`~symgrad.nn.parameter.Parameter` and ``nn.functional``.
 
 May import: ``symgrad.ops``, ``symgrad.ir``, ``symgrad.engine``, ``symgrad.api``,
 ``symgrad.autograd``.
 """
 from __future__ import annotations
 
-from . import parameter
+from . import functional, parameter
 from .parameter import Parameter
 
-__all__ = ["Parameter", "parameter"]
+__all__ = ["Parameter", "functional", "parameter"]

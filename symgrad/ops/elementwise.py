@@ -112,7 +112,7 @@ TAN = Op("tan", dtype=R.floating, forward=np.tan, domain=(-np.pi / 2, np.pi / 2)
 TANH = Op("tanh", dtype=R.floating, forward=np.tanh, saves=("result",), sym="tanh",
           grads=(lambda m, grad, result: m.tanh_backward(grad, result),),
           local=("1 - tanh²({self})",),
-          method="tanh", function="tanh", expr="tanh")
+          method="tanh", function="tanh", functional="tanh", expr="tanh")
 
 
 # tanh's and sigmoid's gradients as their own ops, as in PyTorch (so that their graphs,
@@ -139,7 +139,8 @@ SIGMOID = Op("sigmoid", dtype=R.floating, saves=("result",), sym="sigmoid",
              forward=lambda a: 0.5 * np.tanh(0.5 * a) + 0.5,
              grads=(lambda m, grad, result: m.sigmoid_backward(grad, result),),
              local=("σ({self})(1 - σ({self}))",),
-             method="sigmoid", function="sigmoid", expr="sigmoid")
+             method="sigmoid", function="sigmoid", functional="sigmoid",
+             expr="sigmoid")
 
 
 RELU = Op("relu", forward=_relu, saves=("result",), sym="relu",
