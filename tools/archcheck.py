@@ -9,7 +9,7 @@ as ``symgrad_cli``):
 2. imports inside function bodies, and those without a ``#`` comment saying why on the
    same line or on the comment line directly above (a bare ``noqa``/``type: ignore``
    pragma is not a reason);
-3. source files (``.py``, ``.c``, ``.pyx``, ``.pxd``) longer than the line limit, except
+3. source files (``.py``, ``.c``, ``.h``, ``.pyx``, ``.pxd``) longer than the line limit, except
    paths matching the baseline's ``exempt_globs``;
 4. public names bound in a package ``__init__.py`` that hide a submodule of the same name
    (``from .draw import draw`` next to ``draw.py``), except the baseline's
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BASELINE = Path(__file__).resolve().parent / "archcheck_baseline.json"
 DEFAULT_PACKAGES = ["symgrad", "cli"]
 INSTALLED_NAMES = {"cli": "symgrad_cli"}  # directory -> package name it is installed as
-SOURCE_SUFFIXES = {".py", ".c", ".pyx", ".pxd"}
+SOURCE_SUFFIXES = {".py", ".c", ".h", ".pyx", ".pxd"}
 PRAGMAS = ("noqa", "type:", "pragma:", "pylint:", "isort:", "fmt:", "mypy:")
 DEFAULT_CONFIG: dict[str, Any] = {"line_limit": 800, "exempt_globs": [], "shadow_allowed": []}
 FIGURES = [("cycles", "max_cycles"), ("function_imports", "max_function_imports"),

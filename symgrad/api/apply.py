@@ -2,12 +2,13 @@
 
 Every tensor operation ends here: the result's dtype (the op's dtype rule), the numpy
 forward, the result tensor, and, when gradients are wanted, one IR node with its saved
-values.  A fast path handles the common case (one or two plain operands of one floating
-dtype) without the general bookkeeping; it does exactly what the general path would.
-A view whose base changed in place is brought up to date here before it is used.
+values.  A view whose base changed in place is brought up to date here before it is used.
 
-When the optional C extension is built, :func:`apply` is its compiled copy of the
-function below (:mod:`symgrad.api.compiled`); ``_apply_python`` is the Python one.
+The common case (one or two plain operands of one floating dtype, an op with a
+``simple`` saving plan) has a fast path in one place only: the optional C extension
+(:mod:`symgrad.api.compiled`), whose ``apply`` takes that case and hands every other
+call to the function below, ``_apply_python``.  Without the extension the function
+below does everything, with the same results.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 from .. import ops as O
 from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
-from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, _sequence
+from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node
 from . import compiled as _compiled
 from .core import Tensor, _new
 from .shapes import Size
@@ -61,89 +62,6 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     >>> apply(ops.MUL, (x, 3.0))
     tensor([3., 6.], grad_fn=<MulBackward0>)
     """
-    simple = op.simple
-    if simple is not None and len(args) <= 2:
-        # The common case, without the general bookkeeping below: one or two operands,
-        # plain tensors of one floating dtype (not views, not outputs of multi-output
-        # nodes) or Python numbers.  It does exactly what the general path would.
-        a = args[0]
-        if a.__class__ is Tensor and a._view_of is None and not a._multi_output:
-            dt = a._dtype
-            d0 = a._data
-            if d0.__class__ is _ndarray and not d0.ndim:
-                d0 = d0[()]  # 0-d: numpy scalars, whose arithmetic is much cheaper
-            if len(args) == 1:
-                b = None
-                go = dt.is_floating_point
-            else:
-                b = args[1]
-                cb = b.__class__
-                if cb is Tensor:
-                    go = (b._dtype is dt and dt.is_floating_point and b._view_of is None
-                          and not b._multi_output)
-                    d1 = b._data
-                    if d1.__class__ is _ndarray and not d1.ndim:
-                        d1 = d1[()]
-                else:
-                    go = (cb is float or cb is int) and dt.is_floating_point
-                    d1 = b
-            if go:
-                try:
-                    data = op.forward(d0) if b is None else op.forward(d0, d1)
-                except ValueError as e:
-                    raise _shape_error(op, [d0] if b is None else [d0, d1], attrs,
-                                       e) from None
-                npdt = dt.np
-                if data.__class__ is not npdt.type and data.dtype is not npdt \
-                        and data.dtype != npdt:
-                    data = data.astype(npdt)
-                out = _new(Tensor)
-                out._data = data
-                out._dtype = dt
-                out.grad_fn = None
-                out._requires_grad = False
-                out._vc = [0]
-                if not GRAD_MODE.enabled:  # (a simple op always has gradient rules)
-                    return out
-                ea = a.grad_fn
-                if ea is None:
-                    ea = (a._accum or a._accumulator()) if a._requires_grad else a
-                if b is None:
-                    if ea is a:
-                        return out
-                    inputs = (ea,)
-                    meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),)
-                    mask = 1
-                else:
-                    if cb is Tensor:
-                        eb = b.grad_fn
-                        if eb is None:
-                            eb = (b._accum or b._accumulator()) if b._requires_grad else b
-                        mask = (ea is not a) | (eb is not b) << 1
-                        meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),
-                                _META0[dt] if d1.__class__ is not _ndarray else (d1.shape, dt))
-                    else:
-                        eb = b
-                        mask = ea is not a
-                        meta = (_META0[dt] if d0.__class__ is not _ndarray else (d0.shape, dt),
-                                _NUMBER_META)
-                    if not mask:
-                        return out
-                    inputs = (ea, eb)
-                node = _new(op.node_class)
-                node.inputs = inputs
-                node.attrs = ()
-                if op.plan:
-                    pick = simple[mask]
-                    node._saved = pick((a, b, out, None))
-                    node._versions = pick((a._vc[0], b._vc[0] if cb is Tensor else None, 0,
-                                           None) if b is not None else (a._vc[0], None, 0, None))
-                else:
-                    node._saved = node._versions = ()
-                node._meta = meta
-                node._seq = _next_seq()
-                out.grad_fn = node
-                return out
     # One pass over the operands: numpy values (0-d tensors as numpy scalars, whose
     # arithmetic is ten times cheaper than 0-d arrays') and whether a graph is needed.
     arrays = []
@@ -211,7 +129,9 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
                 nrs = nrs or [0] * len(args)
                 nrs[len(inputs)] = a._output_nr
             inputs.append(a if fn is None else fn)
-            meta.append((a._data.shape, a._dtype))
+            shape = a._data.shape
+            # 0-d operands share their metadata (the engine knows them by identity)
+            meta.append((shape, a._dtype) if shape else _META0.get(a._dtype) or ((), a._dtype))
         else:
             inputs.append(a)
             meta.append(_NUMBER_META)
@@ -250,9 +170,6 @@ def _conform_data(data, dt: _dtype):
     if data.__class__ is not npdt.type and data.dtype is not npdt and data.dtype != npdt:
         data = data.astype(npdt)
     return data
-
-
-_next_seq = _sequence.__next__
 
 
 def _shape_error(op, arrays, attrs, err):

@@ -1,11 +1,12 @@
 """The optional compiled loops (``symgrad/_speedups.c``), handed the Python side.
 
-symgrad is complete in Python.  When the C extension was built at install time, the fast
-path of ``apply`` and a plain ``backward()`` (the engine's loop on numpy arrays, every node
-running) run compiled: the same steps, the same op-table callables, without the
-interpreter in between (scalar code runs twice as fast); the compiled backward loop hands
-the nodes off its fast path back to the engine's Python helpers.  ``SYMGRAD_PURE_PYTHON=1``
-keeps everything in Python.
+symgrad is complete in Python.  When the C extension was built at install time, it holds
+the only copy of two shortcuts for scalar code: ``apply``'s fast path (plain floating
+tensors of one dtype and numbers, an op with a simple saving plan; every other call goes
+to the general Python ``apply``) and a plain ``backward()`` (the engine's loop on numpy
+arrays, every node running; nodes off that path go back to the engine's Python
+helpers).  Both call the op table's own callables, so no maths is written twice; scalar
+code runs about twice as fast.  ``SYMGRAD_PURE_PYTHON=1`` keeps everything in Python.
 
 Two steps, each called once at import time: :func:`accelerate` by :mod:`symgrad.api.apply`
 (the compiled ``apply``), :func:`accelerate_methods` by :mod:`symgrad.api.tensor` once the
