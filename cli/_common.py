@@ -5,13 +5,16 @@ import json
 import math
 import os
 import sys
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import click
 import numpy as np
 
-from symgrad.symbolic.expression import Expression, parse
+import symgrad
 from symgrad.symbolic.parser import ParseError, parse_value
+
+if TYPE_CHECKING:  # (symgrad.parse loads SymPy, which `symgrad ops` never needs)
+    from symgrad.symbolic.expression import Expression
 
 __all__ = ["InputError", "CheckFailed", "ExpressionCommand", "check_output",
            "load_expression", "parse_at", "echo_json",
@@ -66,10 +69,10 @@ class ExpressionCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-def load_expression(text: str, what: str = "expression") -> Expression:
+def load_expression(text: str, what: str = "expression") -> "Expression":
     """Parse expression text with symgrad's own parser; errors become InputError."""
     try:
-        return parse(text)
+        return symgrad.parse(text)
     except ParseError as err:
         raise InputError(f"in {what}: {err.pretty()}") from None
 

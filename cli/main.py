@@ -1,22 +1,31 @@
 """The ``symgrad`` command: one click group, one module per command."""
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from symgrad import __version__
 
-from .check import check
-from .diff import diff
-from .draw import draw
-from .ops import ops
-from .trace import trace
-
 __all__ = ["main", "cli"]
 
+# Each command is its module's function of the same name, loaded when it runs (or when
+# --help lists it): `symgrad --version` and `symgrad ops` never load SymPy.
+_COMMANDS = ("diff", "draw", "check", "trace", "ops")
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str):
+        if name not in _COMMANDS:
+            return None
+        return getattr(importlib.import_module(f".{name}", __package__), name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="symgrad")
 def cli() -> None:
     """symgrad: differentiate, check and draw gradients.
@@ -32,12 +41,6 @@ def cli() -> None:
     3 a check could not decide.
     """
 
-
-cli.add_command(diff)
-cli.add_command(draw)
-cli.add_command(ops)
-cli.add_command(trace)
-cli.add_command(check)
 
 
 def main(args=None, prog_name: str = "symgrad") -> None:

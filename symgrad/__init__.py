@@ -15,6 +15,7 @@ Examples
 """
 from __future__ import annotations
 
+import importlib as _importlib
 import warnings as _warnings
 
 # PyTorch computes 1/0 = inf and log(-1) = nan silently; numpy would warn from our frames.
@@ -54,10 +55,26 @@ HalfTensor = _legacy("HalfTensor", float16)
 LongTensor = _legacy("LongTensor", int64)
 BoolTensor = _legacy("BoolTensor", bool)
 
-from .symbolic.expression import Expression, parse  # noqa: E402
-from .symbolic.bridge import gradient_program, to_sympy  # noqa: E402
-from .checking import Report, check, verify  # noqa: E402
-from .drawing import draw, draw_steps, make_dot  # noqa: E402
+# The symbolic layers load SymPy, which tensor code never needs: their names are loaded
+# the first time they are asked for (PEP 562), so ``import symgrad`` stays as quick as
+# ``import numpy``.
+_LAZY = {"Expression": "symbolic.expression", "parse": "symbolic.expression",
+         "gradient_program": "symbolic.bridge", "to_sympy": "symbolic.bridge",
+         "Report": "checking", "check": "checking", "verify": "checking",
+         "draw": "drawing", "draw_steps": "drawing", "make_dot": "drawing"}
+
+
+def __getattr__(name: str):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'symgrad' has no attribute '{name}'")
+    value = getattr(_importlib.import_module("." + where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_LAZY))
 
 __version__ = "0.1.0"
 
