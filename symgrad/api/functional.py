@@ -52,6 +52,27 @@ def square(input: Tensor) -> Tensor:
     return input ** 2
 
 
+def xlogy(input, other) -> Tensor:
+    """``input * log(other)``, 0 where ``input`` is 0 (``XlogyBackward0``; a number for
+    either operand: ``XlogyBackward1``/``2``, as in PyTorch)."""
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise TypeError("xlogy(): argument 'input' must be Tensor or Number")
+        return apply(O.XLOGY_SELF_NUMBER, (other,), (input,))
+    return input.xlogy(other)
+
+
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    """``input + weight * (end - input)`` (``LerpBackward0``; a tensor weight:
+    ``LerpBackward1``)."""
+    return input.lerp(end, weight)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Round half to even (``RoundBackward0``; with ``decimals``: ``RoundBackward1``)."""
+    return input.round(decimals=decimals)
+
+
 def _promote_all(tensors: Sequence[Tensor]) -> list:
     d = result_type(tensors)
     return [t if t.dtype is d else t.to(d) for t in tensors]
@@ -122,7 +143,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return bool(np.array_equal(input._data, other._data))
 
 
-__all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "dot", "matmul", "mm", "mv", "bmm",
+__all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", "dot", "matmul", "mm", "mv", "bmm",
                                      "maximum", "minimum", "cat", "concat", "stack", "where",
                                      "is_tensor", "equal"]
 #: The functions generated from the op table (and the namespaces that receive them).

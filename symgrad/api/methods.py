@@ -186,6 +186,45 @@ class _Operations:
 
     clip = clamp
 
+    # -- ops whose node depends on which operands are numbers (PyTorch's overloads) -------
+    def xlogy(self, other):
+        other = _as_tensor_arg(other)
+        if isinstance(other, Tensor):
+            return apply(O.XLOGY, (self, other))
+        return apply(O.XLOGY_OTHER_NUMBER, (self,), (other,))
+
+    def xlogy_(self, other):
+        other = _as_tensor_arg(other)
+        if isinstance(other, Tensor):
+            return self._in_place(O.XLOGY, (other,))
+        return self._in_place(O.XLOGY_OTHER_NUMBER, (), (other,))
+
+    def lerp(self, end, weight):
+        if isinstance(weight, Tensor):
+            return apply(O.LERP_TENSOR, (self, end, weight))
+        return apply(O.LERP, (self, end), (weight,))
+
+    def lerp_(self, end, weight):
+        if isinstance(weight, Tensor):
+            return self._in_place(O.LERP_TENSOR, (end, weight))
+        return self._in_place(O.LERP, (end,), (weight,))
+
+    def round(self, *, decimals: int = 0):
+        if decimals:
+            return apply(O.ROUND_DECIMALS, (self,), (decimals,))
+        return apply(O.ROUND, (self,))
+
+    def round_(self, *, decimals: int = 0):
+        if decimals:
+            return self._in_place(O.ROUND_DECIMALS, (), (decimals,))
+        return self._in_place(O.ROUND, ())
+
+    def square(self):
+        return self.pow(2)
+
+    def square_(self):
+        return self.pow_(2)
+
     def maximum(self, other):
         return maximum(self, other)
 

@@ -76,6 +76,11 @@ class _Recorded:
         # Unary functions and comparisons are the tensor's own methods.
         return lambda x, *args: getattr(x, name)(*args)
 
+    def call(self, op, *args):
+        """Another op of the table, recorded (its node is in the graph of the gradient)."""
+        n = len(args) if op.variadic else len(op.inputs)
+        return apply(op, args[:n], args[n:])
+
     def where(self, cond, a, b):
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             d = get_default_dtype()

@@ -161,35 +161,38 @@ class Functions:
 
     ``namespaces`` receive them (``symgrad.api.functional``'s globals, the ``symgrad``
     package's, ...); a name already defined in the first is a hand-written front end.
-    ``field`` is the record's name on this surface: ``"function"`` (``symgrad.*``) or
+    ``field`` is the record's names on this surface: ``"functions"`` (``symgrad.*``) or
     ``"functional"`` (``symgrad.nn.functional``).
     """
 
-    def __init__(self, namespaces: list, field: str = "function") -> None:
+    def __init__(self, namespaces: list, field: str = "functions") -> None:
         self.namespaces = namespaces
         self.field = field
-        self.made: dict[str, str] = {}  # op key -> the function's name
+        self.made: dict[str, tuple] = {}  # op key -> the functions' names
 
     def export_to(self, namespace: dict) -> None:
         """Give ``namespace`` the functions made so far, and those made later."""
-        for name in self.made.values():
-            namespace.setdefault(name, self.namespaces[0][name])
+        for names in self.made.values():
+            for name in names:
+                namespace.setdefault(name, self.namespaces[0][name])
         self.namespaces.append(namespace)
 
     def added(self, op: Op) -> None:
-        name = getattr(op, self.field)
-        if op.composite or not name or name in self.namespaces[0]:
+        names = getattr(op, self.field)
+        names = (names,) if isinstance(names, str) else tuple(names or ())
+        if op.composite or not names or names[0] in self.namespaces[0]:
             return
-        fn = function(op, name)
-        for ns in self.namespaces:
-            ns.setdefault(name, fn)
-            if name not in ns.get("__all__", (name,)):
-                ns["__all__"].append(name)
-        self.made[op.key] = name
+        fn = function(op, names[0])
+        for name in names:
+            for ns in self.namespaces:
+                ns.setdefault(name, fn)
+                if name not in ns.get("__all__", (name,)):
+                    ns["__all__"].append(name)
+        self.made[op.key] = names
 
     def removed(self, op: Op) -> None:
-        name = self.made.pop(op.key, None)
-        for ns in self.namespaces if name else ():
-            ns.pop(name, None)
-            if name in ns.get("__all__", ()):
-                ns["__all__"].remove(name)
+        for name in self.made.pop(op.key, ()):
+            for ns in self.namespaces:
+                ns.pop(name, None)
+                if name in ns.get("__all__", ()):
+                    ns["__all__"].remove(name)

@@ -118,6 +118,11 @@ class _Numpy:
 
     # -- the functions gradient rules call ---------------------------------------------
 
+    @staticmethod
+    def call(op, *args):
+        """Another op of the table (``m.call(ops.COSH, self)``): its numpy forward."""
+        return op.forward(*args)
+
     cos = staticmethod(np.cos)
     sin = staticmethod(np.sin)
     exp = staticmethod(np.exp)

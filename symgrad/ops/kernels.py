@@ -62,6 +62,36 @@ def sympy_function(name: str) -> Callable:
     return extra[name] if name in extra else getattr(sympy, name)
 
 
+_FLAT: dict = {}
+
+
+def sym_flat(name: str) -> Callable:
+    """SymPy's rounding function ``name`` (``floor``, ``ceiling``) with derivative 0, as
+    PyTorch gives it (SymPy leaves ``Derivative(floor(x), x)`` unevaluated); ``trunc``
+    (towards zero) and ``round`` (half to even) are defined from ``floor``.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> x = sympy.Symbol("x", real=True)
+    >>> sympy.diff(sym_flat("floor")(x), x), sym_flat("trunc")(-1.5)
+    (0, -1)
+    """
+    if name not in _FLAT:
+        sympy = _sympy()
+        base = {"floor": sympy.floor, "ceiling": sympy.ceiling}.get(name)
+        if base is None:
+            class base(sympy.Function):  # noqa: N801 - named as SymPy prints it
+                @classmethod
+                def eval(cls, x):
+                    if x.is_number and x.is_real:
+                        if name == "trunc":
+                            return sympy.sign(x) * sympy.floor(abs(x))
+                        return sympy.Integer(round(float(x)))  # Python's: half to even
+        _FLAT[name] = type(name, (base,), {"fdiff": lambda self, argindex=1: sympy.S.Zero})
+    return _FLAT[name]
+
+
 def _sym_map(name, *arrays):
     """The SymPy function ``name`` applied elementwise (broadcasting) to object arrays."""
     return np.frompyfunc(sympy_function(name), len(arrays), 1)(*arrays)

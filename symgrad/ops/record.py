@@ -24,6 +24,10 @@ def node_name(name: str, overload: int) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + f"Backward{overload}"
 
 
+def _names(names: str | tuple | None) -> tuple:
+    return (names,) if isinstance(names, str) else tuple(names or ())
+
+
 class Op:
     """One primitive operation; see the module docstring for the fields.
 
@@ -38,7 +42,8 @@ class Op:
                  "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
                  "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
                  "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative",
-                 "function", "methods", "inplace", "functional", "expr", "expr_args",
+                 "function", "functions", "methods", "inplace", "functional", "expr", "exprs",
+                 "expr_args",
                  "composite")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
@@ -49,9 +54,9 @@ class Op:
                  consts: dict | None = None, refuse: dict | None = None,
                  derive: dict | None = None, saved_for: dict | None = None,
                  symbol: str | None = None, infix: str | None = None,
-                 commutative: bool = False, function: str | None = None,
+                 commutative: bool = False, function: str | tuple | None = None,
                  method: str | tuple = (), inplace: str | None = None,
-                 functional: str | None = None, expr: str | None = None,
+                 functional: str | None = None, expr: str | tuple | None = None,
                  expr_args: tuple = (), composite: bool = False) -> None:
         self.name = name
         self.overload = overload
@@ -82,11 +87,14 @@ class Op:
         # is its name; dunders too: ``__mul__``), the in-place method, the name in
         # ``nn.functional``, and the expression language's name, to which the expression
         # language passes the tensor operands and then ``expr_args`` (softmax's dim -1).
-        self.function = function
-        self.methods = (method,) if isinstance(method, str) else tuple(method)
+        # A tuple gives aliases (``("asin", "arcsin")``); the first is the op's name there.
+        self.functions = _names(function)
+        self.function = self.functions[0] if self.functions else None
+        self.methods = _names(method)
         self.inplace = inplace
         self.functional = functional
-        self.expr = expr
+        self.exprs = _names(expr)
+        self.expr = self.exprs[0] if self.exprs else None
         self.expr_args = tuple(expr_args)
         # A composite has no kernel and no node of its own: its front end decomposes it
         # into other ops (matmul into mm, mv, dot, bmm); ``forward`` is its numpy meaning.
@@ -161,7 +169,8 @@ class Op:
                 "inputs": list(self.inputs), "attrs": list(self.attrs),
                 "saves": list(self.saves), "differentiable": self.differentiable,
                 "derivative": local, "function": self.function, "methods": list(self.methods),
-                "inplace": self.inplace, "functional": self.functional, "expr": self.expr}
+                "inplace": self.inplace, "functional": self.functional, "expr": self.expr,
+                "aliases": sorted(set(self.functions[1:] + self.exprs[1:]))}
 
     def __repr__(self) -> str:
         return f"<op {self.key}: {self.node_name}>"

@@ -9,7 +9,7 @@ import numpy as np
 import sympy
 
 from ..ir.backends import _Numpy
-from ..ops.kernels import sym_first_true, sym_indicator
+from ..ops.kernels import sym_first_true, sym_indicator, sympy_function
 
 __all__ = ["SYMPY"]
 
@@ -79,6 +79,21 @@ class _Sympy(_Numpy):
 
     def where(self, cond, a, b):
         return self._where(cond, a, b)
+
+    @staticmethod
+    def call(op, *args):
+        """Another op of the table on object arrays, as ``op.sym`` says: the SymPy function
+        it names applied per element (attributes follow the operands), a callable on
+        the arrays, or else the op's numpy forward itself."""
+        n = len(args) if op.variadic else len(op.inputs)
+        arrays, attrs = args[:n], args[n:]
+        sym = op.sym
+        if isinstance(sym, str):
+            fn = sympy_function(sym)
+            return np.frompyfunc(lambda *e: fn(*e, *attrs), n, 1)(*arrays)
+        if callable(sym):
+            return sym(*arrays, *attrs)
+        return op.forward(*arrays, *attrs)
 
     first_true = staticmethod(sym_first_true)
 

@@ -46,7 +46,6 @@ import sympy as sp
 
 from ..api.tensor import _DERIVED, Tensor
 from ..ir.node import AccumulateGrad, Node
-from ..ops import sympy_function
 from .backend import SYMPY
 from .program import GradientProgram, Line, _add_all, _bar, _element_names
 from .symbols import (_nicen, _nicen_all, _obj, _to_public, almost_everywhere, as_sympy,
@@ -73,15 +72,7 @@ def sym_forward(op, inputs: Sequence, attrs: tuple = ()) -> np.ndarray:
     >>> sym_forward(ops.SIN, [np.array(x, dtype=object)])
     array(sin(x), dtype=object)
     """
-    arrays = [_obj(a) for a in inputs]
-    sym = op.sym
-    if isinstance(sym, str):
-        fn = sympy_function(sym)
-        out = np.frompyfunc(lambda e: fn(e, *attrs), 1, 1)(arrays[0])
-    elif callable(sym):
-        out = sym(*arrays, *attrs)
-    else:
-        out = op.forward(*arrays, *attrs)
+    out = SYMPY.call(op, *[_obj(a) for a in inputs], *attrs)
     out = np.asarray(out, dtype=object) if not isinstance(out, np.ndarray) else out
     if out.dtype != object:
         out = as_sympy(out)

@@ -115,14 +115,15 @@ FUNCTION_OPS: dict = {}
 
 
 def _add_function(op) -> None:
-    if op.expr:
-        FUNCTIONS[op.expr] = op.arity
-        FUNCTION_OPS[op.expr] = op
+    for name in op.exprs:
+        FUNCTIONS[name] = op.arity
+        FUNCTION_OPS[name] = op
 
 
 def _remove_function(op) -> None:
-    if FUNCTION_OPS.get(op.expr) is op:
-        del FUNCTIONS[op.expr], FUNCTION_OPS[op.expr]
+    for name in op.exprs:
+        if FUNCTION_OPS.get(name) is op:
+            del FUNCTIONS[name], FUNCTION_OPS[name]
 
 
 subscribe(_add_function, _remove_function)

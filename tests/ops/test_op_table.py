@@ -66,6 +66,8 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "stride": [(1,)], "storage_offset": [0],  # (as_strided shows them only)
         "dtype": [symgrad.float64],
         "threshold": [0.0],
+        "decimals": [1],
+        "weight": [0.3],
     }
     return table.get(name, [])  # an unknown name leaves the op without examples
 

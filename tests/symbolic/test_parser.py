@@ -256,7 +256,7 @@ def test_parse_value_limits_fast():
     # functions
     ("sinn(x)", 1, "unknown function 'sinn'; did you mean 'sin'?"),
     ("softmx(x)", 1, "did you mean 'softmax'?"),
-    ("foo(x)", 1, "known functions: abs, cos"),
+    ("qqq(x)", 1, "known functions: abs, acos"),
     ("x(y + 1)", 1, "for multiplication write 'x*(...)'"),
     ("pi(2)", 1, "'pi' is a constant, not a function"),
     ("eval(x)", 1, "unknown function 'eval'"),

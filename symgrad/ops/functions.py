@@ -1,0 +1,229 @@
+"""The functions of a calculus course: inverse trigonometric and hyperbolic functions,
+exponentials and logarithms in other bases, error functions, rounding.
+
+Gradients as PyTorch's ``derivatives.yaml`` writes them; a rule that needs another op of
+the table calls it through the backend (``m.call(COSH, self)``), so that the same rule
+gives numbers, a recorded graph and SymPy expressions.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtype_rules as R
+from .kernels import _sympy, sym_flat
+from .record import Op
+
+__all__ = ["ASIN", "ACOS", "ATAN", "ATAN2", "SINH", "COSH", "ASINH", "ACOSH", "ATANH",
+           "EXP2", "EXPM1", "LOG2", "LOG10", "LOG1P", "RSQRT", "ERF", "ERFC", "ERFINV",
+           "HYPOT", "XLOGY", "XLOGY_SELF_NUMBER", "XLOGY_OTHER_NUMBER", "LERP",
+           "LERP_TENSOR", "FLOOR", "CEIL", "ROUND", "ROUND_DECIMALS", "TRUNC", "FRAC",
+           "CLAMP_MIN", "CLAMP_MAX"]
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+_erf_kernel = np.vectorize(math.erf, otypes=[np.float64])
+_erfc_kernel = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _erf(a):
+    return _erf_kernel(a)
+
+
+def _erfc(a):
+    return _erfc_kernel(a)
+
+
+def _erfinv(y):
+    # Newton's method on erf from a close start (Winitzki's approximation): three steps
+    # reach float64 rounding on (-1, 1); +-1 give +-inf and |y| > 1 NaN, as PyTorch.
+    y = np.asarray(y, dtype=np.float64)
+    a = 0.147
+    ln = np.log1p(-np.minimum(y * y, 1.0))
+    t = 2.0 / (math.pi * a) + ln / 2.0
+    x = np.sign(y) * np.sqrt(np.maximum(np.sqrt(t * t - ln / a) - t, 0.0))
+    inside = np.abs(y) < 1
+    for _ in range(3):
+        step = (_erf_kernel(x) - y) / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+        x = np.where(inside, x - step, x)
+    return np.where(np.abs(y) == 1, np.sign(y) * np.inf,
+                    np.where(np.abs(y) > 1, np.nan, x))
+
+
+def _xlogy(a, b):
+    # 0 * log(0) is 0; NaN in ``other`` stays NaN (PyTorch's xlogy).
+    return np.where(np.isnan(b), np.nan, np.where(a == 0, 0.0, a * np.log(b)))
+
+
+def _sym_xlogy(a, b):
+    sp = _sympy()
+    return np.frompyfunc(lambda x, y: sp.Piecewise((0, sp.Eq(x, 0)), (x * sp.log(y), True)),
+                         2, 1)(a, b)
+
+
+def _xlogy_self_grad(m, grad, self, other, op):
+    # PyTorch: xlogy(grad, other), but 0 where self == 0 and other <= 0.
+    g = m.call(op, grad, other)
+    if isinstance(other, (int, float)):
+        return m.where(m.eq(self, 0), 0.0, g) if other <= 0 else g
+    return m.where(m.logical_and(m.eq(self, 0), m.le(other, 0)), 0.0, g)
+
+
+def _round_decimals(a, decimals):
+    return np.round(a, decimals)
+
+
+def _frac(a):
+    return a - np.trunc(a)
+
+
+def _unary(name: str, sym, grad, *, saves=("self",), domain=(-np.inf, np.inf), local: str,
+           node: str | None = None, dtype=R.floating, alias: tuple = (), expr=None,
+           **names) -> Op:
+    """A unary floating function with its names on every surface: ``torch.name``,
+    ``x.name()``, ``x.name_()`` and, unless ``expr`` says otherwise, the expression
+    language (aliases such as ``arcsin`` for both)."""
+    return Op(name, dtype=dtype, forward=getattr(np, _NUMPY.get(name, name), None)
+              or _FORWARD[name], saves=saves, sym=sym, domain=domain, grads=(grad,),
+              local=(local,), node=node, method=(name,) + alias, function=(name,) + alias,
+              inplace=name + "_", expr=(name,) + alias if expr is None else expr, **names)
+
+
+_NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+          "acosh": "arccosh", "atanh": "arctanh"}
+_FORWARD = {"erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "rsqrt": lambda a: 1 / np.sqrt(a),
+            "frac": _frac}
+
+# -- inverse trigonometric and hyperbolic -------------------------------------------------
+ASIN = _unary("asin", "asin", lambda m, grad, self: grad * (1 - self * self) ** -0.5,
+              domain=(-1, 1), local="1/√(1 - {self}²)", alias=("arcsin",))
+ACOS = _unary("acos", "acos", lambda m, grad, self: -(grad * (1 - self * self) ** -0.5),
+              domain=(-1, 1), local="-1/√(1 - {self}²)", alias=("arccos",))
+ATAN = _unary("atan", "atan", lambda m, grad, self: grad / (self * self + 1),
+              local="1/(1 + {self}²)", alias=("arctan",))
+SINH = _unary("sinh", "sinh", lambda m, grad, self: grad * m.call(COSH, self),
+              local="cosh({self})")
+COSH = _unary("cosh", "cosh", lambda m, grad, self: grad * m.call(SINH, self),
+              local="sinh({self})")
+ASINH = _unary("asinh", "asinh", lambda m, grad, self: grad * (self * self + 1) ** -0.5,
+               local="1/√({self}² + 1)", alias=("arcsinh",))
+ACOSH = _unary("acosh", "acosh", lambda m, grad, self: grad * (self * self - 1) ** -0.5,
+               domain=(1, np.inf), local="1/√({self}² - 1)", alias=("arccosh",))
+ATANH = _unary("atanh", "atanh", lambda m, grad, self: grad / (1 - self * self),
+               domain=(-1, 1), local="1/(1 - {self}²)", alias=("arctanh",))
+
+# -- exponentials and logarithms ----------------------------------------------------------
+EXP2 = _unary("exp2", lambda a: 2 ** a,
+              lambda m, grad, result: m.mul_scalar(grad * result, _LN2),
+              saves=("result",), local="2^{self}·ln 2")
+EXPM1 = _unary("expm1", lambda a: np.frompyfunc(lambda e: _sympy().exp(e) - 1, 1, 1)(a),
+               lambda m, grad, result: grad * (result + 1), saves=("result",),
+               local="exp({self})")
+LOG2 = _unary("log2", lambda a: np.frompyfunc(lambda e: _sympy().log(e, 2), 1, 1)(a),
+              lambda m, grad, self: grad / m.mul_scalar(self, _LN2),
+              domain=(0, np.inf), local="1/({self}·ln 2)")
+LOG10 = _unary("log10", lambda a: np.frompyfunc(lambda e: _sympy().log(e, 10), 1, 1)(a),
+               lambda m, grad, self: grad / m.mul_scalar(self, _LN10),
+               domain=(0, np.inf), local="1/({self}·ln 10)")
+LOG1P = _unary("log1p", lambda a: np.frompyfunc(lambda e: _sympy().log(1 + e), 1, 1)(a),
+               lambda m, grad, self: grad / (self + 1), node="Log1PBackward0",
+               domain=(-1, np.inf), local="1/(1 + {self})")
+RSQRT = _unary("rsqrt", lambda a: np.frompyfunc(lambda e: 1 / _sympy().sqrt(e), 1, 1)(a),
+               lambda m, grad, result: m.mul_scalar(grad * result ** 3, -0.5),
+               saves=("result",), domain=(0, np.inf), local="-1/(2{self}^{3/2})")
+
+# -- error functions ----------------------------------------------------------------------
+ERF = _unary("erf", "erf",
+             lambda m, grad, self: m.mul_scalar(grad * m.exp(-(self * self)),
+                                                _TWO_OVER_SQRT_PI),
+             local="2/√π·exp(-{self}²)")
+ERFC = _unary("erfc", "erfc",
+              lambda m, grad, self: m.mul_scalar(grad * m.exp(-(self * self)),
+                                                 -_TWO_OVER_SQRT_PI),
+              local="-2/√π·exp(-{self}²)")
+ERFINV = _unary("erfinv", "erfinv",
+                lambda m, grad, self: m.mul_scalar(grad * m.exp(m.call(ERFINV, self) ** 2),
+                                                   math.sqrt(math.pi) / 2),
+                domain=(-1, 1), local="√π/2·exp(erfinv({self})²)")
+
+# -- rounding: zero gradients, as PyTorch (their graphs stay connected) -------------------
+
+
+def _flat(name: str, sym_name: str, alias: tuple = ()) -> Op:
+    return Op(name, forward=getattr(np, name), sym=lambda a: np.frompyfunc(
+        sym_flat(sym_name), 1, 1)(a), grads=(lambda m, grad: m.zeros_like(grad),),
+        local=("0",), method=(name,) + alias, function=(name,) + alias,
+        inplace=name + "_", expr=(name,) + alias)
+
+
+FLOOR = _flat("floor", "floor")
+CEIL = _flat("ceil", "ceiling")
+TRUNC = _flat("trunc", "trunc", alias=("fix",))
+ROUND = _flat("round", "round")
+ROUND_DECIMALS = Op("round", 1, attrs=("decimals",), forward=_round_decimals,
+                    sym=lambda a, decimals: np.frompyfunc(sym_flat("round"), 1, 1)(a),
+                    grads=(lambda m, grad: m.zeros_like(grad),), local=("0",))
+FRAC = _unary("frac", lambda a: a - np.frompyfunc(sym_flat("trunc"), 1, 1)(a),
+              lambda m, grad: grad, saves=(), local="1", dtype=R.same,
+              refuse={n: (NotImplementedError, f'"frac_cpu" not implemented for \'{c}\'')
+                      for n, c in (("int64", "Long"), ("int32", "Int"), ("bool", "Bool"))})
+
+# -- two operands -------------------------------------------------------------------------
+ATAN2 = Op("atan2", inputs=("self", "other"), broadcasts=True, dtype=R.floating,
+           forward=np.arctan2, saves=("self", "other"), sym="atan2",
+           grads=(lambda m, grad, self, other: grad * other / (self * self + other * other),
+                  lambda m, grad, self, other:
+                  grad * -self / (self * self + other * other)),
+           local=("{other}/({self}² + {other}²)", "-{self}/({self}² + {other}²)"),
+           method=("atan2", "arctan2"), function=("atan2", "arctan2"), inplace="atan2_",
+           expr=("atan2", "arctan2"))
+HYPOT = Op("hypot", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+           forward=np.hypot, saves=("other", "result", "self"),
+           sym=lambda a, b: np.frompyfunc(lambda x, y: _sympy().sqrt(x * x + y * y),
+                                          2, 1)(a, b),
+           grads=(lambda m, grad, other, result, self: grad * self / result,
+                  lambda m, grad, other, result, self: grad * other / result),
+           local=("{self}/hypot", "{other}/hypot"), commutative=True,
+           method="hypot", function="hypot", inplace="hypot_", expr="hypot")
+XLOGY = Op("xlogy", inputs=("self", "other"), broadcasts=True, dtype=R.floating,
+           forward=_xlogy, saves=("other", "self"), sym=_sym_xlogy, domain=(0, np.inf),
+           grads=(lambda m, grad, other, self: _xlogy_self_grad(m, grad, self, other, XLOGY),
+                  lambda m, grad, other, self: grad * self / other),
+           local=("log({other})", "{self}/{other}"))
+# xlogy with a number for one operand: nodes of their own, as in PyTorch.
+XLOGY_SELF_NUMBER = Op("xlogy", 1, inputs=("other",), attrs=("self",), dtype=R.floating,
+                       forward=lambda b, a: _xlogy(a, b), saves=("other", "self"),
+                       sym=lambda b, a: _sym_xlogy(a, b), domain=(0, np.inf),
+                       grads=(lambda m, grad, other, self: m.mul_scalar(grad / other, self),),
+                       local=("self/{other}",))
+XLOGY_OTHER_NUMBER = Op("xlogy", 2, attrs=("other",), dtype=R.floating,
+                        forward=_xlogy, saves=("other", "self"), sym=_sym_xlogy,
+                        grads=(lambda m, grad, other, self:
+                               _xlogy_self_grad(m, grad, self, other, XLOGY_OTHER_NUMBER),),
+                        local=("log(other)",))
+LERP = Op("lerp", inputs=("self", "end"), attrs=("weight",), broadcasts=True,
+          dtype=R.promote, forward=lambda a, b, w: a + w * (b - a), saves=("weight",),
+          grads=(lambda m, grad, weight: m.mul_scalar(grad, 1 - weight),
+                 lambda m, grad, weight: m.mul_scalar(grad, weight)),
+          local=("1 - weight", "weight"))
+LERP_TENSOR = Op("lerp", 1, inputs=("self", "end", "weight"), broadcasts=True,
+                 dtype=R.promote, forward=lambda a, b, w: a + w * (b - a),
+                 saves=("end", "self", "weight"),
+                 grads=(lambda m, grad, end, self, weight: grad * (1 - weight),
+                        lambda m, grad, end, self, weight: grad * weight,
+                        lambda m, grad, end, self, weight: grad * (end - self)),
+                 local=("1 - {weight}", "{weight}", "{end} - {self}"))
+CLAMP_MIN = Op("clamp_min", attrs=("min",), forward=lambda a, lo: np.where(a < lo, lo, a),
+               dtype=R.clamp, saves=("min", "self"),
+               sym=lambda a, lo: np.frompyfunc(lambda e: _sympy().Max(e, lo), 1, 1)(a),
+               grads=(lambda m, grad, min, self: m.where(m.ge(self, min), grad, 0.0),),
+               local=("[{self} ≥ min]",), method="clamp_min", function="clamp_min",
+               inplace="clamp_min_")
+CLAMP_MAX = Op("clamp_max", attrs=("max",), forward=lambda a, hi: np.where(a > hi, hi, a),
+               dtype=R.clamp, saves=("max", "self"),
+               sym=lambda a, hi: np.frompyfunc(lambda e: _sympy().Min(e, hi), 1, 1)(a),
+               grads=(lambda m, grad, max, self: m.where(m.le(self, max), grad, 0.0),),
+               local=("[{self} ≤ max]",), method="clamp_max", function="clamp_max",
+               inplace="clamp_max_")
