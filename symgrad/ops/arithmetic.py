@@ -139,13 +139,13 @@ DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype=R.floating,
 RECIPROCAL = Op("reciprocal", dtype=R.floating, forward=lambda a: 1.0 / a, saves=("result",),
                 grads=(lambda m, grad, result: -grad * (result * result),),
                 sym="reciprocal", local=("-1/{self}²",), doc="1 / self",
-                method="reciprocal", function="reciprocal")
+                method="reciprocal", inplace="reciprocal_", function="reciprocal")
 
 
 NEG = Op("neg", forward=operator.neg, refuse={"bool": (RuntimeError, _NEGATION)},
          grads=(lambda m, grad: -grad,), local=("-1",), doc="-self",
          symbol="−", infix="−{self}",
-         method=("neg", "__neg__"), function="neg")
+         method=("neg", "__neg__"), inplace="neg_", function="neg")
 
 
 _BOOL_POW = {"bool": (NotImplementedError, '"pow" not implemented for \'Bool\'')}

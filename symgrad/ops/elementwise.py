@@ -60,59 +60,59 @@ def _clamp_mask(m, x, lo, hi):
 ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
          refuse={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')},
          grads=(lambda m, grad, self: grad * m.sgn(self),), local=("sign({self})",),
-         method=("abs", "__abs__"), function="abs", expr="abs")
+         method=("abs", "__abs__"), inplace="abs_", function="abs", expr="abs")
 
 
 # sign and sgn: zero gradient, but recorded, so that abs's gradient stays connected to its
 # input (a second derivative of zero, not "does not require grad"), as in PyTorch.
 SIGN = Op("sign", forward=_sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
           local=("0",),
-          method="sign", function="sign")
+          method="sign", inplace="sign_", function="sign")
 
 
 SGN = Op("sgn", forward=np.sign, sym="sign", saves=("result", "self"),
          grads=(lambda m, grad, result, self: m.zeros_like(grad),), local=("0",),
-         method="sgn", function="sgn")
+         method="sgn", inplace="sgn_", function="sgn")
 
 
 EXP = Op("exp", dtype=R.floating, forward=np.exp, saves=("result",), sym="exp",
          grads=(lambda m, grad, result: grad * result,), local=("exp({self})",),
-         method="exp", function="exp", expr="exp")
+         method="exp", inplace="exp_", function="exp", expr="exp")
 
 
 LOG = Op("log", dtype=R.floating, forward=np.log, domain=(0, np.inf), saves=("self",), sym="log",
          grads=(lambda m, grad, self: grad / self,), local=("1/{self}",),
-         method="log", function="log", expr="log")
+         method="log", inplace="log_", function="log", expr=("log", "ln"))
 
 
 SQRT = Op("sqrt", dtype=R.floating, forward=np.sqrt, domain=(0, np.inf), saves=("result",),
           sym="sqrt",
           grads=(lambda m, grad, result: grad / m.mul_scalar(result, 2),),
           local=("1/(2√{self})",),
-          method="sqrt", function="sqrt", expr="sqrt")
+          method="sqrt", inplace="sqrt_", function="sqrt", expr="sqrt")
 
 
 SIN = Op("sin", dtype=R.floating, forward=np.sin, saves=("self",), sym="sin",
          grads=(lambda m, grad, self: grad * m.cos(self),), local=("cos({self})",),
-         method="sin", function="sin", expr="sin")
+         method="sin", inplace="sin_", function="sin", expr="sin")
 
 
 COS = Op("cos", dtype=R.floating, forward=np.cos, saves=("self",), sym="cos",
          grads=(lambda m, grad, self: grad * -m.sin(self),), local=("-sin({self})",),
-         method="cos", function="cos", expr="cos")
+         method="cos", inplace="cos_", function="cos", expr="cos")
 
 
 TAN = Op("tan", dtype=R.floating, forward=np.tan, domain=(-np.pi / 2, np.pi / 2),
          saves=("result",), sym="tan",
          grads=(lambda m, grad, result: grad * m.add_scalar(result ** 2, 1),),
          local=("1 + tan²({self})",),
-         method="tan", function="tan", expr="tan")
+         method="tan", inplace="tan_", function="tan", expr="tan")
 
 
 TANH = Op("tanh", dtype=R.floating, forward=np.tanh, saves=("result",), sym="tanh",
           grads=(lambda m, grad, result: m.tanh_backward(grad, result),),
           local=("1 - tanh²({self})",),
-          method="tanh", function="tanh", functional="tanh", expr="tanh")
+          method="tanh", inplace="tanh_", function="tanh", functional="tanh", expr="tanh")
 
 
 # tanh's and sigmoid's gradients as their own ops, as in PyTorch (so that their graphs,
@@ -139,7 +139,7 @@ SIGMOID = Op("sigmoid", dtype=R.floating, saves=("result",), sym="sigmoid",
              forward=lambda a: 0.5 * np.tanh(0.5 * a) + 0.5,
              grads=(lambda m, grad, result: m.sigmoid_backward(grad, result),),
              local=("σ({self})(1 - σ({self}))",),
-             method="sigmoid", function="sigmoid", functional="sigmoid",
+             method="sigmoid", inplace="sigmoid_", function="sigmoid", functional="sigmoid",
              expr="sigmoid")
 
 
@@ -147,7 +147,7 @@ RELU = Op("relu", forward=_relu, saves=("result",), sym="relu",
           refuse={"bool": (RuntimeError, "Boolean inputs not supported for relu")},
           grads=(lambda m, grad, result: m.threshold_backward(grad, result, 0),),
           local=("[{self} > 0]",),
-          method="relu", function="relu", expr="relu")
+          method="relu", inplace="relu_", function="relu", expr="relu")
 
 
 # relu's gradient as its own op (PyTorch's threshold_backward): it stays connected to the

@@ -13,9 +13,10 @@ import numpy as np
 
 from . import dtype_rules as R
 from .kernels import _sympy, sym_flat
-from .record import Op
+from .record import Op, not_implemented
 
 __all__ = ["ASIN", "ACOS", "ATAN", "ATAN2", "SINH", "COSH", "ASINH", "ACOSH", "ATANH",
+           "ASINH_", "ACOSH_", "ATANH_",
            "EXP2", "EXPM1", "LOG2", "LOG10", "LOG1P", "RSQRT", "ERF", "ERFC", "ERFINV",
            "HYPOT", "XLOGY", "XLOGY_SELF_NUMBER", "XLOGY_OTHER_NUMBER", "LERP",
            "LERP_TENSOR", "FLOOR", "CEIL", "ROUND", "ROUND_DECIMALS", "TRUNC", "FRAC",
@@ -46,7 +47,11 @@ def _erfinv(y):
     x = np.sign(y) * np.sqrt(np.maximum(np.sqrt(t * t - ln / a) - t, 0.0))
     inside = np.abs(y) < 1
     for _ in range(3):
-        step = (_erf_kernel(x) - y) / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+        # erf(x) - y, through erfc in the tails (1 - y is exact there, erf(x) - y is not)
+        residual = np.where(np.abs(y) < 0.5, _erf_kernel(x) - y,
+                            np.where(y > 0, (1 - y) - _erfc_kernel(x),
+                                     _erfc_kernel(-x) - (1 + y)))
+        step = residual / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
         x = np.where(inside, x - step, x)
     return np.where(np.abs(y) == 1, np.sign(y) * np.inf,
                     np.where(np.abs(y) > 1, np.nan, x))
@@ -88,7 +93,21 @@ def _unary(name: str, sym, grad, *, saves=("self",), domain=(-np.inf, np.inf), l
     return Op(name, dtype=dtype, forward=getattr(np, _NUMPY.get(name, name), None)
               or _FORWARD[name], saves=saves, sym=sym, domain=domain, grads=(grad,),
               local=(local,), node=node, method=(name,) + alias, function=(name,) + alias,
-              inplace=name + "_", expr=(name,) + alias if expr is None else expr, **names)
+              inplace=name + "_" if name not in _NO_INPLACE_GRAD else None,
+              expr=(name,) + alias if expr is None else expr, **names)
+
+
+def _no_inplace_grad(op: Op) -> Op:
+    """``op``'s in-place form as PyTorch has it: it runs, but its derivative is not
+    implemented (PyTorch's error at ``backward()``)."""
+    message = f"the derivative for 'inplace version of {op.name}' is not implemented."
+    return Op(op.name, 1, forward=op.forward, dtype=op.dtype,
+              grads=(not_implemented(message),), domain=op.domain, sym=op.sym,
+              local=op.local, inplace=op.name + "_", doc=message)
+
+
+# PyTorch 2.13 has no derivative for these in place (x.asinh_() then backward() raises).
+_NO_INPLACE_GRAD = ("asinh", "acosh", "atanh")
 
 
 _NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
@@ -113,6 +132,9 @@ ACOSH = _unary("acosh", "acosh", lambda m, grad, self: grad * (self * self - 1) 
                domain=(1, np.inf), local="1/√({self}² - 1)", alias=("arccosh",))
 ATANH = _unary("atanh", "atanh", lambda m, grad, self: grad / (1 - self * self),
                domain=(-1, 1), local="1/(1 - {self}²)", alias=("arctanh",))
+ASINH_ = _no_inplace_grad(ASINH)
+ACOSH_ = _no_inplace_grad(ACOSH)
+ATANH_ = _no_inplace_grad(ATANH)
 
 # -- exponentials and logarithms ----------------------------------------------------------
 EXP2 = _unary("exp2", lambda a: 2 ** a,

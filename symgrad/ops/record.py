@@ -24,6 +24,15 @@ def node_name(name: str, overload: int) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + f"Backward{overload}"
 
 
+def not_implemented(message: str) -> Callable:
+    """A gradient rule that PyTorch does not implement: ``backward()`` raises
+    ``NotImplementedError(message)`` (the rule is marked, so checks can tell)."""
+    def rule(m, grad, *saved):
+        raise NotImplementedError(message)
+    rule.not_implemented = message
+    return rule
+
+
 def _names(names: str | tuple | None) -> tuple:
     return (names,) if isinstance(names, str) else tuple(names or ())
 

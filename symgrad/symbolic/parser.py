@@ -129,6 +129,24 @@ def _remove_function(op) -> None:
 subscribe(_add_function, _remove_function)
 
 
+#: Functions a calculus student writes that are compositions of the table's functions
+#: (no op of their own: PyTorch has none); ``x`` stands for the argument.
+COMPOSITIONS = {"sec": "1/cos(x)", "csc": "1/sin(x)", "cot": "1/tan(x)"}
+FUNCTIONS.update(dict.fromkeys(COMPOSITIONS, 1))
+
+
+def _substitute(node: Node, arg: Node, pos: int) -> Node:
+    """``node`` (a composition's body) with ``arg`` for ``x``, reported at ``pos``."""
+    if isinstance(node, Name):
+        return arg
+    if isinstance(node, Num):
+        return Num(node.value, pos)
+    if isinstance(node, Call):
+        return Call(node.func, tuple(_substitute(a, arg, pos) for a in node.args), pos)
+    return BinOp(node.op, _substitute(node.left, arg, pos), _substitute(node.right, arg, pos),
+                 pos)
+
+
 _FOLD_BINARY: dict[str, Callable[[float, float], float]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "**": math.pow,
@@ -385,6 +403,10 @@ class _Parser:
         self.check_arity(frame.name, len(args), frame.name_pos)
         depth = 1 + max(a.depth for a in args)
         self.check_depth(depth, frame.name_pos)
+        if frame.name in COMPOSITIONS:
+            body = parse(COMPOSITIONS[frame.name])
+            node = _substitute(body, args[0].node, frame.name_pos)
+            return _Item(node, frame.name_pos, close.end, depth + 1, None, args[0].scale)
         const = _fold_call(FUNCTION_OPS[frame.name], *(a.const for a in args))
         node = Call(frame.name, tuple(a.node for a in args), frame.name_pos)
         return _Item(node, frame.name_pos, close.end, depth, const,

@@ -11,10 +11,19 @@ from ..api.tensor import Tensor
 __all__ = ["nice_number", "as_sympy", "almost_everywhere", "leaf_symbols"]
 
 
+#: Constants the op table's rules use, by their float64 value (``log(2)`` in exp2's).
+_KNOWN = {math.pi: sp.pi, math.e: sp.E, math.log(2): sp.log(2), math.log(10): sp.log(10),
+          2 / math.sqrt(math.pi): 2 / sp.sqrt(sp.pi), math.sqrt(math.pi) / 2: sp.sqrt(sp.pi) / 2,
+          math.sqrt(2): sp.sqrt(2), 1 / math.sqrt(2): 1 / sp.sqrt(2),
+          math.sqrt(2 / math.pi): sp.sqrt(2 / sp.pi), 1 / math.sqrt(2 * math.pi):
+          1 / sp.sqrt(2 * sp.pi)}
+
+
 def nice_number(v) -> sp.Expr:
     """A Python/numpy number as an exact SymPy number where its decimal text is short.
 
-    ``0.1`` becomes ``1/10``, ``2.0`` becomes ``2``, ``math.pi`` becomes ``pi``; a float
+    ``0.1`` becomes ``1/10``, ``2.0`` becomes ``2``, ``math.pi`` becomes ``pi`` (and
+    ``math.log(2)`` ``log(2)``, the constants of the op table's rules); a float
     whose shortest text is long stays a :class:`sympy.Float`.
 
     Examples
@@ -33,10 +42,9 @@ def nice_number(v) -> sp.Expr:
     f = float(v)
     if not math.isfinite(f):
         return sp.oo if f > 0 else -sp.oo if f < 0 else sp.nan
-    if f == math.pi:
-        return sp.pi
-    if f == math.e:
-        return sp.E
+    known = _KNOWN.get(abs(f))
+    if known is not None:
+        return known if f > 0 else -known
     if f.is_integer() and abs(f) < 1e15:
         return sp.Integer(int(f))
     text = str(v) if isinstance(v, np.floating) else repr(f)
