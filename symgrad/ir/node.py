@@ -264,14 +264,14 @@ def _origin(node: Node, key: str) -> str:
 
 def _public(value):
     """A saved value as PyTorch shows it: tuples and numbers as they are, index arrays
-    as tensors (``None`` for a full slice)."""
+    and derived buffers as tensors (``None`` for a full slice)."""
     if isinstance(value, list) or (isinstance(value, tuple) and type(value) is not tuple):
         return tuple(value)  # sizes too: PyTorch shows (2, 3), not torch.Size([2, 3])
     if isinstance(value, tuple) and any(isinstance(v, (np.ndarray, slice)) for v in value):
         return tuple(_public(v) for v in value)
     if isinstance(value, slice) and value == slice(None):
         return None
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biu":
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         return INJECTED.tensor(value)
     return value
 

@@ -131,7 +131,8 @@ subscribe(_add_function, _remove_function)
 
 #: Functions a calculus student writes that are compositions of the table's functions
 #: (no op of their own: PyTorch has none); ``x`` stands for the argument.
-COMPOSITIONS = {"sec": "1/cos(x)", "csc": "1/sin(x)", "cot": "1/tan(x)"}
+COMPOSITIONS = {"sec": "1/cos(x)", "csc": "1/sin(x)", "cot": "1/tan(x)",
+                "softsign": "x/(abs(x) + 1)", "tanhshrink": "x - tanh(x)"}
 FUNCTIONS.update(dict.fromkeys(COMPOSITIONS, 1))
 
 
