@@ -41,6 +41,21 @@ def _piecewise(sp, cond, a, b):
     return sp.Piecewise((a, cond), (b, True))
 
 
+_NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which "
+                   "is not supported. This is caused by calling in-place forward function with "
+                   "a negative slope, please call out-of-place version instead.")
+_LEAKY_MORE = (" File an issue at https://github.com/pytorch/pytorch if you do require "
+               "supporting in-place leakRelu backward calculation with negative slope")
+
+
+def _refuse_negative(slope: float, name: str) -> None:
+    """PyTorch's in-place forms save the result, which cannot tell the branches apart
+    under a negative slope: their backward refuses it."""
+    if slope < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format(name)
+                           + (_LEAKY_MORE if name == "leakyReLu" else ""))
+
+
 # -- piecewise linear ---------------------------------------------------------------------
 HARDTANH = Op("hardtanh", attrs=("min_val", "max_val"), dtype=R.same,
               forward=lambda a, lo, hi: np.where(a < lo, lo, np.where(a > hi, hi, a)),
@@ -63,7 +78,8 @@ LEAKY_RELU_ = Op("leaky_relu", 1, attrs=("negative_slope",), dtype=R.same,
                  forward=LEAKY_RELU.forward, saves=("negative_slope", "result"),
                  sym=LEAKY_RELU.sym,
                  grads=(lambda m, grad, negative_slope, result:
-                        m.where(m.gt(result, 0), grad, m.mul_scalar(grad, negative_slope)),),
+                        _refuse_negative(negative_slope, "leakyReLu")
+                        or m.where(m.gt(result, 0), grad, m.mul_scalar(grad, negative_slope)),),
                  local=LEAKY_RELU.local)
 HARDSIGMOID = Op("hardsigmoid", dtype=R.floating,
                  forward=lambda a: np.clip(a / 6 + 0.5, 0.0, 1.0).astype(np.result_type(a)),
@@ -105,7 +121,8 @@ ELU_ = Op("elu", 1, attrs=("alpha", "scale", "input_scale"), dtype=R.floating,
           forward=_elu, saves=("alpha", "input_scale", "result", "scale"), sym=ELU.sym,
           # (from the result: exp(x * input_scale) = result / (alpha * scale) + 1)
           grads=(lambda m, grad, alpha, input_scale, result, scale:
-                 m.where(m.gt(result, 0), m.mul_scalar(grad, scale),
+                 _refuse_negative(alpha, "elu")
+                 or m.where(m.gt(result, 0), m.mul_scalar(grad, scale),
                          grad * m.mul_scalar(m.add_scalar(result, alpha * scale),
                                              input_scale)),),
           local=ELU.local)
@@ -120,7 +137,8 @@ CELU = Op("celu", attrs=("alpha",), dtype=R.floating,
 CELU_ = Op("celu", 1, attrs=("alpha",), dtype=R.floating, forward=CELU.forward,
            saves=("alpha", "result"), sym=CELU.sym,
            grads=(lambda m, grad, alpha, result:
-                  m.where(m.gt(result, 0), grad,
+                  _refuse_negative(alpha, "elu")
+                  or m.where(m.gt(result, 0), grad,
                           grad * m.add_scalar(m.div_scalar(result, alpha), 1)),),
            local=CELU.local)
 
@@ -177,7 +195,9 @@ SOFTPLUS = Op("softplus", attrs=("beta", "threshold"), dtype=R.floating, forward
               grads=(lambda m, grad, beta, self, threshold:
                      m.where(m.gt(m.mul_scalar(self, beta), threshold), grad,
                              grad * m.call(SIGMOID, m.mul_scalar(self, beta))),),
-              local=("σ(β{self})",), expr="softplus", expr_args=(1, 20))
+              # (in the expression language softplus is the function of mathematics: the
+              # threshold, numerics past which log(1 + exp(x)) is x to rounding, is off)
+              local=("σ(β{self})",), expr="softplus", expr_args=(1, float("inf")))
 MISH = Op("mish", dtype=R.floating,
           forward=lambda a: a * np.tanh(np.logaddexp(0, a)), saves=("self",),
           sym=_sym(lambda sp, x: x * sp.tanh(sp.log(1 + sp.exp(x)))),

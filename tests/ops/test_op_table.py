@@ -65,9 +65,16 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "mask": [np.arange(int(np.prod(shape))).reshape(shape) % 2 == 0],
         "stride": [(1,)], "storage_offset": [0],  # (as_strided shows them only)
         "dtype": [symgrad.float64],
-        "threshold": [0.0],
+        "threshold": [0.0, 1.0],
         "decimals": [1],
         "weight": [0.3],
+        "negative_slope": [0.2],
+        "min_val": [-0.5],
+        "max_val": [1.0],
+        "approximate": ["none", "tanh"],
+        "beta": [2.0],
+        "scale": [1.5],
+        "input_scale": [0.5],
     }
     return table.get(name, [])  # an unknown name leaves the op without examples
 
@@ -173,6 +180,10 @@ def _backward_runs(op: ops.Op, shapes: tuple, attrs: tuple) -> bool:
     return True
 
 
+_IN_PLACE_ACTIVATIONS = [getattr(ops.activations, n) for n in ops.activations.__all__
+                         if getattr(ops.activations, n).overload]
+
+
 def cases_for(op: ops.Op) -> list:
     """Every example the generic sampler finds for ``op`` (its forward must accept it)."""
     ranks = op.ranks[0] if op.ranks else (0, 1, 2)
@@ -187,6 +198,10 @@ def cases_for(op: ops.Op) -> list:
             extra = any(e for _, e in chosen)
             if sum(a is None for a in attrs) > 1:
                 continue  # at most one optional attribute left out (clamp needs a bound)
+            # (in-place activations refuse a negative slope at backward, as PyTorch:
+            # tests/ops/test_activations_vs_torch.py compares that error)
+            if op in _IN_PLACE_ACTIVATIONS and attrs[0] < 0:
+                continue
             for shapes in _input_shapes(op, rank):
                 if _forward_accepts(op, shapes, attrs) and (
                         not extra or _backward_runs(op, shapes, attrs)):

@@ -64,6 +64,10 @@ def test_composition_arity_is_checked():
     (["diff", "arcsin(x) + exp2(x)", "--at", "x=0.5"], ["2**x*log(2)", "1/sqrt(1 - x**2)"]),
     (["check", "sec(x)", "--grad", "x=sec(x)*tan(x)"], ["correct"]),
     (["check", "ln(x)", "--grad", "x=1/x"], ["correct"]),
+    (["check", "softplus(x)", "--grad", "x=sigmoid(x)"], ["correct"]),
+    (["check", "silu(x)", "--grad", "x=sigmoid(x)*(1 + x*(1 - sigmoid(x)))"], ["correct"]),
+    (["check", "softsign(x)", "--grad", "x=1/(1 + abs(x))**2"], ["correct"]),
+    (["diff", "gelu(x) + elu(x) + mish(x) + leaky_relu(x)", "--at", "x=0.5"], ["erf"]),
     (["check", "log1p(x)", "--grad", "x=1/x"], ["WRONG", "1/(x + 1)"]),
 ])
 def test_cli_takes_the_names(args, expect):

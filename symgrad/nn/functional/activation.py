@@ -45,7 +45,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     return _run(O.HARDTANH, input, (min_val, max_val), inplace)
 
 
-def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+def hardtanh_(input: Tensor, min_val: float = -1, max_val: float = 1) -> Tensor:
+    # (PyTorch's own binding: integer defaults, which its node shows)
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
@@ -76,7 +77,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _run(O.ELU, input, (alpha, 1, 1), inplace, O.ELU_)
 
 
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+def elu_(input: Tensor, alpha: float = 1) -> Tensor:
     return elu(input, alpha, inplace=True)
 
 
@@ -116,7 +117,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return _run(O.MISH, input, (), inplace)
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``log(1 + exp(beta * input)) / beta``, ``input`` itself past ``threshold``.
 
     Examples
