@@ -28,6 +28,8 @@ from .shapes import Size
 __all__ = ["apply"]
 
 _ndarray = np.ndarray
+# Operands that keep their dtype in a floating op: where's condition, a loss's class indices.
+_KEEP_DTYPE = ("condition", "target")
 
 
 # --------------------------------------------------------------------------- dtypes
@@ -90,7 +92,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             names = op.inputs
             for i, a in enumerate(args):
                 if (a.__class__ is Tensor and not a._dtype.is_floating_point
-                        and (op.variadic or names[i] != "condition")):
+                        and (op.variadic or names[i] not in _KEEP_DTYPE)):
                     arrays[i] = np.asarray(arrays[i]).astype(dt.np)
     try:
         data = op.forward(*arrays, *attrs)

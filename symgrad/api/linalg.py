@@ -140,6 +140,21 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     return apply(O.MM, (a, b))
 
 
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` (``AddmmBackward0``), ``input`` broadcast."""
+    for name, t in (("mat1", mat1), ("mat2", mat2)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_SCALAR_NAMES[mat1.dtype.name]} and "
+                           f"{_SCALAR_NAMES[mat2.dtype.name]}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
+                           f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    return apply(O.ADDMM, (input, mat1, mat2), (beta, alpha))
+
+
 def mv(a: Tensor, v: Tensor) -> Tensor:
     if a.ndim != 2 or v.ndim != 1:
         if a.ndim == 0:
@@ -175,4 +190,7 @@ class _LinearAlgebra:
 
     def mv(self, other):
         return mv(self, other)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 

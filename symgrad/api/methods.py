@@ -23,6 +23,7 @@ import numpy as np
 from .. import ops as O
 from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
+from ..ops.dtype_rules import c_name
 from .apply import apply
 from .construct import _as_tensor_arg, _number, tensor
 from .core import _LEGACY_DTYPE, Tensor
@@ -200,11 +201,19 @@ class _Operations:
         return self._in_place(O.XLOGY_OTHER_NUMBER, (), (other,))
 
     def lerp(self, end, weight):
+        self._lerp_check(end, weight)
         if isinstance(weight, Tensor):
             return apply(O.LERP_TENSOR, (self, end, weight))
         return apply(O.LERP, (self, end), (weight,))
 
+    def _lerp_check(self, end, weight):
+        for name, t in (("end", end), ("weight", weight)):
+            if isinstance(t, Tensor) and t.dtype is not self.dtype:
+                raise RuntimeError(f"expected dtype {c_name(self.dtype)} for `{name}` but got "
+                                   f"dtype {c_name(t.dtype)}")
+
     def lerp_(self, end, weight):
+        self._lerp_check(end, weight)
         if isinstance(weight, Tensor):
             return self._in_place(O.LERP_TENSOR, (end, weight))
         return self._in_place(O.LERP, (end,), (weight,))
@@ -218,6 +227,26 @@ class _Operations:
         if decimals:
             return self._in_place(O.ROUND_DECIMALS, (), (decimals,))
         return self._in_place(O.ROUND, ())
+
+    def masked_fill(self, mask, value):
+        """``value`` where the bool tensor ``mask`` is True (``MaskedFillBackward0``; a
+        0-d tensor value: ``MaskedFillBackward1``)."""
+        op, operands, attrs = self._masked_fill_args(mask, value)
+        return apply(op, (self,) + operands, attrs)
+
+    def masked_fill_(self, mask, value):
+        op, operands, attrs = self._masked_fill_args(mask, value)
+        return self._in_place(op, operands, attrs)
+
+    def _masked_fill_args(self, mask, value):
+        if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
+            got = mask.dtype.name if isinstance(mask, Tensor) else type(mask).__name__
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                               f"dtype {_SCALAR_NAMES.get(got, got)}")
+        m = np.broadcast_to(mask._data, self.shape) if mask.ndim <= self.ndim else mask._data
+        if isinstance(value, Tensor):
+            return O.MASKED_FILL, (value,), (m,)
+        return O.MASKED_FILL_SCALAR, (), (m, value)
 
     def square(self):
         return self.pow(2)

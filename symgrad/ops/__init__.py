@@ -34,7 +34,7 @@ Each :class:`Op` record carries everything the other layers need:
 * the PyTorch node name, derived from the name and overload number
   (``mul`` + 0 -> ``MulBackward0``).
 
-The records are split by family (``arithmetic``, ``elementwise``, ``functions``, ``activations``, ``reductions``,
+The records are split by family (``arithmetic``, ``elementwise``, ``functions``, ``activations``, ``losses``, ``reductions``,
 ``linalg``, ``shapes``, ``indexing``, ``inplace``, ``logical``); adding an op is one
 entry in one of them, and nothing else (``tests/ops/test_op_surfaces.py`` checks that).
 
@@ -48,6 +48,7 @@ from .arithmetic import *  # noqa: F401,F403  (the families register their ops i
 from .elementwise import *  # noqa: F401,F403
 from .functions import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
+from .losses import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403

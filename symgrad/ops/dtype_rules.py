@@ -115,7 +115,7 @@ def c_name(d) -> str:
 
 @_rule()
 def promote_strict(args, attrs):
-    a, b = args
+    a, b = args[-2:]  # (addmm: the two matrices after the added input)
     if a._dtype is not b._dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_name(a._dtype)} != {c_name(b._dtype)}")

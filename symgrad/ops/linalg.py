@@ -7,7 +7,7 @@ from .kernels import _strides
 from . import dtype_rules as R
 from .record import Op
 
-__all__ = ["MATMUL", "DOT", "MM", "MV", "BMM"]
+__all__ = ["MATMUL", "DOT", "MM", "ADDMM", "MV", "BMM"]
 
 
 def _column_major(sizes, strides) -> bool:
@@ -59,6 +59,29 @@ MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm
         local=("{mat2}ᵀ", "{self}ᵀ"),
         symbol="@", infix="{self} {mat2}",
         method="mm", function="mm")
+
+
+# addmm: beta * self + alpha * (mat1 @ mat2), what nn.functional.linear records for a
+# matrix input with a bias (self, the bias, broadcasts).
+ADDMM = Op("addmm", inputs=("self", "mat1", "mat2"), attrs=("beta", "alpha"),
+           forward=lambda b, m1, m2, beta, alpha: beta * b + alpha * np.matmul(m1, m2),
+           saves=("alpha", "beta", "mat1", "mat1_sym_sizes", "mat1_sym_strides", "mat2",
+                  "mat2_sym_sizes", "mat2_sym_strides"),
+           derive={"mat1_sym_sizes": lambda arrays, attrs: tuple(np.shape(arrays[1])),
+                   "mat1_sym_strides": lambda arrays, attrs: _strides(arrays[1]),
+                   "mat2_sym_sizes": lambda arrays, attrs: tuple(np.shape(arrays[2])),
+                   "mat2_sym_strides": lambda arrays, attrs: _strides(arrays[2])},
+           saved_for={"mat1": ("mat2",), "mat2": ("mat1",),
+                      "mat1_sym_strides": ("mat1",), "mat2_sym_strides": ("mat2",)},
+           ranks=((0, 1, 2), (2,), (2,)), broadcasts=True, dtype=R.promote_strict,
+           grads=(lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
+                  m.mul_scalar(grad, beta),
+                  lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
+                  m.mul_scalar(m.matmul(grad, m.t(mat2)), alpha),
+                  lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
+                  m.mul_scalar(m.matmul(m.t(mat1), grad), alpha)),
+           local=("β", "{mat2}ᵀ", "{mat1}ᵀ"), symbol="addmm",
+           method="addmm", function="addmm")
 
 
 MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),

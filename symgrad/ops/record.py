@@ -16,7 +16,8 @@ OPS: dict[str, "Op"] = {}
 #: The names of saved attributes that are int64 (SymInt) in PyTorch, whatever the op: its
 #: Python binding shows a negative one as the unsigned 64-bit number (``x.sum(-1)`` saves
 #: dim ``(2**64 - 1,)``).  Attribute names mean the same in every record.
-INT64_NAMES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step"))
+INT64_NAMES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step",
+                         "ignore_index"))
 
 
 def node_name(name: str, overload: int) -> str:

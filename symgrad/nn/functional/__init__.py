@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from ...api.surface import Functions
 from ...ops import subscribe
+from . import activation, layers, loss
 from .activation import *  # noqa: F401,F403
-from .activation import __all__ as _activation_all
+from .layers import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
 
-__all__ = list(_activation_all)
+__all__ = activation.__all__ + layers.__all__ + loss.__all__
 
 #: The functions generated from the op table's ``functional`` names.
 FUNCTIONS = Functions([globals()], field="functional")
