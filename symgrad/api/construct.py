@@ -23,6 +23,7 @@ from ..ops.dtypes import dtype as _dtype
 from .apply import apply
 from .core import _LEGACY_DTYPE, Tensor, _make, _new
 from .creation import empty, full, ones, zeros
+from .device import resolve
 from .messages import (_SCALAR_GRAD_WARNING, _legacy_signature_error, _tensor_options,
                        _type_name, _warn_once)
 from .shapes import _INT64_MAX
@@ -230,6 +231,7 @@ def tensor(data, dtype: _dtype | None = None, device=None, requires_grad: bool =
     >>> torch.tensor(3., requires_grad=True)
     tensor(3., requires_grad=True)
     """
+    resolve(device)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()"
@@ -249,6 +251,7 @@ def tensor(data, dtype: _dtype | None = None, device=None, requires_grad: bool =
 
 def as_tensor(data, dtype: _dtype | None = None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory with a tensor or numpy array where it can."""
+    resolve(device)
     dtype = _dt.as_dtype(dtype, "as_tensor")
     if isinstance(data, Tensor):
         return data if dtype is None or dtype is data.dtype else data.to(dtype)
@@ -272,7 +275,7 @@ class _Construction:
         # typed ones (FloatTensor, ...) return plain tensors of their dtype.
         legacy = _LEGACY_DTYPE.get(cls)
         dt = legacy or _dt.get_default_dtype()
-        kwargs.pop("device", None)
+        resolve(kwargs.pop("device", None))
         if kwargs:
             raise TypeError(_legacy_signature_error(args, kwargs))
         if len(args) == 1 and isinstance(args[0], Tensor):
@@ -307,6 +310,7 @@ class _Construction:
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False):
         """A new leaf holding ``data``, of this tensor's dtype unless ``dtype`` is given."""
+        resolve(device)
         if isinstance(data, Tensor):
             warnings.warn(
                 "To copy construct from a tensor, it is recommended to use sourceTensor."
@@ -316,15 +320,19 @@ class _Construction:
         return t.requires_grad_(requires_grad) if requires_grad else t
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        resolve(device)
         return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        resolve(device)
         return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        resolve(device)
         return empty(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None,
                  requires_grad: bool = False):
+        resolve(device)
         return full(size, fill_value, dtype=dtype or self._dtype,
                     requires_grad=requires_grad)

@@ -18,6 +18,7 @@ from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
 from ..ir.node import AccumulateGrad, RemovableHandle
 from .messages import _SCALAR_GRAD_WARNING, _c_name, _SCALAR_NAMES, _type_name, _warn_once
+from .device import CPU as _CPU, NO_CUDA
 from .printing import tensor_repr
 from .shapes import Size, _contiguous, _strides, _wrap_dim
 
@@ -367,8 +368,22 @@ class Tensor(metaclass=_TensorMeta):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
-    def cpu(self) -> "Tensor":
+    def cpu(self, memory_format=None) -> "Tensor":
         return self
+
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
+        raise AssertionError(NO_CUDA)
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    def get_device(self) -> int:
+        return -1
 
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
@@ -445,17 +460,6 @@ class Tensor(metaclass=_TensorMeta):
         np.copyto(self._data, values, casting="unsafe")
 
 
-class _Device:
-    """The one device, ``device(type='cpu')`` (its class is named as PyTorch's)."""
-
-    type = "cpu"
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-
-_Device.__name__ = _Device.__qualname__ = "device"
-_CPU = _Device()
 
 
 def _make(data: np.ndarray, dt: _dtype, requires_grad: bool = False) -> "Tensor":

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ops import dtypes as _dt
 from .core import _CPU, Tensor, _make, _TensorMeta
+from .device import resolve
 from .messages import _SCALAR_NAMES
 
 __all__ = ["ones", "zeros", "full", "empty", "eye", "arange", "linspace", "ones_like",
@@ -266,6 +267,7 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) 
     tensor([[1., 1.],
             [1., 1.]], requires_grad=True)
     """
+    resolve(device)
     shape = _size("ones", size, kwargs)
     _unexpected("ones", kwargs)
     dt = _float_dtype(dtype, "ones")
@@ -281,6 +283,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs)
     >>> torch.zeros(2, dtype=torch.int64)
     tensor([0, 0])
     """
+    resolve(device)
     shape = _size("zeros", size, kwargs)
     _unexpected("zeros", kwargs)
     dt = _float_dtype(dtype, "zeros")
@@ -289,6 +292,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs)
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """An uninitialised tensor in PyTorch; symgrad fills it with zeros."""
+    resolve(device)
     shape = _size("empty", size, kwargs)
     _unexpected("empty", kwargs)
     dt = _float_dtype(dtype, "empty")
@@ -305,6 +309,7 @@ def full(size=_MISSING, fill_value=_MISSING, dtype=None, device=None,
     >>> torch.full((2,), 1), torch.full((2,), True), torch.full((2,), 1.5)
     (tensor([1, 1]), tensor([True, True]), tensor([1.5000, 1.5000]))
     """
+    resolve(device)
     missing = [n for n, v in (("size", size), ("fill_value", fill_value)) if v is _MISSING]
     if missing:
         names = ", ".join(f'"{n}"' for n in missing)
@@ -342,6 +347,7 @@ def eye(*args, dtype=None, device=None, requires_grad: bool = False, **kwargs) -
     tensor([[1., 0., 0.],
             [0., 1., 0.]])
     """
+    resolve(device)
     args = list(args)
     for name in ("n", "m"):
         if name in kwargs:
@@ -438,6 +444,7 @@ def arange(*args, dtype=None, device=None, requires_grad: bool = False, **kwargs
     >>> torch.arange(1, 2.5, 0.5)
     tensor([1.0000, 1.5000, 2.0000])
     """
+    resolve(device)
     named = {k: kwargs.pop(k) for k in ("start", "end", "step") if k in kwargs}
     _unexpected("arange", kwargs)
     args = list(args)
@@ -534,6 +541,7 @@ def linspace(*args, dtype=None, device=None, requires_grad: bool = False,
     >>> torch.linspace(0, 1, 5)
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
+    resolve(device)
     values = dict(zip(("start", "end", "steps"), args))
     for k in ("start", "end", "steps"):
         if k in kwargs:
@@ -577,19 +585,23 @@ def ones_like(input: Tensor, dtype=None, device=None, requires_grad: bool = Fals
     >>> torch.ones_like(torch.tensor([1, 2]))
     tensor([1, 1])
     """
+    resolve(device)
     return _like("ones_like", input, 1, dtype, requires_grad)
 
 
 def zeros_like(input: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve(device)
     return _like("zeros_like", input, 0, dtype, requires_grad)
 
 
 def empty_like(input: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    resolve(device)
     return _like("empty_like", input, 0, dtype, requires_grad)
 
 
 def full_like(input: Tensor, fill_value, dtype=None, device=None,
               requires_grad: bool = False) -> Tensor:
+    resolve(device)
     d = _dt.as_dtype(dtype, "full_like") or (input.dtype if isinstance(input, Tensor)
                                               else None)
     value = _fill_value(fill_value, d) if d is not None else fill_value
@@ -620,6 +632,7 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=
     >>> torch.rand(2, 3).shape
     torch.Size([2, 3])
     """
+    resolve(device)
     return _random("rand", "check_uniform_bounds", lambda g, s: g.random(s), size, dtype,
                    requires_grad, generator, kwargs)
 
@@ -634,6 +647,7 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     >>> torch.randn(4, dtype=torch.float64).dtype
     torch.float64
     """
+    resolve(device)
     return _random("randn", "normal_kernel_cpu", lambda g, s: g.standard_normal(s), size,
                    dtype, requires_grad, generator, kwargs)
 
@@ -657,6 +671,7 @@ def randint(*args, dtype=None, device=None, requires_grad: bool = False, generat
     >>> x.shape, x.dtype
     (torch.Size([3]), torch.int64)
     """
+    resolve(device)
     named = {k: kwargs.pop(k) for k in ("low", "high", "size") if k in kwargs}
     _unexpected("randint", kwargs)
     args = list(args)

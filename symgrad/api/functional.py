@@ -15,7 +15,7 @@ from .apply import apply
 from .construct import tensor
 from .core import Tensor
 from .linalg import bmm, dot, matmul, mm, mv
-from .methods import maximum, minimum, where
+from .methods import allclose, equal, isclose, maximum, minimum, where
 from .shapes import _wrap_dim
 from .surface import Functions
 
@@ -124,28 +124,9 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def equal(input: Tensor, other: Tensor) -> bool:
-    """Whether two tensors have the same shape and the same values (``torch.equal``).
-
-    Examples
-    --------
-    >>> import symgrad as torch
-    >>> torch.equal(torch.tensor([1., 2.]), torch.tensor([1, 2]))
-    True
-    """
-    for name, t in (("input", input), ("other", other)):
-        if not isinstance(t, Tensor):
-            pos = 1 if name == "input" else 2
-            raise TypeError(f"equal(): argument '{name}' (position {pos}) must be Tensor, "
-                            f"not {type(t).__name__}")
-    if input.shape != other.shape:
-        return False
-    return bool(np.array_equal(input._data, other._data))
-
-
 __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", "dot", "matmul", "mm", "mv", "bmm",
                                      "maximum", "minimum", "cat", "concat", "stack", "where",
-                                     "is_tensor", "equal"]
+                                     "is_tensor", "equal", "isclose", "allclose"]
 #: The functions generated from the op table (and the namespaces that receive them).
 FUNCTIONS = Functions([globals()])
 subscribe(FUNCTIONS.added, FUNCTIONS.removed)

@@ -238,14 +238,14 @@ class _InPlace:
                                f"{_c_name(self._dtype)}")
         return self._in_place(O.CLAMP, (), (min, max))
 
-    def uniform_(self, a=0.0, b=1.0):
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
         with _no_track():
-            self._write(_rng().uniform(a, b, self._data.shape), None)
+            self._write(_rng(generator).uniform(a, b, self._data.shape), None)
         self._vc[0] += 1
         return self
 
-    def normal_(self, mean=0.0, std=1.0):
-        self._write(_rng().normal(mean, std, self._data.shape), None)
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        self._write(_rng(generator).normal(mean, std, self._data.shape), None)
         self._vc[0] += 1
         return self
 

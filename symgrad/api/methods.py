@@ -27,10 +27,12 @@ from ..ops.dtype_rules import c_name
 from .apply import apply
 from .construct import _as_tensor_arg, _number, tensor
 from .core import _LEGACY_DTYPE, Tensor
+from .device import device, resolve
 from .messages import _LEGACY_NAMES, _SCALAR_NAMES, _type_name
+from .shapes import _broadcast_sizes
 from .surface import _FAST_OPERANDS, _binary
 
-__all__ = ["maximum", "minimum", "where"]
+__all__ = ["maximum", "minimum", "where", "equal", "isclose", "allclose"]
 
 _NOT_OPERANDS = frozenset((list, tuple))  # of comparisons
 
@@ -65,6 +67,59 @@ def maximum(a: Tensor, b: Tensor) -> Tensor:
 def minimum(a: Tensor, b: Tensor) -> Tensor:
     _tensor_operand("minimum", a, 1), _tensor_operand("minimum", b, 2)
     return apply(O.MINIMUM, (a, b))
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether two tensors have the same shape and the same values (``torch.equal``).
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> torch.equal(torch.tensor([1., 2.]), torch.tensor([1, 2]))
+    True
+    """
+    _tensor_operand("equal", input, 1), _tensor_operand("equal", other, 2)
+    if input.shape != other.shape:
+        return False
+    return bool(np.array_equal(input._data, other._data))
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False, *, _name: str = "isclose") -> Tensor:
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (``torch.isclose``): equal
+    infinities are close, NaNs only with ``equal_nan``; both tensors have one dtype.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> torch.isclose(torch.tensor([1., 2.]), torch.tensor([1.000001, 2.1]))
+    tensor([ True, False])
+    """
+    _tensor_operand(_name, input, 1), _tensor_operand(_name, other, 2)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{_SCALAR_NAMES[input.dtype.name]} did not match "
+                           f"{_SCALAR_NAMES[other.dtype.name]}")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v:g}")
+    _broadcast_sizes(tuple(input.shape), tuple(other.shape))
+    a, b = np.asarray(input._data), np.asarray(other._data)
+    if input.dtype.is_floating_point:
+        close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    else:
+        close = np.abs(a.astype(float) - b) <= atol + rtol * np.abs(b.astype(float))
+    return tensor(np.asarray(close), dtype=_dt.bool)
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`).
+
+    >>> import symgrad as torch
+    >>> torch.allclose(torch.tensor([1., 2.]), torch.tensor([1., 2.0000001]))
+    True
+    """
+    return bool(np.all(isclose(input, other, rtol, atol, equal_nan, _name="allclose")._data))
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
@@ -257,6 +312,17 @@ class _Operations:
     def maximum(self, other):
         return maximum(self, other)
 
+    def equal(self, other) -> bool:
+        return equal(self, other)
+
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False):
+        return isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        return allclose(self, other, rtol, atol, equal_nan)
+
     def minimum(self, other):
         return minimum(self, other)
 
@@ -283,13 +349,27 @@ class _Operations:
         return self.to(_dt.bool)
 
     def to(self, *args, **kwargs) -> "Tensor":
-        d = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, _dtype):
-                d = a
-        if d is None or d is self._dtype:
+        """``to(device=None, dtype=None, non_blocking=False, copy=False)``, ``to(dtype)``
+        or ``to(other)``: the CPU is the only device a tensor can go to."""
+        where, d = kwargs.get("device"), kwargs.get("dtype")
+        copy = kwargs.get("copy", False)
+        rest = list(args)
+        if rest and isinstance(rest[0], Tensor):
+            d = rest.pop(0).dtype
+        elif rest and not isinstance(rest[0], (_dtype, builtins.bool)):
+            where = rest.pop(0)
+        if rest and isinstance(rest[0], _dtype):
+            d = rest.pop(0)
+        if rest[1:]:
+            copy = rest[1]
+        if (rest and not isinstance(rest[0], builtins.bool)) or (
+                where is not None and not isinstance(where, (str, builtins.int, device))):
+            got = ", ".join(_type_name(a) for a in args)
+            raise TypeError(f"to() received an invalid combination of arguments - got ({got})")
+        resolve(where)
+        if (d is None or d is self._dtype) and not copy:
             return self
-        return apply(O.TO_COPY, (self,), (d,))
+        return apply(O.TO_COPY, (self,), (self._dtype if d is None else d,))
 
     def type(self, dtype=None):
         if dtype is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..api.creation import empty
 from ..api.tensor import Tensor, _make
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "zero_grads"]
 
 
 class Parameter(Tensor):
@@ -42,3 +42,19 @@ class Parameter(Tensor):
 
     def __init__(self, *args, **kwargs) -> None:
         pass
+
+
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """What ``Module.zero_grad`` and ``Optimizer.zero_grad`` do to each parameter: forget
+    its gradient, or (``set_to_none=False``) detach it and fill it with zeros."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if p.grad.grad_fn is not None:
+            p.grad.detach_()
+        else:
+            p.grad.requires_grad_(False)
+        p.grad.zero_()

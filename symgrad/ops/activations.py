@@ -94,11 +94,11 @@ HARDSWISH = Op("hardswish", dtype=R.floating,
                saves=("self",),
                sym=_sym(lambda sp, x: x * sp.Max(0, sp.Min(6, x + 3)) / 6),
                grads=(lambda m, grad, self:
-                      m.where(m.lt(self, -3.0), 0.0,
-                              m.where(m.le(self, 3.0),
+                      m.where(m.le(self, -3.0), 0.0,
+                              m.where(m.lt(self, 3.0),
                                       grad * m.add_scalar(m.div_scalar(self, 3), 0.5),
                                       grad)),),
-               local=("[-3 ≤ {self} ≤ 3](2{self} + 3)/6 + [{self} > 3]",), expr="hardswish")
+               local=("[-3 < {self} < 3](2{self} + 3)/6 + [{self} ≥ 3]",), expr="hardswish")
 
 # -- exponential ---------------------------------------------------------------------------
 

@@ -1,0 +1,21 @@
+"""``symgrad.nn.modules``: :class:`Module` and the layers built on it.
+
+``module`` (the base class), ``container`` (Sequential, ModuleList, ModuleDict),
+``linear``, ``activation`` and ``loss`` (generated from their tables of options),
+``misc`` (Flatten, Unflatten, Dropout).
+
+May import: ``symgrad.ops``, ``symgrad.ir``, ``symgrad.api``, ``symgrad.autograd``,
+``symgrad.nn.parameter``, ``symgrad.nn.functional``, ``symgrad.nn.init``.
+"""
+from __future__ import annotations
+
+from . import activation, container, linear, loss, misc
+from .activation import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .misc import *  # noqa: F401,F403
+from .module import Module
+
+__all__ = (["Module"] + activation.__all__[1:] + container.__all__ + linear.__all__
+           + loss.__all__[1:] + misc.__all__)
