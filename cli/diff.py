@@ -28,11 +28,14 @@ _SUP = dict(enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")) | {10: "¹⁰"}
 @click.option("--steps", is_flag=True, help="Print the chain-rule straight-line program.")
 @click.option("--latex", is_flag=True, help="Print the derivatives as LaTeX.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option("--simplify", is_flag=True,
+              help="Run SymPy's simplify on every result (slow on large expressions); "
+                   "by default only small results get it, the others are tidied "
+                   "(common factors pulled out).")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
-              help="Seconds allowed for simplifying; past them the unsimplified form "
-                   "is shown.")
+              help="Seconds --simplify may take; past them the tidied form is shown.")
 def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
-         latex: bool, as_json: bool, timeout: float) -> None:
+         latex: bool, as_json: bool, simplify: bool, timeout: float) -> None:
     """Differentiate EXPRESSION: symbolic partial derivatives (SymPy, computed on the
     graph) and their values at a point from reverse mode, checked against each other.
 
@@ -46,7 +49,8 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
     try:
-        d = derivatives(expr, wrt, at, order=order, timeout=timeout)
+        d = derivatives(expr, wrt, at, order=order, timeout=timeout,
+                        simplify="full" if simplify else "auto")
     except OutsideDomain as err:
         point = ", ".join(f"{k} = {fmt(at[k])}" for k in expr.variables)
         raise InputError(f"not defined at {point}: {err.cause.pretty()}") from None

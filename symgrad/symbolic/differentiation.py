@@ -26,7 +26,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from .._util import run_with_timeout
 from ..ops.dtypes import float64
 from ..api.tensor import tensor
 from ..autograd import grad
@@ -34,6 +33,7 @@ from ..autograd.functional import hessian
 from ..errors import SymgradError
 from .bridge import GradientProgram
 from .expression import EvaluationError, Expression, parse
+from .tidy import tidy_all
 from .vecdiff import NoVectorForm
 
 __all__ = ["derivatives", "Derivatives", "HigherDerivative", "Hessian", "DerivativeError",
@@ -158,7 +158,7 @@ class Derivatives:
 
 def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
                 at: Mapping | None = None, order: int = 1,
-                timeout: float = 10.0) -> Derivatives:
+                timeout: float = 10.0, simplify: str = "auto") -> Derivatives:
     """Partial derivatives of a scalar expression, symbolic and by reverse mode.
 
     Parameters
@@ -174,8 +174,11 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
         2 adds the Hessian; 3 and more add each (scalar) variable's pure derivative
         of that order.
     timeout : float
-        Seconds allowed for each simplification (in a child process); past them the
-        unsimplified form is kept.
+        Seconds ``sympy.simplify`` may take (in a child process) where ``simplify`` asks
+        for it; past them the tidied form is kept.
+    simplify : {"auto", "full", "none"}
+        Where ``sympy.simplify`` runs after the cheap tidying of every result
+        (:mod:`~symgrad.symbolic.tidy`): on small expressions only, on all, nowhere.
 
     Returns
     -------
@@ -226,16 +229,16 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
                                   "order")
     program = f.gradient_program(names, **shapes) if names else None
     d = Derivatives(f, names, at, shapes, program,
-                    program.closed_form(timeout=timeout) if program else {})
+                    program.closed_form(simplify, timeout) if program else {})
     if d.complete:
         d.value = f.evaluate(**at)
         d.gradient = f.gradient(**at)
         d.symbolic_at = program.evaluate(at) if program else {}
         d.agrees = {n: bool(_agree(d.gradient[n], d.symbolic_at[n])) for n in names}
     if order == 2 and names:
-        d.hessian = _hessian(d, timeout)
+        d.hessian = _hessian(d, simplify, timeout)
     if order > 2 and names:
-        d.higher = {n: _higher(f, n, at, shapes, order, timeout) for n in names}
+        d.higher = {n: _higher(f, n, at, shapes, order, simplify, timeout) for n in names}
     return d
 
 
@@ -243,10 +246,13 @@ def _agree(numeric, symbolic) -> bool:
     return np.allclose(numeric, symbolic, rtol=1e-9, atol=1e-12, equal_nan=True)
 
 
-def _simplified(e, timeout: float):
-    """``sympy.simplify`` in a child process that is killed after ``timeout`` seconds."""
-    status, result = run_with_timeout(sp.simplify, (e,), timeout)
-    return result if status == "ok" else e
+def _tidied(e, simplify: str, timeout: float):
+    """A SymPy expression or Matrix through :func:`~symgrad.symbolic.tidy.tidy_all`."""
+    if isinstance(e, sp.MatrixBase):
+        a = np.empty(e.shape, dtype=object)
+        a[...] = [[e[i, j] for j in range(e.shape[1])] for i in range(e.shape[0])]
+        return sp.Matrix(tidy_all({"": a}, simplify, timeout)[""].tolist())
+    return tidy_all({"": e}, simplify, timeout)[""][()]
 
 
 def _float(e) -> float:
@@ -257,11 +263,11 @@ def _float(e) -> float:
         return float("nan")
 
 
-def _hessian(d: Derivatives, timeout: float) -> Hessian:
+def _hessian(d: Derivatives, simplify: str, timeout: float) -> Hessian:
     """Symbolic and reverse-mode second derivatives over the variables' elements."""
     names = d.wrt
     syms = [s for n in names for s in np.ravel(d.symbols[n])]
-    h = Hessian(syms, _simplified(sp.hessian(d.function(), syms), timeout))
+    h = Hessian(syms, _tidied(sp.hessian(d.function(), syms), simplify, timeout))
     if not d.complete:
         return h
     leaves = d.expression.leaves(**d.at)
@@ -289,10 +295,10 @@ def _hessian(d: Derivatives, timeout: float) -> Hessian:
     return h
 
 
-def _higher(f: Expression, n: str, at: dict, shapes: dict, order: int,
+def _higher(f: Expression, n: str, at: dict, shapes: dict, order: int, simplify: str,
             timeout: float) -> HigherDerivative:
     """The pure derivative of ``order`` (>= 3) with respect to the scalar ``n``."""
-    e = _simplified(f.diff(n, simplify=False, order=order, **shapes), timeout)
+    e = _tidied(f.diff(n, simplify=False, order=order, **shapes), simplify, timeout)
     r = HigherDerivative(order, e)
     if all(v in at for v in f.variables):
         leaves = f.leaves(**at)

@@ -7,8 +7,8 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-from .._util import run_with_timeout
-from .symbols import _obj, _to_public, almost_everywhere, leaf_symbols
+from .symbols import _obj, _to_public, leaf_symbols
+from .tidy import tidy_all
 
 __all__ = ["BAR", "Line", "GradientProgram"]
 
@@ -206,28 +206,23 @@ class GradientProgram:
                 env[sym] = sp.sympify(e).xreplace(env)
         return env
 
-    def closed_form(self, simplify: bool = True, timeout: float | None = None) -> dict:
+    def closed_form(self, simplify: bool | str = True, timeout: float = 10.0) -> dict:
         """The gradients in terms of the leaves: name -> SymPy expression or Matrix.
 
-        With ``simplify`` each element goes through :func:`sympy.simplify`, after
-        dropping ``Piecewise`` branches that only hold on a null set (see
-        :func:`almost_everywhere`).  Simplification can be slow on large programs:
-        ``timeout`` (seconds) runs it in a child process and falls back to the raw
-        inlined form when time runs out; ``simplify=False`` skips it.
+        ``simplify`` says how each element is tidied (:mod:`~symgrad.symbolic.tidy`):
+        ``"auto"`` drops null-set ``Piecewise`` branches, pulls out common factors and
+        rewrites small elements cheaply; ``"full"`` (or ``True``) also runs
+        ``sympy.simplify`` on all of them; ``"none"`` (or ``False``) keeps the inlined
+        form.  Rewrites run in a child process given ``timeout`` seconds and are kept only
+        where they are shorter.
         """
+        mode = {True: "full", False: "none"}.get(simplify, simplify)
         env = self.inline()
         raw = {}
         for name, syms in self._grads.items():
             raw[name] = (np.frompyfunc(lambda s: env[s], 1, 1)(syms) if syms.ndim
                          else _obj(env[syms[()]]))
-        done = raw
-        if simplify:
-            if timeout is None:
-                done = _simplify_all(raw)
-            else:
-                status, value = run_with_timeout(_simplify_all, (raw,), timeout)
-                if status == "ok":
-                    done = value
+        done = tidy_all(raw, mode, timeout)
         return {k: _to_public(np.asarray(a, dtype=object)) for k, a in done.items()}
 
     def to_latex(self) -> str:
@@ -272,11 +267,3 @@ def _latex_symbols(e):
         return e
     return e.xreplace({s: sp.Symbol(_latex_name(s.name)) for s in e.free_symbols
                        if BAR in s.name or (s.name[:1] == "v" and s.name[1:2].isdigit())})
-
-
-def _simplify_all(arrays: dict) -> dict:
-    out = {}
-    for name, a in arrays.items():
-        one = lambda e: sp.simplify(almost_everywhere(sp.sympify(e)))  # noqa: E731
-        out[name] = np.frompyfunc(one, 1, 1)(a) if a.ndim else _obj(one(a[()]))
-    return out
