@@ -49,7 +49,7 @@ sp_setup(PyObject *self, PyObject *config)
         return NULL;
     }
     PyObject *tensor = NULL, *op = NULL, *ndarray = NULL, *acc = NULL, *node = NULL,
-        *dtype = NULL, *mode_type = NULL;
+        *dtype = NULL;
     if (take(config, "Tensor", &tensor) || take(config, "Op", &op)
         || take(config, "ndarray", &ndarray) || take(config, "AccumulateGrad", &acc)
         || take(config, "Node", &node) || take(config, "dtype", &dtype)
@@ -70,8 +70,8 @@ sp_setup(PyObject *self, PyObject *config)
         PyErr_SetString(PyExc_TypeError, "setup(): unexpected configuration");
         goto fail;
     }
-    mode_type = (PyObject *)Py_TYPE(grad_mode);
-    Py_INCREF(mode_type);
+    if (str_enabled == NULL && (str_enabled = PyUnicode_InternFromString("enabled")) == NULL)
+        goto fail;
     PyTypeObject *T = (PyTypeObject *)tensor, *N = (PyTypeObject *)node;
     if (slot_offset(T, "_data", &T_data) || slot_offset(T, "_dtype", &T_dtype)
         || slot_offset(T, "grad_fn", &T_grad_fn)
@@ -84,8 +84,7 @@ sp_setup(PyObject *self, PyObject *config)
         || slot_offset((PyTypeObject *)op, "node_class", &O_node_class)
         || slot_offset((PyTypeObject *)op, "plan", &O_plan)
         || slot_offset((PyTypeObject *)op, "grads", &O_grads)
-        || slot_offset((PyTypeObject *)dtype, "is_floating_point", &D_is_fp)
-        || slot_offset((PyTypeObject *)mode_type, "enabled", &G_enabled))
+        || slot_offset((PyTypeObject *)dtype, "is_floating_point", &D_is_fp))
         goto fail;
     Py_XSETREF(meta_cache, PyDict_New());
     Py_XSETREF(pick_cache, PyDict_New());
@@ -97,7 +96,6 @@ sp_setup(PyObject *self, PyObject *config)
     Py_XSETREF(AccumulateGrad_T, (PyTypeObject *)acc);
     Py_XSETREF(Node_T, N);
     Py_DECREF(dtype);
-    Py_DECREF(mode_type);
     Py_RETURN_NONE;
 fail:
     Py_XDECREF(tensor);
@@ -106,7 +104,6 @@ fail:
     Py_XDECREF(acc);
     Py_XDECREF(node);
     Py_XDECREF(dtype);
-    Py_XDECREF(mode_type);
     return NULL;
 }
 

@@ -195,14 +195,15 @@ fast_apply(PyObject *op, PyObject *a, PyObject *b)
     SLOT(out, T_requires_grad) = Py_False;
     SLOT(out, T_vc) = vc;
 
-    PyObject *enabled = SLOT(grad_mode, G_enabled);
-    if (enabled != Py_True) {
-        r = enabled == NULL ? 0 : PyObject_IsTrue(enabled);
-        if (r < 0)
-            goto fail;
-        if (!r)
-            return out;
-    }
+    PyObject *enabled = PyObject_GetAttr(grad_mode, str_enabled);
+    if (enabled == NULL)
+        goto fail;
+    r = enabled == Py_True ? 1 : PyObject_IsTrue(enabled);
+    Py_DECREF(enabled);
+    if (r < 0)
+        goto fail;
+    if (!r)
+        return out;
     PyObject *ea = edge_to(a), *eb = NULL;
     if (ea == NULL)
         goto fail;

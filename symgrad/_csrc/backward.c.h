@@ -264,7 +264,7 @@ sp_run_ordered(PyObject *self, PyObject *args)
     }
     PyObject *deps = PyDict_New(), *owned = PySet_New(NULL), *order = NULL, *ready = NULL;
     PyObject *accs = PyList_New(0);  /* the AccumulateGrad nodes a node makes ready */
-    PyObject *prev_mode = SLOT(grad_mode, G_enabled), *result = NULL;
+    PyObject *prev_mode = PyObject_GetAttr(grad_mode, str_enabled), *result = NULL;
     if (deps == NULL || owned == NULL || accs == NULL || prev_mode == NULL)
         goto out;
     order = reachable(roots, deps);
@@ -282,8 +282,8 @@ sp_run_ordered(PyObject *self, PyObject *args)
             goto out;
         first++;
     }
-    Py_INCREF(prev_mode);
-    set_slot(grad_mode, G_enabled, Py_False);
+    if (PyObject_SetAttr(grad_mode, str_enabled, Py_False) < 0)
+        goto out;
     if (PyList_GET_SIZE(ready)) {
         PyObject *r = PyObject_CallFunctionObjArgs(run_accumulators, ready, buffers, owned,
                                                    NULL);
@@ -349,10 +349,20 @@ sp_run_ordered(PyObject *self, PyObject *args)
     }
     result = Py_None;
     Py_INCREF(result);
-restore:
-    set_slot(grad_mode, G_enabled, prev_mode);
-    Py_DECREF(prev_mode);
+restore: {
+    PyObject *et, *ev, *tb;  /* (an error of the pass stays the one reported) */
+    PyErr_Fetch(&et, &ev, &tb);
+    if (PyObject_SetAttr(grad_mode, str_enabled, prev_mode) < 0) {
+        Py_XDECREF(et);
+        Py_XDECREF(ev);
+        Py_XDECREF(tb);
+        Py_CLEAR(result);
+    } else {
+        PyErr_Restore(et, ev, tb);
+    }
+}
 out:
+    Py_XDECREF(prev_mode);
     Py_XDECREF(deps);
     Py_XDECREF(owned);
     Py_XDECREF(order);

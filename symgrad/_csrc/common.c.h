@@ -20,7 +20,10 @@ static PyObject *s_view_of, *s_multi_output, *s_accum, *s_accumulator, *s_plain,
 static Py_ssize_t T_data, T_dtype, T_grad_fn, T_requires_grad, T_vc;
 static Py_ssize_t N_inputs, N_attrs, N_saved, N_versions, N_meta, N_seq;
 static Py_ssize_t O_forward, O_simple, O_node_class, O_plan, O_grads;
-static Py_ssize_t D_is_fp, G_enabled;
+static Py_ssize_t D_is_fp;
+/* GRAD_MODE is a threading.local: its "enabled" is read and set as an attribute, so
+   that each thread sees its own grad mode (as in PyTorch). */
+static PyObject *str_enabled;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 

@@ -28,26 +28,25 @@ def is_grad_enabled() -> bool:
     >>> torch.is_grad_enabled()
     True
     """
-    return _GRAD[0] if GRAD_MODE.inference else GRAD_MODE.enabled
+    return GRAD_MODE.stashed if GRAD_MODE.inference else GRAD_MODE.enabled
 
 
 # Inside inference_mode nothing records, whatever the grad mode says (PyTorch's inference
 # mode bypasses autograd): GRAD_MODE.enabled, which the library reads to record, stays
-# False there, and the grad mode users set and read is kept here.
-_GRAD = [False]
+# False there, and the grad mode users set and read is GRAD_MODE.stashed.
 
 
 def _get() -> tuple:
-    return GRAD_MODE.enabled, GRAD_MODE.inference, _GRAD[0]
+    return GRAD_MODE.enabled, GRAD_MODE.inference, GRAD_MODE.stashed
 
 
 def _restore(state: tuple) -> None:
-    GRAD_MODE.enabled, GRAD_MODE.inference, _GRAD[0] = state
+    GRAD_MODE.enabled, GRAD_MODE.inference, GRAD_MODE.stashed = state
 
 
 def _set_grad(mode: bool) -> None:
     if GRAD_MODE.inference:
-        _GRAD[0] = mode
+        GRAD_MODE.stashed = mode
     else:
         GRAD_MODE.enabled = mode
 
@@ -228,7 +227,7 @@ class inference_mode(_Mode):
         self._prev = _get()
         GRAD_MODE.inference = self.mode
         GRAD_MODE.enabled = not self.mode
-        _GRAD[0] = False
+        GRAD_MODE.stashed = False
 
     def __exit__(self, *exc) -> None:
         _restore(self._prev)

@@ -12,6 +12,7 @@ a Python number); it appears as ``(None, 0)`` in ``next_functions``.
 from __future__ import annotations
 
 import itertools
+import threading
 import re
 from typing import Any, Callable
 
@@ -24,12 +25,16 @@ from .injected import INJECTED
 __all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle"]
 
 
-class _GradMode:
-    __slots__ = ("enabled", "inference")
+class _GradMode(threading.local):
+    """The modes that decide what is recorded, one set per thread as in PyTorch: a
+    ``no_grad`` block or a ``backward()`` in one thread changes nothing in another.
+    ``enabled``: record ops; ``inference``: inside ``inference_mode``; ``stashed``: the
+    grad mode users set inside ``inference_mode`` (nothing records there)."""
 
     def __init__(self) -> None:
         self.enabled = True
         self.inference = False
+        self.stashed = False
 
 
 GRAD_MODE = _GradMode()
