@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pathlib
 import sys
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -11,12 +12,13 @@ import click
 import numpy as np
 
 import symgrad
+from symgrad.drawing.backends import SUFFIXES, format_for, write_all
 from symgrad.symbolic.parser import ParseError, parse_value
 
 if TYPE_CHECKING:  # (symgrad.parse loads SymPy, which `symgrad ops` never needs)
     from symgrad.symbolic.expression import Expression
 
-__all__ = ["InputError", "CheckFailed", "ExpressionCommand", "check_output",
+__all__ = ["InputError", "CheckFailed", "ExpressionCommand", "check_output", "write_outputs",
            "load_expression", "parse_at", "echo_json",
            "style", "fmt", "to_plain"]
 
@@ -45,28 +47,41 @@ class CheckFailed(click.ClickException):
 
 
 class ExpressionCommand(click.Command):
-    """A command whose EXPRESSION may start with a minus sign (``symgrad diff "-x**2"``).
+    """A command whose arguments are data, whatever they look like: ``symgrad diff
+    "-tanh(x)"`` and ``symgrad draw "-log(x)" -o out.svg`` differentiate ``-tanh(x)``
+    and ``-log(x)``.
 
-    Unknown short options are read as the expression; an unknown ``--long`` option is
-    still an error (with click's "did you mean").
+    Only the command's own option names (exactly, or ``--name=value``) are options, and
+    the word after an option that takes a value is that value (``-o -``, ``--at x=-1``);
+    every other word is an argument, a leading minus sign included.  An unknown
+    ``--long`` option is still an error (with click's "did you mean"), and ``--`` still
+    ends the options.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        settings = dict(kwargs.pop("context_settings", None) or {})
-        settings["ignore_unknown_options"] = True
-        super().__init__(*args, context_settings=settings, **kwargs)
-
     def parse_args(self, ctx: click.Context, args: list) -> list:
-        known = {o for p in self.get_params(ctx) for o in (*p.opts, *p.secondary_opts)}
-        for arg in args:
-            if arg == "--":
+        options = {o: p for p in self.get_params(ctx) if isinstance(p, click.Option)
+                   for o in (*p.opts, *p.secondary_opts)}
+        kept, positional = [], []
+        i = 0
+        while i < len(args):
+            word = args[i]
+            if word == "--":
+                positional += args[i + 1:]
                 break
-            name = arg.split("=", 1)[0]
-            if name.startswith("--") and name[2:3].isalpha() and name not in known:
-                raise click.NoSuchOption(name, possibilities=[o for o in known
-                                                              if o.startswith("--")],
-                                         ctx=ctx)
-        return super().parse_args(ctx, args)
+            name = word.split("=", 1)[0] if word.startswith("--") else word
+            param = options.get(name)
+            if param is not None:
+                kept.append(word)
+                if not (param.is_flag or param.count or "=" in word) and i + 1 < len(args):
+                    kept.append(args[i + 1])
+                    i += 1
+            elif word.startswith("--") and word[2:3].isalpha():
+                raise click.NoSuchOption(name, possibilities=[o for o in options
+                                                              if o.startswith("--")], ctx=ctx)
+            else:
+                positional.append(word)
+            i += 1
+        return super().parse_args(ctx, kept + ["--"] + positional)
 
 
 def load_expression(text: str, what: str = "expression") -> "Expression":
@@ -99,13 +114,50 @@ def parse_at(items: Iterable[str], variables: list[str]) -> dict:
     return values
 
 
-def check_output(path: str) -> None:
-    """``-o PATH`` must name a file in an existing directory (nothing is created)."""
+def check_output(path: str, inputs: Iterable[str] = ()) -> str | None:
+    """Check ``-o PATH`` before anything is computed, and return its format (``None`` for
+    ``-``: standard output).
+
+    The suffix picks the format and must be one symgrad writes (never a silent rename);
+    the directory must exist and be writable; an input of the command (a script, a batch
+    file) is never overwritten.
+    """
+    if path == "-":
+        return None
+    if not path.strip():
+        raise InputError("-o: the output path is empty; give a file such as graph.svg, "
+                         "or - for standard output")
+    target = os.path.realpath(path)
+    for given in inputs:
+        if os.path.realpath(given) == target:
+            raise InputError(f"-o {path}: that is an input of this command; it is not "
+                             "overwritten (choose another output file)")
+    fmt = format_for(pathlib.Path(path))
+    if fmt is None:
+        suffix = pathlib.Path(path).suffix
+        raise InputError(f"-o {path}: " + (f"unknown format {suffix}" if suffix else
+                                           "no suffix to pick the format")
+                         + f"; use one of {' '.join(sorted(SUFFIXES))}")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise InputError(f"-o {path}: the directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise InputError(f"-o {path}: the directory {parent} is not writable")
+    return fmt
+
+
+def write_outputs(files: dict) -> None:
+    """Write ``path -> bytes`` (``-`` is standard output), all files or none; a failure
+    names the path."""
+    stdout = files.pop("-", None)
+    try:
+        write_all(files)
+    except OSError as err:
+        where = err.filename or next(iter(files), "")
+        raise InputError(f"cannot write {where}: {err.strerror or err}") from None
+    if stdout is not None:
+        sys.stdout.buffer.write(stdout)
+        sys.stdout.flush()
 
 
 def to_plain(v: Any) -> Any:

@@ -7,9 +7,10 @@ import click
 
 import symgrad
 from symgrad.drawing.diagram import RenderError
+from symgrad.drawing.steps import frame_files
 
 from ._common import (ExpressionCommand, InputError, check_output, echo_json,
-                      load_expression, parse_at)
+                      load_expression, parse_at, write_outputs)
 
 __all__ = ["draw"]
 
@@ -18,8 +19,12 @@ __all__ = ["draw"]
 @click.argument("expression")
 @click.option("--at", "at_items", multiple=True, metavar="VAR=VALUE",
               help="Values (repeatable). With none, values are left out of the drawing.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output file; the suffix picks the format: .svg .png .pdf .dot .tikz")
+@click.option("-o", "--output", required=True,
+              help="Output file; the suffix picks the format: .svg .png .pdf .dot .tikz "
+                   "(- writes to standard output, in --format).")
+@click.option("--format", "stdout_format", type=click.Choice(["svg", "png", "pdf", "dot",
+                                                                "tikz"]),
+              default="svg", show_default=True, help="The format of -o - (standard output).")
 @click.option("--kind", type=click.Choice(["forward", "backward", "both"]),
               default="both", show_default=True)
 @click.option("--steps", "steps_dir", type=click.Path(file_okay=False), default=None,
@@ -32,8 +37,8 @@ __all__ = ["draw"]
               help="Show each edge's local derivative.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print what was written as one JSON object.")
-def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: str | None,
-         theme: str, rankdir: str, local: bool, as_json: bool) -> None:
+def draw(expression: str, at_items: tuple, output: str, stdout_format: str, kind: str,
+         steps_dir: str | None, theme: str, rankdir: str, local: bool, as_json: bool) -> None:
     """Draw the graph of EXPRESSION: forward (values), backward (PyTorch's grad_fn
     nodes, .grad after backward) or both side by side.
 
@@ -43,11 +48,14 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
       symgrad draw "sin(dot(x, y))" --at x=[1,2,3] --at y=[5,6,7] -o g.png --kind backward
       symgrad draw "tanh(w*x + b)" -o g.pdf --theme print --rankdir TB
       symgrad draw "x**2*y" --at x=3 --at y=2 -o g.svg --steps frames/
+      symgrad draw "-log(x)" -o - --format dot
     """
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
     complete = all(v in at for v in expr.variables)
-    check_output(output)
+    fmt = check_output(output) or stdout_format
+    if output == "-" and as_json:
+        raise InputError("--json with -o -: the drawing itself goes to standard output")
     try:
         bad = expr.domain_error(**at) if complete else None
         if bad is not None:
@@ -62,25 +70,25 @@ def draw(expression: str, at_items: tuple, output: str, kind: str, steps_dir: st
         diagram = symgrad.draw(out, kind=kind, names={"f": out}, theme=theme,
                                rankdir=rankdir, show_values=complete, show_grads=complete,
                                show_local=local, title=expression)
-        path = diagram.render(output)
-        frames = None
+        # Everything is rendered before anything is written: all files or none.
+        files = {output: diagram.pipe(fmt)}
+        frames = {}
         if steps_dir:
             out2 = expr.evaluate(**values)
-            frames = symgrad.draw_steps(out2, pathlib.Path(steps_dir), theme=theme,
-                                        rankdir=rankdir, show_values=complete,
-                                        names={"f": out2})
+            steps = symgrad.draw_steps(out2, None, theme=theme, rankdir=rankdir,
+                                       show_values=complete, names={"f": out2})
+            frames = frame_files(steps, pathlib.Path(steps_dir))
+            files.update(frames)
     except RenderError as err:
         raise InputError(str(err)) from None
-    except OSError as err:
-        raise InputError(f"cannot write {output}: {err.strerror or err}") from None
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
+    write_outputs(files)
     if as_json:
-        echo_json({"output": str(path), "format": path.suffix.lstrip("."), "kind": kind,
-                   "nodes": diagram.node_count,
-                   "frames": [str(p) for p in frames.paths] if frames else []})
-        return
-    click.echo(f"wrote {path}")
-    if frames:
-        click.echo(f"wrote {len(frames)} frames to {steps_dir}")
+        echo_json({"output": output, "format": fmt, "kind": kind,
+                   "nodes": diagram.node_count, "frames": [str(p) for p in frames]})
+    elif output != "-":
+        click.echo(f"wrote {output}")
+        if frames:
+            click.echo(f"wrote {len(frames) - 1} frames to {steps_dir}")
 

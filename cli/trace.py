@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import pathlib
 import runpy
 import sys
 import traceback
@@ -13,7 +15,12 @@ import symgrad
 from symgrad import Tensor
 from symgrad.drawing.diagram import RenderError
 
-from ._common import InputError, check_output, echo_json
+from ._common import InputError, check_output, echo_json, write_outputs
+
+# The modules of torch a script may import by name (``import torch.nn as nn``).
+_MODULES = ("autograd", "autograd.graph", "autograd.functional", "nn", "nn.functional",
+            "nn.init", "nn.parameter", "optim", "optim.lr_scheduler", "cuda", "backends",
+            "backends.mps", "backends.cudnn", "accelerator")
 
 __all__ = ["trace"]
 
@@ -23,7 +30,7 @@ __all__ = ["trace"]
 @click.option("--var", "variables", multiple=True, metavar="NAME",
               help="Tensor variable of the script to draw (repeatable; default: the last "
                    "tensor with a grad_fn).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", required=True,
               help="Output file; the suffix picks the format: .svg .png .pdf .dot")
 @click.option("--kind", type=click.Choice(["forward", "backward", "both"]),
               default="backward", show_default=True)
@@ -38,10 +45,11 @@ def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) 
       symgrad trace lesson.py --var f -o f.svg
       symgrad trace lesson.py --var loss --kind both -o loss.png
     """
-    saved = {k: sys.modules.get(k) for k in ("torch", "torch.autograd")}
+    fmt = check_output(output, inputs=[script]) or "svg"
+    saved = {k: sys.modules.get(k) for k in ("torch", *(f"torch.{m}" for m in _MODULES))}
     sys.modules["torch"] = symgrad
-    sys.modules["torch.autograd"] = symgrad.autograd
-    check_output(output)
+    for m in _MODULES:  # `import torch.nn.functional as F` finds symgrad's
+        sys.modules[f"torch.{m}"] = importlib.import_module(f"symgrad.{m}")
     try:
         # With --json, stdout is for the JSON object: the script's prints go to stderr.
         with contextlib.redirect_stdout(sys.stderr if as_json else sys.stdout):
@@ -70,14 +78,19 @@ def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) 
             raise InputError(f"{script} defines no tensor with a graph; name one with --var")
         targets = dict(found[-1:])
     names = {k: v for k, v in namespace.items() if isinstance(v, Tensor)}
+    for k, v in namespace.items():  # a model's parameters by their dotted names
+        if isinstance(v, symgrad.nn.Module):
+            names.update((f"{k}.{n}", p) for n, p in v.named_parameters())
     try:
         roots = list(targets.values())
         d = symgrad.draw(roots[0] if len(roots) == 1 else targets, kind=kind, names=names)
-        path = d.render(output)
+        data = d.pipe(fmt)
     except RenderError as err:
         raise InputError(str(err)) from None
-    except OSError as err:
-        raise InputError(f"cannot write {output}: {err.strerror or err}") from None
+    write_outputs({output: data})
+    path = pathlib.Path(output)
+    if output == "-":
+        return
     if as_json:
         echo_json({"output": str(path), "format": path.suffix.lstrip("."), "kind": kind,
                    "nodes": d.node_count, "variables": list(targets)})

@@ -25,7 +25,7 @@ from ..errors import SymgradError
 from .tikz import tikz_picture
 
 __all__ = ["RenderError", "ExecutableNotFound", "available_backends", "pipe",
-           "write_atomic", "format_for", "SUFFIXES"]
+           "write_atomic", "write_all", "format_for", "SUFFIXES"]
 
 #: Formats and the suffixes that select them.
 SUFFIXES = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot",
@@ -137,3 +137,42 @@ def write_atomic(path: pathlib.Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def write_all(files: dict) -> list:
+    """Write every ``path -> bytes`` of ``files``, or none of them: each goes to a
+    temporary file beside its path first, and all are renamed into place only when every
+    one was written.  An ``OSError`` names the path that failed (``err.filename``).
+
+    Returns the paths written, in order.
+    """
+    staged: list = []
+    made: list = []
+    try:
+        for path, data in files.items():
+            path = pathlib.Path(path)
+            missing = [d for d in reversed(path.parents) if not d.exists()]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made += [d for d in missing if d not in made]
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        for d in reversed(made):  # directories made for the files, innermost first
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        raise
+    return [path for _, path in staged]

@@ -25,7 +25,7 @@ from .inputs import caller_names, merge_names, roots_and_names
 from .model import GraphModel, Item
 from .values import as_array, format_value
 
-__all__ = ["draw_steps", "StepFrames"]
+__all__ = ["draw_steps", "StepFrames", "frame_files"]
 
 
 class StepFrames:
@@ -182,26 +182,30 @@ def _one_line(value: Any) -> str:
     return format_value(value).replace("\n", "")
 
 
-def _write_frames(frames: StepFrames, d: pathlib.Path, format: str, html_player: bool,
-                  backend: str) -> None:
-    """``step_00.<format>``, ... and, with ``html_player``, ``steps.html``."""
-    d.mkdir(parents=True, exist_ok=True)
+def frame_files(frames: StepFrames, d: pathlib.Path, format: str = "svg",
+                html_player: bool = True, backend: str = "auto") -> dict:
+    """The files of ``frames`` in directory ``d`` (``step_00.<format>``, ... and, with
+    ``html_player``, ``steps.html``) as ``path -> bytes``, rendered but not written."""
     width = max(2, len(str(len(frames.sources) - 1)))
-    svgs = []
+    files, svgs = {}, []
     for i, src in enumerate(frames.sources):
         data = backends.pipe(src, format, backend=backend)
-        p = d / f"step_{i:0{width}d}.{format}"
-        backends.write_atomic(p, data)
-        frames.paths.append(p)
+        files[d / f"step_{i:0{width}d}.{format}"] = data
         if format == "svg":
             svgs.append(data.decode("utf-8"))
     if html_player:
         if not svgs:
             svgs = [backends.pipe(src, "svg", backend=backend).decode("utf-8")
                     for src in frames.sources]
-        p = d / "steps.html"
-        backends.write_atomic(p, _player(svgs, frames.captions).encode("utf-8"))
-        frames.paths.append(p)
+        files[d / "steps.html"] = _player(svgs, frames.captions).encode("utf-8")
+    return files
+
+
+def _write_frames(frames: StepFrames, d: pathlib.Path, format: str, html_player: bool,
+                  backend: str) -> None:
+    """Write :func:`frame_files`, all of them or none."""
+    frames.paths.extend(backends.write_all(frame_files(frames, d, format, html_player,
+                                                       backend)))
 
 
 def _player(svgs: list[str], captions: list[str]) -> str:

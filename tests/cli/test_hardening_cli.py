@@ -1,0 +1,113 @@
+"""Hardening of the command line (issue: expressions are data, files all or nothing):
+an argument that starts with ``-`` is an expression, ``-o -`` writes to standard output,
+an unknown or missing suffix is an error naming the formats, inputs are never
+overwritten, and a multi-file drawing is written whole or not at all."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from symgrad_cli.main import cli
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def one_line_error(r, *words: str) -> None:
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    lines = [ln for ln in r.output.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in r.output, r.output
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["diff", "-tanh(x)"], "∂f/∂x = tanh(x)**2 - 1"),
+    (["diff", "-log(x)", "--at", "x=2"], "reverse mode:          -0.5"),
+    (["diff", "-x", "--at", "x=-1"], "f = 1"),
+    (["diff", "--at", "x=-1", "--at", "h=1", "-h*x"], "f = 1"),  # -h is help only alone
+    (["check", "-x**2", "--grad", "x=-2*x"], "correct"),
+    (["check", "--grad", "x=-2*x", "--", "-x**2"], "correct"),
+])
+def test_expressions_starting_with_minus(args, expect):
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    assert expect in r.output, r.output
+
+
+def test_unknown_long_option_still_an_error():
+    r = run("diff", "--bogus", "x")
+    assert r.exit_code == 2 and "No such option" in r.output
+
+
+def test_draw_minus_expression_to_a_file(tmp_path):
+    out = tmp_path / "neg.svg"
+    r = run("draw", "-log(x)", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert out.read_text().startswith("<?xml") or "<svg" in out.read_text()
+    assert [p.name for p in tmp_path.iterdir()] == ["neg.svg"]
+
+
+def test_draw_to_stdout():
+    r = subprocess.run([sys.executable, "-m", "symgrad", "draw", "x*y", "-o", "-",
+                        "--format", "dot"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("digraph") and "MulBackward0" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "symgrad", "draw", "x*y", "-o", "-"],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0 and b"<svg" in r.stdout
+    assert not os.path.exists("-.svg")
+
+
+@pytest.mark.parametrize("output, words", [
+    ("out", ["-o out", "no suffix", ".svg", ".png"]),
+    ("out.xyz", ["-o out.xyz", "unknown format .xyz", ".pdf"]),
+    ("", ["output path is empty"]),
+])
+def test_bad_output_names(tmp_path, output, words):
+    os.chdir(tmp_path)
+    r = run("draw", "x*y", "-o", output)
+    one_line_error(r, *words)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_steps_all_or_nothing(tmp_path):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("not a directory")
+    out = tmp_path / "g.svg"
+    r = run("draw", "x**2*y", "--at", "x=3", "--at", "y=2", "-o", str(out),
+            "--steps", str(blocker / "frames"))
+    one_line_error(r, "cannot write", str(blocker))
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
+    r = run("draw", "x**2*y", "--at", "x=3", "--at", "y=2", "-o", str(out),
+            "--steps", str(tmp_path / "frames"))
+    assert r.exit_code == 0, r.output
+    assert out.exists() and (tmp_path / "frames" / "steps.html").exists()
+
+
+def test_trace_never_overwrites_its_script(tmp_path):
+    script = tmp_path / "lesson.dot"
+    text = "import torch\nx = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\n"
+    script.write_text(text)
+    one_line_error(run("trace", str(script), "-o", str(script)), "input of this command")
+    assert script.read_text() == text
+
+
+def test_trace_names_model_parameters(tmp_path):
+    script = tmp_path / "lesson.py"
+    script.write_text("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+                      "model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))\n"
+                      "loss = F.mse_loss(model(torch.ones(4, 2)), torch.zeros(4, 1))\n")
+    out = tmp_path / "g.dot"
+    r = run("trace", str(script), "-o", str(out))
+    assert r.exit_code == 0, r.output
+    dot = out.read_text()
+    for name in ("model.0.weight", "model.0.bias", "model.2.weight", "AddmmBackward0",
+                 "MseLossBackward0", "TanhBackward0"):
+        assert name in dot, name
