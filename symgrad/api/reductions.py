@@ -11,6 +11,7 @@ Examples
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -26,19 +27,36 @@ from .shapes import _check_dims, _wrap_dim
 __all__: list = []
 
 
+def _aliases(dim, keepdim, axis, keepdims):
+    """PyTorch's numpy-style aliases: ``axis`` for ``dim``, ``keepdims`` for ``keepdim``."""
+    return (dim if axis is None else axis), (keepdim if keepdims is None else keepdims)
+
+
+def _dim_tuple(dim, ndim: int) -> tuple:
+    """``dim`` (an int or several) as PyTorch's dim list, each checked, none twice."""
+    dims = (dim,) if isinstance(dim, (builtins.int, np.integer)) else tuple(dim)
+    seen = set()
+    for d in dims:
+        w = _wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+    return dims
+
+
 class _Reductions:
     """Tensor's reductions (attached by ``api.tensor``)."""
 
     # ``axis`` is PyTorch's numpy-style alias of ``dim`` (x.sum(axis=0)).
-    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
-        dim = dim if axis is None else axis
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+        dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         if dtype is not None and not dtype.is_floating_point and self.requires_grad \
                 and GRAD_MODE.enabled:
             raise RuntimeError(f"Autograd not support dtype: {_SCALAR_NAMES[dtype.name]}")
         return self._reduce(O.SUM, O.SUM_DIM, dim, keepdim, dtype)
 
-    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
-        dim = dim if axis is None else axis
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+        dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         d = self._dtype if dtype is None else dtype
         if not d.is_floating_point:
             raise RuntimeError(
@@ -136,6 +154,70 @@ class _Reductions:
                 seen.add(w)
             dims = tuple(d % n for d in dims) if self.ndim else None
         return apply(O.OPS[name], (self,), (dims, keepdim))
+
+    # -- statistics -------------------------------------------------------------------
+    def prod(self, dim=None, keepdim=False, *, dtype=None, keepdims=None):
+        dim, keepdim = _aliases(dim, keepdim, None, keepdims)
+        x = self if dtype is None else self.to(dtype)
+        if dim is None:
+            return apply(O.PROD, (x,))
+        _wrap_dim(dim, self.ndim)
+        return apply(O.PROD_DIM, (x,), (dim, keepdim))
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, keepdims=None):
+        return self._moment(O.VAR, dim, unbiased, keepdim, correction, keepdims)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, keepdims=None):
+        return self._moment(O.STD, dim, unbiased, keepdim, correction, keepdims)
+
+    def _moment(self, op, dim, unbiased, keepdim, correction, keepdims):
+        dim, keepdim = _aliases(dim, keepdim, None, keepdims)
+        if not self._dtype.is_floating_point:
+            raise RuntimeError("std and var only support floating point and complex dtypes")
+        if isinstance(dim, builtins.bool):  # x.var(False): the legacy ``unbiased``
+            dim, unbiased = None, dim
+        if correction is None and unbiased is not None:
+            correction = 1 if unbiased else 0
+        if dim is not None:
+            dim = _dim_tuple(dim, self.ndim)
+            if correction is None:
+                correction = 1
+        axes = range(self.ndim) if not dim else [d % builtins.max(self.ndim, 1) for d in dim]
+        n = int(np.prod([self._data.shape[d] for d in axes]))
+        if n - (1 if correction is None else correction) <= 0:
+            warnings.warn(f"{op.name}(): degrees of freedom is <= 0. Correction should be "
+                          "strictly less than the reduction factor (input numel divided by "
+                          "output numel). (Triggered internally at /__w/pytorch/pytorch/aten/"
+                          "src/ATen/native/ReduceOps.cpp:1861.)", UserWarning, stacklevel=3)
+        return apply(op, (self,), (dim, correction, keepdim))
+
+    def logsumexp(self, dim, keepdim=False, *, keepdims=None):
+        dim, keepdim = _aliases(dim, keepdim, None, keepdims)
+        return apply(O.LOGSUMEXP, (self,), (_dim_tuple(dim, self.ndim), keepdim))
+
+    def amax(self, dim=(), keepdim=False, *, keepdims=None):
+        dim, keepdim = _aliases(dim, keepdim, None, keepdims)
+        return apply(O.AMAX, (self,), (_dim_tuple(dim, self.ndim), keepdim))
+
+    def amin(self, dim=(), keepdim=False, *, keepdims=None):
+        dim, keepdim = _aliases(dim, keepdim, None, keepdims)
+        return apply(O.AMIN, (self,), (_dim_tuple(dim, self.ndim), keepdim))
+
+    def cumsum(self, dim, *, dtype=None):
+        x = self if dtype is None else self.to(dtype)
+        _wrap_dim(dim, self.ndim)
+        return apply(O.CUMSUM, (x,), (dim,))
+
+    def cumprod(self, dim, *, dtype=None):
+        x = self if dtype is None else self.to(dtype)
+        _wrap_dim(dim, self.ndim)
+        return apply(O.CUMPROD, (x,), (dim,))
+
+    def flip(self, *dims):
+        dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) \
+            else dims
+        _dim_tuple(dims, self.ndim)
+        return apply(O.FLIP, (self,), (dims,))
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """PyTorch's ``Tensor.norm``: a vector norm (``LinalgVectorNormBackward0``) of all

@@ -1,0 +1,239 @@
+"""Reductions and statistics beyond sum and mean: prod, var, std, logsumexp, amax, amin,
+cumsum, cumprod (and flip, which the cumulative ops' gradients use).
+
+The gradients are PyTorch's formulas (``prod_backward``, ``var_backward``,
+``std_backward``, ``logsumexp_backward``, ``scale_grad_by_count``, the reversed cumulative
+sum): ``grad * (result / self)`` for a product without zeros, ``2/(N - correction) *
+grad * (self - mean)`` for a variance, ``grad * exp(self - result)`` for logsumexp.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype_rules as R
+from .kernels import _dims, _sym_map, _sym_reduce
+from .record import Op
+from .reductions import MEAN_DIM, _keep
+
+__all__ = ["PROD", "PROD_DIM", "VAR", "STD", "LOGSUMEXP", "AMAX", "AMIN", "FLIP", "CUMSUM",
+           "CUMPROD"]
+
+
+def _axes(dim, ndim: int) -> tuple:
+    """The reduced axes: all of them for ``None`` or ``()`` (amax's "every dim")."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        return tuple(range(ndim))
+    return tuple(_dims(dim, ndim)) if ndim else ()
+
+
+def _count(shape: tuple, dim) -> int:
+    return int(np.prod([shape[d] for d in _axes(dim, len(shape))], dtype=np.int64))
+
+
+def _restored(g, shape, dim, keepdim):
+    """``g`` with the reduced axes back (for dim None or (): every axis)."""
+    if keepdim or not shape:
+        return g
+    return _keep(g, shape, _axes(dim, len(shape)), False)
+
+
+# -- products ---------------------------------------------------------------------------------
+def _others(a: np.ndarray, axis: int) -> np.ndarray:
+    """The product of the other entries along ``axis``, for each entry (zeros allowed)."""
+    a = np.moveaxis(np.asarray(a), axis, -1)
+    ones = np.ones(a.shape[:-1] + (1,), dtype=a.dtype)
+    left = np.cumprod(np.concatenate([ones, a[..., :-1]], axis=-1), axis=-1)
+    right = np.flip(np.cumprod(np.concatenate([ones, np.flip(a, -1)[..., :-1]], axis=-1),
+                               axis=-1), -1)
+    return np.moveaxis(left * right, -1, axis)
+
+
+def _prod_grad(m, grad, self, result, dim=None, keepdim=False):
+    shape = m.shape(self)
+    if dim is not None:
+        grad, result = (_restored(t, shape, (dim,), keepdim) for t in (grad, result))
+    if not _has_zero(self):  # PyTorch's branch for inputs without zeros
+        return grad * (result / self)
+    # With zeros: a zero entry's gradient is the product of the others (a number); the
+    # other entries keep result / self, with 1 in place of the zeros (so that it is 0
+    # where the product is, and differentiable where it is not).
+    a = _values(self)
+    others = _others(a.reshape(-1), 0).reshape(a.shape) if dim is None else _others(a, dim)
+    zero = m.eq(self, 0)
+    return grad * m.where(zero, _constant(m, others, self),
+                          result / m.where(zero, 1.0, self))
+
+
+def _values(x) -> np.ndarray:
+    """The numbers of a tensor or an array (the rules run on either)."""
+    return np.asarray(getattr(x, "_data", x))
+
+
+def _has_zero(self) -> bool:
+    arr = _values(self)  # (SymPy entries, dtype object, are never known to be 0)
+    return arr.dtype != object and bool(np.any(arr == 0))
+
+
+def _constant(m, values: np.ndarray, like):
+    """``values`` as a gradient term of ``like``'s kind and dtype, needing no gradient."""
+    return m.new_zeros(like, values.shape) + values.astype(_values(like).dtype)
+
+
+PROD = Op("prod", forward=lambda a: np.prod(a), dtype=R.sum_dtype, saves=("result", "self"),
+          sym=lambda a: np.prod(np.asarray(a, dtype=object)),
+          grads=(lambda m, grad, result, self: _prod_grad(m, grad, self, result),),
+          local=("∏/{self}",), method="prod", function="prod", expr="prod")
+PROD_DIM = Op("prod", 1, attrs=("dim", "keepdim"), dtype=R.sum_dtype,
+              forward=lambda a, dim, keepdim: np.prod(a, axis=dim, keepdims=keepdim),
+              sym=lambda a, dim, keepdim: np.prod(np.asarray(a, dtype=object), axis=dim,
+                                                  keepdims=keepdim),
+              saves=("dim", "keepdim", "result", "self"),
+              grads=(lambda m, grad, dim, keepdim, result, self:
+                     _prod_grad(m, grad, self, result, dim, keepdim),),
+              local=("∏/{self}",), symbol="prod dim={dim}")
+
+
+# -- variance and standard deviation ------------------------------------------------------
+def _var(a, dim, correction, keepdim):
+    axes = _axes(dim, np.ndim(a))
+    ddof = 1 if correction is None else correction
+    a = np.asarray(a)
+    if a.dtype == object:
+        mean = np.sum(a, axis=axes, keepdims=True) / _count(a.shape, dim)
+        return np.sum((a - mean) ** 2, axis=axes, keepdims=keepdim) / (
+            _count(a.shape, dim) - ddof)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (N <= correction: inf or nan)
+        mean = np.mean(a, axis=axes, keepdims=True) if a.size else np.zeros(())
+        return np.asarray(np.sum((a - mean) ** 2, axis=axes, keepdims=keepdim)
+                          / np.float64(_count(a.shape, dim) - ddof)).astype(a.dtype)
+
+
+def _var_grad(m, grad, self, dim, correction, keepdim):
+    shape = m.shape(self)
+    n = _count(shape, dim) - (1 if correction is None else correction)
+    g = _restored(grad, shape, dim, keepdim)
+    mean = m.call(MEAN_DIM, self, _axes(dim, len(shape)), True) if shape else self
+    scale = 2.0 / n if n else float("inf")  # (as PyTorch's double division: N = c gives inf)
+    return m.mul_scalar(g, scale) * (self - mean)
+
+
+VAR = Op("var", attrs=("dim", "correction", "keepdim"), dtype=R.floating, forward=_var,
+         saves=("correction", "dim", "keepdim", "self"),
+         grads=(lambda m, grad, correction, dim, keepdim, self:
+                _var_grad(m, grad, self, dim, correction, keepdim),),
+         local=("2({self} - mean)/(N - c)",), symbol="var", method="var", function="var",
+         expr="var")
+
+
+def _std(a, dim, correction, keepdim):
+    v = _var(a, dim, correction, keepdim)
+    return _sym_map("sqrt", v) if np.asarray(v).dtype == object else np.sqrt(v)
+
+
+def _std_grad(m, grad, correction, dim, keepdim, result, self):
+    half = m.masked_fill(grad / m.mul_scalar(result, 2), m.eq(result, 0), 0.0)
+    return _var_grad(m, half, self, dim, correction, keepdim)
+
+
+STD = Op("std", attrs=("dim", "correction", "keepdim"), dtype=R.floating, forward=_std,
+         saves=("correction", "dim", "keepdim", "result", "self"), grads=(_std_grad,),
+         local=("({self} - mean)/((N - c)·σ)",), symbol="std", method="std", function="std",
+         expr="std")
+
+
+# -- logsumexp, amax, amin ----------------------------------------------------------------
+def _logsumexp(a, dim, keepdim):
+    axes = _axes(dim, np.ndim(a))
+    a = np.asarray(a)
+    if a.dtype == object:
+        return _sym_map("log", np.sum(_sym_map("exp", a), axis=axes, keepdims=keepdim))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        top = np.max(a, axis=axes, keepdims=True) if a.size else np.zeros(())
+        top = np.where(np.isfinite(top), top, 0)
+        out = np.log(np.sum(np.exp(a - top), axis=axes, keepdims=True)) + top
+    return out if keepdim else np.squeeze(out, axis=axes) if axes else out
+
+
+LOGSUMEXP = Op("logsumexp", attrs=("dim", "keepdim"), dtype=R.floating, forward=_logsumexp,
+               saves=("dim", "keepdim", "result", "self"),
+               grads=(lambda m, grad, dim, keepdim, result, self:
+                      _restored(grad, m.shape(self), dim, keepdim)
+                      * m.exp(self - _restored(result, m.shape(self), dim, keepdim)),),
+               local=("softmax({self})",), symbol="logsumexp", method="logsumexp",
+               function="logsumexp", expr="logsumexp", expr_args=(-1,))
+
+
+def _extreme(kind: str) -> Op:
+    np_fn = np.max if kind == "Max" else np.min
+
+    def forward(a, dim, keepdim):
+        axes = _axes(dim, np.ndim(a))
+        if np.asarray(a).dtype == object:
+            return _sym_reduce(kind, a, axes, keepdim)
+        return np.asarray(np_fn(a, axis=axes, keepdims=keepdim))
+
+    def grad(m, g, dim, keepdim, result, self):
+        shape = m.shape(self)
+        mask = m.eq(self, _restored(result, shape, dim, keepdim))
+        count = m.sum(mask, _axes(dim, len(shape)), True)
+        return (_restored(g, shape, dim, keepdim) / count) * mask
+
+    name = "amax" if kind == "Max" else "amin"
+    return Op(name, attrs=("dim", "keepdim"), forward=forward,
+              saves=("dim", "keepdim", "result", "self"), grads=(grad,),
+              local=(f"[{{self}} = {name[1:]}]/count",), symbol=name, method=name,
+              function=name)
+
+
+AMAX, AMIN = _extreme("Max"), _extreme("Min")
+
+
+# -- flip and the cumulative ops ---------------------------------------------------------------
+FLIP = Op("flip", attrs=("dims",), forward=lambda a, dims: np.flip(a, tuple(dims)),
+          saves=("dims",),
+          grads=(lambda m, grad, dims: m.call(FLIP, grad, dims),),
+          local=("reversed",), symbol="flip", view=False, method="flip", function="flip")
+
+
+def _reversed_cumsum(m, g, dim):
+    return m.call(FLIP, m.call(CUMSUM, m.call(FLIP, g, (dim,)), dim), (dim,))
+
+
+CUMSUM = Op("cumsum", attrs=("dim",),
+            forward=lambda a, dim: np.cumsum(a, axis=dim) if np.ndim(a) else np.asarray(a),
+            dtype=R.sum_dtype, saves=("dim",),
+            grads=(lambda m, grad, dim: _reversed_cumsum(m, grad, dim) if m.shape(grad)
+                   else grad,),
+            local=("1 for later entries",), symbol="cumsum dim={dim}", method="cumsum",
+            function="cumsum", expr="cumsum", expr_args=(-1,))
+
+
+def _cumprod_grad(m, grad, dim, result, self):
+    shape = m.shape(self)
+    if not shape or shape[dim] == 1:  # (PyTorch's shortcut: the gradient as it comes)
+        return grad
+    if not _has_zero(self):
+        return _reversed_cumsum(m, grad * result, dim) / self
+    # Slices along dim with a zero: d result_j / d self_i = prod_{k <= j, k != i} self_k,
+    # as numbers; the other slices keep the formula above (differentiable there).
+    a = np.moveaxis(_values(self), dim, -1)
+    g = np.moveaxis(_values(grad), dim, -1)
+    out = np.zeros(np.broadcast_shapes(a.shape, g.shape), dtype=a.dtype)
+    n = a.shape[-1]
+    for i in range(n):
+        for j in range(i, n):
+            part = np.prod(np.delete(a[..., :j + 1], i, axis=-1), axis=-1)
+            out[..., i] += g[..., j] * part
+    zero = m.eq(self, 0)
+    in_zero_slice = m.new_zeros(self, m.shape(self)) + np.moveaxis(
+        np.broadcast_to(np.any(a == 0, axis=-1, keepdims=True), a.shape), -1, dim)
+    smooth = _reversed_cumsum(m, grad * result, dim) / m.where(zero, 1.0, self)
+    return m.where(m.ne(in_zero_slice, 0), _constant(m, np.moveaxis(out, -1, dim), self),
+                   smooth)
+
+
+CUMPROD = Op("cumprod", attrs=("dim",),
+             forward=lambda a, dim: np.cumprod(a, axis=dim) if np.ndim(a) else np.asarray(a),
+             dtype=R.sum_dtype, saves=("dim", "result", "self"), grads=(_cumprod_grad,),
+             local=("∏ of the others up to each later entry",), symbol="cumprod dim={dim}",
+             method="cumprod", function="cumprod")
