@@ -107,7 +107,21 @@ fail:
     return NULL;
 }
 
+/* set_packing(n): how many saved_tensors_hooks blocks are open, in any thread; while
+   some are, apply leaves every call to Python (which runs the pack hooks). */
+static PyObject *
+sp_set_packing(PyObject *self, PyObject *arg)
+{
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    packing = n;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_packing", sp_set_packing, METH_O,
+     "set_packing(n)\n--\n\nThe number of open saved_tensors_hooks blocks."},
     {"apply", (PyCFunction)(void (*)(void))sp_apply, METH_FASTCALL | METH_KEYWORDS,
      "apply(op, args, attrs=())\n--\n\nsymgrad.tensor.apply, with its fast path compiled."},
     {"run_ordered", sp_run_ordered, METH_VARARGS,

@@ -121,7 +121,7 @@ node_meta(PyObject *dt, int kind)
 static PyObject *
 fast_apply(PyObject *op, PyObject *a, PyObject *b)
 {
-    if (Py_TYPE(op) != Op_T)
+    if (Py_TYPE(op) != Op_T || packing)
         return NOT_MINE;
     PyObject *simple = SLOT(op, O_simple);
     if (simple == NULL || simple == Py_None || Py_TYPE(a) != Tensor_T)

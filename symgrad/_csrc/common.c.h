@@ -24,6 +24,7 @@ static Py_ssize_t D_is_fp;
 /* GRAD_MODE is a threading.local: its "enabled" is read and set as an attribute, so
    that each thread sees its own grad mode (as in PyTorch). */
 static PyObject *str_enabled;
+static long packing;  /* open saved_tensors_hooks blocks (set_packing) */
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 

@@ -20,7 +20,8 @@ import numpy as np
 from .. import ops as O
 from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
-from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node
+from ..ops.record import pack_order
+from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, Packed
 from . import compiled as _compiled
 from .core import Tensor, _new
 from .shapes import Size
@@ -160,10 +161,30 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             versions[k] = None
     out.grad_fn = op.node_class(tuple(inputs), attrs, tuple(saved), tuple(versions),
                                 tuple(meta))
+    if GRAD_MODE.saved_hooks:
+        _pack(out.grad_fn, saved, versions)
     if nrs is not None:
         out.grad_fn._input_nrs = tuple(nrs)
         out.grad_fn._plain = False
     return out
+
+
+def _pack(node: Node, saved: list, versions: list) -> None:
+    """saved_tensors_hooks: the innermost pack hook gets each saved tensor (once the
+    node is made, as in PyTorch: a saved output already has its ``grad_fn``) and the
+    node keeps what it returns."""
+    hooks = GRAD_MODE.saved_hooks
+    pack, unpack = hooks[-1]
+    GRAD_MODE.saved_hooks = []  # (ops inside a pack hook save their tensors as they are)
+    try:
+        for k in pack_order(node.op):
+            s = saved[k]
+            if isinstance(s, Tensor):
+                saved[k], versions[k] = Packed(pack(s), unpack), None
+    finally:
+        GRAD_MODE.saved_hooks = hooks
+    node._saved, node._versions = tuple(saved), tuple(versions)
+    node._plain = False  # (the compiled backward reads saved tensors directly)
 
 
 def _conform_data(data, dt: _dtype):

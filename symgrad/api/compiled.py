@@ -42,7 +42,7 @@ if os.environ.get("SYMGRAD_PURE_PYTHON", "") in ("", "0"):
 else:
     _speedups = None
 
-__all__ = ["ENABLED", "accelerate", "accelerate_methods"]
+__all__ = ["ENABLED", "accelerate", "accelerate_methods", "set_packing"]
 
 ENABLED = False
 
@@ -78,3 +78,10 @@ def accelerate_methods(cls: type, methods: dict) -> None:
         return
     for name, (op, arity) in methods.items():
         setattr(cls, name, _speedups.method(op, vars(cls)[name], arity))
+
+
+def set_packing(n: int) -> None:
+    """Tell the compiled ``apply`` how many ``saved_tensors_hooks`` blocks are open (in any
+    thread): while some are, every call takes the Python path, which runs the hooks."""
+    if ENABLED:
+        _speedups.set_packing(n)

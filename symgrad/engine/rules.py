@@ -13,7 +13,8 @@ import numpy as np
 
 from ..ir.backends import NUMPY
 from ..ir.injected import INJECTED, inject
-from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, _version_error
+from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, Packed, _version_error
+from ..ops.record import pack_order
 from .hooks import call_post_hooks, call_pre_hooks, tensor_hooks, wrap
 
 __all__ = ["FREED_MESSAGE", "input_grads", "node_grads", "release", "call_node",
@@ -39,8 +40,14 @@ def input_grads(node: Node, g, m, needed) -> list:
     values = []  # the saved values, checked against in-place changes since they were saved
     if saved:
         saved_value = m.saved
+        if any(s.__class__ is Packed for s in saved):
+            # saved_tensors_hooks: unpacked in the order they were packed, as PyTorch does
+            saved = list(saved)
+            for k in pack_order(node.op):
+                if saved[k].__class__ is Packed:
+                    saved[k] = saved_value(saved[k].get())
         for i, (s, v) in enumerate(zip(saved, node._versions)):
-            if v is None:  # not a tensor
+            if v is None:  # not a tensor (or a tensor unpacked above)
                 values.append(s)
             elif s._vc[0] != v:
                 raise _version_error(node, i, s)
@@ -117,7 +124,7 @@ def release(node: Node) -> None:
     kept = None
     for k, s in enumerate(saved):
         # A number operand (x * 2) is saved as a wrapped 0-d tensor in PyTorch: freed too.
-        if isinstance(s, Tensor) or (plan is not None and plan[k][0] == "input"
+        if isinstance(s, (Tensor, Packed)) or (plan is not None and plan[k][0] == "input"
                                      and s.__class__ in _NUMBERS):
             if kept is None:
                 kept = list(saved)

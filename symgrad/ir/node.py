@@ -22,7 +22,7 @@ from ..ops import Op, dtypes, subscribe
 from ..ops.record import INT64_NAMES
 from .injected import INJECTED
 
-__all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle", "Packed"]
 
 
 class _GradMode(threading.local):
@@ -35,9 +35,27 @@ class _GradMode(threading.local):
         self.enabled = True
         self.inference = False
         self.stashed = False
+        self.saved_hooks = []  # (pack, unpack) pairs of saved_tensors_hooks, innermost last
 
 
 GRAD_MODE = _GradMode()
+
+
+class Packed:
+    """A saved tensor as a ``saved_tensors_hooks`` pack hook returned it: the hook's
+    object, turned back into a tensor by the unpack hook each time it is read."""
+
+    __slots__ = ("value", "unpack")
+
+    def __init__(self, value, unpack: Callable) -> None:
+        self.value, self.unpack = value, unpack
+
+    def get(self):
+        t = self.unpack(self.value)
+        if not isinstance(t, INJECTED.Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but "
+                            f"got result of type {type(t).__name__}")
+        return t
 _sequence = itertools.count()
 # The metadata (shape, dtype) a node keeps of a number operand, and of 0-d operands of each
 # dtype: shared, so that the engine recognises them by identity.
@@ -191,6 +209,8 @@ class Node:
             if key in names and key[:1] != "_":  # "_name": kept for backward, not shown
                 k = names.index(key)
                 value = self._saved[k] if self._saved else FREED
+                if value.__class__ is Packed:
+                    return value.get()  # the unpack hook runs at each access, as PyTorch's
                 if (self._versions and k < len(self._versions) and self._versions[k] is not None
                         and value is not FREED and value._vc[0] != self._versions[k]):
                     raise _version_error(self, k, value)  # as PyTorch's unpack
@@ -208,6 +228,12 @@ class Node:
                     return INJECTED.tensor(value, dtype=kind[type(value)])
                 if key in INT64_NAMES:
                     return _as_uint64(_public(value))
+                if value.__class__ is INJECTED.Tensor and _origin(self, key) == "result":
+                    # A saved output unpacks as a new tensor on the same storage, as in
+                    # PyTorch (``y.grad_fn._saved_result is y`` is False).
+                    alias = INJECTED.make(value._data, value._dtype)
+                    alias.grad_fn, alias._vc = value.grad_fn, value._vc
+                    return alias
                 return _public(value)
             if key in type(self).op.consts:
                 return type(self).op.consts[key]

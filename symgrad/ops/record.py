@@ -9,7 +9,8 @@ import numpy as np
 
 from .dtype_rules import same
 
-__all__ = ["Op", "OPS", "INT64_NAMES", "node_name", "op_named", "subscribe", "unregister"]
+__all__ = ["Op", "OPS", "INT64_NAMES", "node_name", "op_named", "subscribe", "unregister",
+           "pack_order"]
 
 OPS: dict[str, "Op"] = {}
 
@@ -196,6 +197,24 @@ def _reads(rule) -> set | None:
         if ins.opname.startswith(("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")):
             names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
     return names
+
+
+_PACK_ORDERS: dict = {}
+
+
+def pack_order(op: "Op") -> tuple:
+    """The indices of ``op.saves`` in the order PyTorch saves them (and so calls a
+    ``saved_tensors_hooks`` pack hook): saved inputs by name, alphabetically, then the
+    outputs (``mul`` saves ``other`` before ``self``; ``pow`` ``exponent``, ``self``,
+    ``result``)."""
+    order = _PACK_ORDERS.get(op.key)
+    if order is None:
+        names = [n.lstrip("_") for n in op.saves]
+        inputs = sorted((k for k, (kind, _) in enumerate(op.plan) if kind == "input"),
+                        key=lambda k: names[k])
+        order = _PACK_ORDERS[op.key] = tuple(inputs) + tuple(
+            k for k in range(len(names)) if k not in inputs)
+    return order
 
 
 def _optional_saves(op: "Op") -> tuple:

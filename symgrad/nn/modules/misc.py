@@ -1,10 +1,11 @@
-"""Shape and regularisation modules: ``nn.Flatten``, ``nn.Unflatten``, ``nn.Dropout``."""
+"""Shape and regularisation modules: ``nn.Flatten``, ``nn.Unflatten``, ``nn.Dropout``;
+``nn.DataParallel`` (one CPU: it runs its module)."""
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Flatten", "Unflatten", "Dropout"]
+__all__ = ["Flatten", "Unflatten", "Dropout", "DataParallel"]
 
 
 class Flatten(Module):
@@ -52,3 +53,15 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class DataParallel(Module):
+    """Runs ``module`` (PyTorch splits batches over GPUs; there is one CPU here)."""
+
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0):
+        super().__init__()
+        self.module, self.dim = module, dim
+        self.device_ids = []
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)
