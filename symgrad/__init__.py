@@ -27,7 +27,8 @@ from .api.tensor import Size, Tensor, as_tensor, from_numpy, tensor
 from .api.printing import get_printoptions, set_printoptions
 from .api.creation import (Generator, arange, default_generator, empty, empty_like, eye, full,
                        full_like, initial_seed,
-                       linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
+                       linspace, manual_seed, multinomial, ones, ones_like, rand, rand_like,
+                       randint, randn,
                        randn_like, seed, zeros, zeros_like)
 from .ops.dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
                      half, int, int32, int64, long, promote_types, set_default_dtype)
@@ -84,7 +85,7 @@ __version__ = "0.1.0"
 __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "DoubleTensor", "HalfTensor", "LongTensor", "BoolTensor", "ones", "zeros", "full",
            "empty", "eye", "arange", "linspace", "ones_like", "zeros_like", "full_like",
-           "empty_like", "rand", "randn", "randint", "rand_like", "randn_like", "manual_seed",
+           "empty_like", "rand", "randn", "randint", "multinomial", "rand_like", "randn_like", "manual_seed",
            "seed", "initial_seed", "Generator", "default_generator", "dtype", "float16", "float32", "float64", "int64", "int32",
            "bool", "half", "float", "double", "long", "int", "get_default_dtype",
            "set_default_dtype", "promote_types", "no_grad", "enable_grad",

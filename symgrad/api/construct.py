@@ -22,7 +22,7 @@ from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
 from .apply import apply
 from .core import _LEGACY_DTYPE, Tensor, _make, _new
-from .creation import empty, full, ones, zeros
+from .creation import empty, full, multinomial, ones, zeros
 from .device import resolve
 from .messages import (_SCALAR_GRAD_WARNING, _legacy_signature_error, _tensor_options,
                        _type_name, _warn_once)
@@ -307,6 +307,9 @@ class _Construction:
         for s in ("_data", "_dtype", "grad_fn", "_requires_grad", "_vc"):
             setattr(sub, s, getattr(t, s))
         return sub
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
+        return multinomial(self, num_samples, replacement, generator=generator)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False):
         """A new leaf holding ``data``, of this tensor's dtype unless ``dtype`` is given."""

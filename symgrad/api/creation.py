@@ -18,7 +18,7 @@ from .core import _CPU, Tensor, _make, _TensorMeta
 from .device import resolve
 from .messages import _SCALAR_NAMES
 
-__all__ = ["ones", "zeros", "full", "empty", "eye", "arange", "linspace", "ones_like",
+__all__ = ["multinomial", "ones", "zeros", "full", "empty", "eye", "arange", "linspace", "ones_like",
            "zeros_like", "full_like", "empty_like", "rand", "randn", "randint", "rand_like",
            "randn_like", "manual_seed", "seed", "initial_seed", "Generator",
            "default_generator"]
@@ -715,3 +715,41 @@ def randint(*args, dtype=None, device=None, requires_grad: bool = False, generat
             raise RuntimeError("to - 1 is out of bounds for bool")
     data = _rng(generator).integers(low, high, size=shape).astype(dt.np)
     return _finish(data, dt, requires_grad)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator=None) -> Tensor:
+    """Indices drawn from the categorical distributions in the rows of ``input``
+    (non-negative weights, not necessarily normalised), as ``torch.multinomial``: int64,
+    one row of ``num_samples`` per distribution.  Draws come from symgrad's generator.
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> g = torch.Generator().manual_seed(0)
+    >>> torch.multinomial(torch.tensor([0.0, 1.0, 0.0]), 2, replacement=True, generator=g)
+    tensor([1, 1])
+    """
+    p = np.asarray(input._data, dtype=np.float64)
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    rows = p.reshape(-1, p.shape[-1])
+    if np.any(rows.sum(-1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and num_samples > rows.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    rng = _rng(generator)
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    for r, w in enumerate(rows):
+        if replacement:
+            out[r] = rng.choice(w.size, num_samples, p=w / w.sum())
+        else:  # the k smallest exponential keys -log(u)/w (zero weights come last)
+            with np.errstate(divide="ignore"):
+                keys = -np.log(rng.random(w.size)) / w
+            out[r] = np.argsort(keys, kind="stable")[:num_samples]
+    return _make(out.reshape(p.shape[:-1] + (num_samples,)), _dt.int64)

@@ -107,6 +107,8 @@ def _index_item(i):
         return i
     if i is None or i is Ellipsis or isinstance(i, (slice, list, bool, np.bool_)):
         return i
+    if isinstance(i, range):  # t[range(n), y]: the integers, as a list (PyTorch takes it)
+        return list(i)
     if isinstance(i, (int, np.integer)):
         return int(i)
     if hasattr(i, "__index__"):
