@@ -30,7 +30,7 @@ __all__ = ["apply"]
 
 _ndarray = np.ndarray
 # Operands that keep their dtype in a floating op: where's condition, a loss's class indices.
-_KEEP_DTYPE = ("condition", "target")
+_KEEP_DTYPE = ("condition", "target", "indices")
 
 
 # --------------------------------------------------------------------------- dtypes

@@ -51,6 +51,7 @@ from .activations import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
+from .layers import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403

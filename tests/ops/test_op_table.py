@@ -233,9 +233,11 @@ for _op in DIFFERENTIABLE:
     CASES.extend(_cases)
 
 
-# Ops whose inputs the generic sampler cannot make: class indices (nll_loss's target).
-# tests/nn/test_functional_losses.py checks them with finite differences and PyTorch.
-BY_HAND = {"nll_loss"}
+# Ops whose inputs the generic sampler cannot make: class indices (nll_loss's target,
+# embedding's indices), optional tensor inputs (layer_norm's weight and bias).
+# tests/ops/test_nn_functional.py and tests/ops/test_layers_vs_torch.py check them with
+# finite differences and PyTorch.
+BY_HAND = {"nll_loss", "embedding", "embedding_dense_backward", "native_layer_norm"}
 
 
 def test_every_differentiable_op_has_examples():

@@ -621,6 +621,23 @@ def max_full(g):
 
 
 @spec
+def layers(g):
+    """F.embedding (the value's rows looked up) and F.layer_norm over the last dim."""
+    i = g.pick(lambda a: a.ndim >= 1 and a.shape[-1] > 1)
+    if i is None:
+        return False
+    a = g.arr(i)
+    if g.rng.random() < 0.5 and a.ndim == 2:
+        idx = g.rng.integers(0, a.shape[0], (2, 3)).tolist()
+        return g.add(f"F.embedding({idx}, {{0}})",
+                     lambda L, x: L.nn.functional.embedding(L.tensor(idx), x), i)
+    n = a.shape[-1]
+    w = np.round(g.rng.uniform(0.5, 1.5, n), 3)
+    return g.add(f"F.layer_norm({{0}}, ({n},), {w.tolist()})",
+                 lambda L, x: L.nn.functional.layer_norm(x, (n,), L.tensor(w, dtype=x.dtype)), i)
+
+
+@spec
 def cumulative(g):
     i = g.pick(lambda a: a.ndim >= 1 and np.all(np.abs(a) < 3))
     if i is None:
@@ -633,6 +650,18 @@ def cumulative(g):
 
 
 @spec
+def prod(g):
+    i = g.pick(lambda a: a.ndim >= 1 and np.all(np.abs(a) < 3))
+    if i is None:
+        return False
+    d = g.dim(g.arr(i).ndim)
+    text, fn = g.choice([("{0}.prod()", lambda L, x: x.prod()),
+                         (f"{{0}}.prod({d})", lambda L, x: x.prod(d)),
+                         (f"L.prod({{0}}, {d}, True)", lambda L, x: L.prod(x, d, True))])
+    return g.add(text, fn, i)
+
+
+@spec
 def statistics(g):
     """prod, var, std, logsumexp, amax/amin (no ties)."""
     i = g.pick(lambda a: a.size > 1 and a.ndim >= 1 and np.all(np.abs(a) < 3))
@@ -640,9 +669,7 @@ def statistics(g):
         return False
     nd = g.arr(i).ndim
     d = g.dim(nd)
-    forms = [("{0}.prod()", lambda L, x: x.prod()),
-             (f"{{0}}.prod({d})", lambda L, x: x.prod(d)),
-             ("{0}.var()", lambda L, x: x.var()),
+    forms = [("{0}.var()", lambda L, x: x.var()),
              (f"L.var({{0}}, {d}, keepdim=True)", lambda L, x: L.var(x, d, keepdim=True)),
              (f"{{0}}.std({d}, correction=0)", lambda L, x: x.std(d, correction=0)),
              ("{0}.std()", lambda L, x: x.std()),

@@ -1,18 +1,23 @@
 """The functions behind course layers: ``linear``, ``softmax``/``log_softmax``,
-``dropout``, ``one_hot``, ``normalize``, with PyTorch's signatures and graphs."""
+``dropout``, ``one_hot``, ``normalize``, ``embedding``, ``layer_norm``, with PyTorch's
+signatures and graphs."""
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
+from ... import ops as O
+from ...api.apply import apply
 from ...api.construct import tensor
 from ...api.core import Tensor
 from ...api.creation import rand
 from ...api.linalg import addmm
-from ...ops.dtypes import int64
+from ...autograd.grad_mode import no_grad
+from ...ops.dtypes import int32, int64
 
-__all__ = ["linear", "softmax", "log_softmax", "dropout", "one_hot", "normalize"]
+__all__ = ["linear", "softmax", "log_softmax", "dropout", "one_hot", "normalize", "embedding",
+           "layer_norm"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -106,3 +111,48 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     composes it."""
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` looked up by the integer ``input`` (``EmbeddingBackward0``);
+    ``padding_idx``'s row gets no gradient; with ``max_norm``, looked-up rows longer
+    than it are scaled down in place first, as PyTorch does."""
+    if input.dtype not in (int64, int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"{input.type()} instead (while checking arguments for embedding)")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= n
+    idx = input.numpy()
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        with no_grad():
+            rows = np.unique(idx % n)
+            norms = np.linalg.norm(weight.numpy(force=True)[rows].reshape(len(rows), -1),
+                                   ord=norm_type, axis=1)
+            for r, v in zip(rows, norms):
+                if v > max_norm:
+                    weight[int(r)] *= max_norm / (v + 1e-7)
+    return apply(O.EMBEDDING, (weight, input % n if idx.size and idx.min() < 0 else input),
+                 (-1 if padding_idx is None else padding_idx, scale_grad_by_freq, sparse))
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dims to zero mean and unit
+    variance, then scale by ``weight`` and shift by ``bias`` (``NativeLayerNormBackward0``)."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(f"layer_norm(): argument 'normalized_shape' (position 2) must be "
+                        f"tuple of ints, not {type(normalized_shape).__name__}")
+    shape = tuple(int(d) for d in normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape or len(shape) > input.ndim:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    return apply(O.NATIVE_LAYER_NORM, (input, weight, bias), (shape, eps))

@@ -2,20 +2,23 @@
 
 ``module`` (the base class), ``container`` (Sequential, ModuleList, ModuleDict),
 ``linear``, ``activation`` and ``loss`` (generated from their tables of options),
-``misc`` (Flatten, Unflatten, Dropout).
+``misc`` (Flatten, Unflatten, Dropout, DataParallel), ``sparse`` (Embedding),
+``normalization`` (LayerNorm).
 
 May import: ``symgrad.ops``, ``symgrad.ir``, ``symgrad.api``, ``symgrad.autograd``,
 ``symgrad.nn.parameter``, ``symgrad.nn.functional``, ``symgrad.nn.init``.
 """
 from __future__ import annotations
 
-from . import activation, container, linear, loss, misc
+from . import activation, container, linear, loss, misc, normalization, sparse
 from .activation import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
 from .module import Module
 
 __all__ = (["Module"] + activation.__all__[1:] + container.__all__ + linear.__all__
-           + loss.__all__[1:] + misc.__all__)
+           + loss.__all__[1:] + misc.__all__ + normalization.__all__ + sparse.__all__)

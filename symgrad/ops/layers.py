@@ -1,0 +1,131 @@
+"""The layers PyTorch runs as ops of their own: ``embedding`` (``EmbeddingBackward0``,
+whose gradient is ``embedding_dense_backward``: rows added back at their indices) and
+``native_layer_norm`` (``NativeLayerNormBackward0``).
+
+Layer norm over the last dims ``D`` (``normalized_shape``), ``N`` elements each:
+``x̂ = (x - mean) · rstd``, ``rstd = 1/sqrt(var + eps)``, ``y = x̂ · weight + bias``, and
+
+    dx = rstd/N · (N·g - Σ_D g - x̂ · Σ_D(g · x̂)),   g = dy · weight,
+    dweight = Σ_batch dy · x̂,   dbias = Σ_batch dy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .functions import RSQRT
+from .kernels import _sym_map
+from .record import Op
+
+__all__ = ["EMBEDDING", "EMBEDDING_DENSE_BACKWARD", "NATIVE_LAYER_NORM"]
+
+
+# -- embedding --------------------------------------------------------------------------------
+def _dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    grad, idx = np.asarray(grad), np.asarray(indices)
+    out = np.zeros((num_weights,) + grad.shape[idx.ndim:], dtype=grad.dtype)
+    g = grad.reshape((-1,) + out.shape[1:])
+    flat = idx.reshape(-1)
+    if scale_grad_by_freq:
+        counts = np.bincount(flat, minlength=num_weights)
+        g = g / counts[flat].reshape((-1,) + (1,) * (g.ndim - 1))
+    np.add.at(out, flat, g)
+    if 0 <= padding_idx < num_weights:
+        out[padding_idx] = 0
+    return out
+
+
+def _padding_zeroed(rows, indices, padding_idx):
+    if padding_idx < 0:
+        return rows
+    keep = (np.asarray(indices) != padding_idx).reshape(
+        np.shape(indices) + (1,) * (np.ndim(rows) - np.ndim(indices)))
+    return rows * keep
+
+
+EMBEDDING = Op("embedding", inputs=("weight", "indices"),
+               attrs=("padding_idx", "scale_grad_by_freq", "sparse"),
+               forward=lambda w, idx, padding_idx, scale, sparse: np.asarray(w)[np.asarray(idx)],
+               saves=("indices", "padding_idx", "scale_grad_by_freq", "sparse",
+                      "weight_sym_argsize_0"),
+               derive={"weight_sym_argsize_0": lambda arrays, attrs: int(np.shape(arrays[0])[0])},
+               grads=(lambda m, grad, indices, padding_idx, scale, sparse, num_weights:
+                      m.call(EMBEDDING_DENSE_BACKWARD, grad, indices, num_weights, padding_idx,
+                             scale), None),
+               local=("1 at the looked-up rows",), symbol="embedding",
+               functional=None)
+EMBEDDING_DENSE_BACKWARD = Op(
+    "embedding_dense_backward", inputs=("grad_output", "indices"),
+    attrs=("num_weights", "padding_idx", "scale_grad_by_freq"), forward=_dense_backward,
+    saves=("indices", "padding_idx"),
+    grads=(lambda m, grad, indices, padding_idx:
+           _padding_zeroed(m.call(EMBEDDING, grad, indices, -1, False, False), indices,
+                           padding_idx), None),
+    local=("rows added back",), symbol="embedding backward")
+
+
+# -- layer norm -------------------------------------------------------------------------------
+def _axes(x, normalized_shape) -> tuple:
+    nd = np.ndim(x)
+    return tuple(range(nd - len(normalized_shape), nd))
+
+
+def _moments(x, normalized_shape, eps):
+    """mean and rstd over the normalized dims, kept (PyTorch's result1, result2)."""
+    x = np.asarray(x)
+    axes = _axes(x, normalized_shape)
+    n = int(np.prod(normalized_shape))
+    mean = np.sum(x, axis=axes, keepdims=True) / n
+    var = np.sum((x - mean) ** 2, axis=axes, keepdims=True) / n
+    if x.dtype == object:
+        return mean, _sym_map("sqrt", var + eps) ** -1
+    return mean.astype(x.dtype), (1 / np.sqrt(var + eps)).astype(x.dtype)
+
+
+def _layer_norm(x, weight, bias, normalized_shape, eps):
+    mean, rstd = _moments(x, normalized_shape, eps)
+    y = (np.asarray(x) - mean) * rstd
+    if weight is not None:
+        y = y * np.asarray(weight)
+    if bias is not None:
+        y = y + np.asarray(bias)
+    return y
+
+
+def _xhat(m, input, normalized_shape, eps):
+    """x̂ and rstd recomputed from ``input`` with the backend's ops, so that under
+    ``create_graph`` they depend on it (the saved mean and rstd are numbers)."""
+    axes = _axes(np.empty(m.shape(input), dtype=bool), normalized_shape)
+    n = float(np.prod(normalized_shape))
+    centred = input - m.div_scalar(m.sum(input, axes, True), n)
+    rstd = m.call(RSQRT, m.add_scalar(m.div_scalar(m.sum(centred * centred, axes, True), n),
+                                      eps))
+    return centred * rstd, rstd, axes, n
+
+
+def _ln_grad_input(m, grad, bias, input, normalized_shape, mean, rstd, weight, eps):
+    xhat, rstd, axes, n = _xhat(m, input, normalized_shape, eps)
+    g = grad if weight is None else grad * weight
+    total = m.sum(g, axes, True)
+    along = m.sum(g * xhat, axes, True)
+    return m.div_scalar(rstd, n) * (m.mul_scalar(g, n) - total - xhat * along)
+
+
+def _ln_grad_weight(m, grad, bias, input, normalized_shape, mean, rstd, weight, eps):
+    batch = tuple(range(len(m.shape(input)) - len(normalized_shape)))
+    out = grad * _xhat(m, input, normalized_shape, eps)[0]
+    return m.sum(out, batch, False) if batch else out
+
+
+def _ln_grad_bias(m, grad, bias, input, normalized_shape, mean, rstd, weight, eps):
+    batch = tuple(range(len(m.shape(input)) - len(normalized_shape)))
+    return m.sum(grad, batch, False) if batch else grad
+
+
+NATIVE_LAYER_NORM = Op(
+    "native_layer_norm", inputs=("input", "weight", "bias"), attrs=("normalized_shape", "eps"),
+    forward=_layer_norm, sym=_layer_norm,
+    saves=("bias", "input", "normalized_shape", "result1", "result2", "weight", "_eps"),
+    derive={"result1": lambda arrays, attrs: _moments(arrays[0], *attrs)[0],
+            "result2": lambda arrays, attrs: _moments(arrays[0], *attrs)[1]},
+    grads=(_ln_grad_input, _ln_grad_weight, _ln_grad_bias),
+    local=("rstd(g - mean g - x̂ mean(g x̂))", "x̂", "1"), symbol="layer_norm")
