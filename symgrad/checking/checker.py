@@ -166,6 +166,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
         forgive_rounding(claims, per_var, sym_pairs, found, shapes, rtol, atol, notes)
         if all(v["numeric"] != "differ" for v in per_var.values()):
             found.counterexample = None
+        _exactly_different(claims, per_var, found, notes)
 
     if any(v["numeric"] == "differ" for v in per_var.values()):
         verdict = WRONG
@@ -188,6 +189,32 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
         fd = finite_difference_witness(f, claims, first[0][3], notes)
     return Report(verdict, f.text, per_var, found.used, found.counterexample, diagnosis,
                   notes, fd)
+
+
+def _exactly_different(claims: dict, per_var: dict, found, notes: list) -> None:
+    """A claim proved different (a non-zero rational difference) is wrong even where the
+    numbers agree within tolerance (``4.000001*x**3`` for the gradient of ``x**4``): the
+    counterexample is the sampled point where the relative difference is largest."""
+    for k in claims:
+        if per_var[k]["symbolic"] != "not equal" or per_var[k]["numeric"] == "differ":
+            continue
+        best, worst = None, 0.0
+        for claimed, t, _, point in found.evidence[k]:
+            c = np.broadcast_to(claimed, t.shape)
+            rel = float(np.max(np.abs(c - t) / np.maximum(np.abs(t), 1e-300))) if t.size \
+                else 0.0
+            if rel > worst:
+                best, worst = (claimed, t, point), rel
+        if best is None or worst <= 1e-12:  # (the difference is below float64's reach)
+            continue
+        per_var[k]["numeric"] = "differ"
+        notes.append(f"{k}: the claim differs from the true gradient by a non-zero rational "
+                     f"function (relative difference {worst:.3g} at the counterexample)")
+        if found.counterexample is None:
+            claimed, t, point = best
+            found.counterexample = {"point": {n: listify(v) for n, v in point.items()},
+                                    "variable": k, "claimed": listify(claimed),
+                                    "true": listify(t)}
 
 
 def _vector_form(f: Expression, name: str, point: dict) -> str | None:

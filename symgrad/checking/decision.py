@@ -25,7 +25,8 @@ from ..symbolic.expression import Expression
 from .diagnosis import explain
 from .sampling import fit
 
-__all__ = ["is_zero", "symbolic_job", "display_job", "compare_symbolically"]
+__all__ = ["is_zero", "exact", "proved_different", "symbolic_job", "display_job",
+           "compare_symbolically"]
 
 
 def is_zero(d, depth: int = 0) -> bool:
@@ -95,11 +96,9 @@ def _kink_cases(d):
         if u is None or not u.free_symbols:
             return None
         for i, a in enumerate(args):
-            if sp.expand(u - a) == 0:
-                where.append((i, 1))
-                break
-            if sp.expand(u + a) == 0:
-                where.append((i, -1))
+            s = _ratio_sign(u, a)
+            if s is not None:
+                where.append((i, s))
                 break
         else:
             args.append(u)
@@ -128,10 +127,25 @@ def _relation_sign(r, args, pattern):
     """The sign of ``lhs - rhs`` of relation ``r`` if it is ± a kink argument."""
     diff = r.lhs - r.rhs
     for u, s in zip(args, pattern):
-        if sp.expand(diff - u) == 0:
-            return s
-        if sp.expand(diff + u) == 0:
-            return -s
+        o = _ratio_sign(diff, u)
+        if o is not None:
+            return o * s
+    return None
+
+
+def _ratio_sign(e, u):
+    """+1 or -1 when ``e`` is a positive or negative constant times ``u`` (``2*x`` and
+    ``x``: the same kink), else None."""
+    if sp.expand(e - u) == 0:
+        return 1
+    if sp.expand(e + u) == 0:
+        return -1
+    try:
+        q = sp.cancel(e / u)
+    except Exception:  # noqa: BLE001 - no ratio, no answer
+        return None
+    if q.is_number and q.is_real and q != 0:
+        return 1 if q > 0 else -1
     return None
 
 
@@ -147,15 +161,34 @@ def _decide(r, sign: int):
     return r
 
 
+def exact(e):
+    """``e`` with every float replaced by the exact decimal it was written as (``0.1`` is
+    ``1/10``, ``4.000001`` is ``4000001/1000000``)."""
+    e = sp.sympify(e)
+    floats = e.atoms(sp.Float)
+    return e.xreplace({f: sp.Rational(repr(float(f))) for f in floats}) if floats else e
+
+
+def proved_different(d) -> bool:
+    """Whether ``d`` (claimed - true) is a non-zero rational function of its variables:
+    then the two differ wherever ``d`` is not zero, which is almost everywhere."""
+    d = sp.cancel(sp.together(exact(almost_everywhere(sp.sympify(d)))))
+    if d == 0 or not d.free_symbols:
+        return d != 0 and d.is_finite is True
+    return bool(d.is_rational_function(*sorted(d.free_symbols, key=str)))
+
+
 def symbolic_job(pairs: list) -> list:
-    """Per variable: status and hints.  Runs in a child process (may be killed)."""
+    """Per variable: status ("equal", "not equal": proved different, or "not shown
+    equal") and hints.  Runs in a child process (may be killed)."""
     out = []
     for claimed, true in pairs:
         status = "equal"
         hints: list = []
         for c, t in zip(claimed, true):
-            if not is_zero(sp.sympify(c) - sp.sympify(t)):
-                status = "not shown equal"
+            d = sp.sympify(c) - sp.sympify(t)
+            if not is_zero(d):
+                status = "not equal" if proved_different(d) else "not shown equal"
                 hints = explain(sp.sympify(c), sp.sympify(t))
                 break
         out.append((status, [(k, str(e), float(e) if e.is_number else None)

@@ -164,7 +164,8 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
     if ratio is not None:
         return [factor_text(ratio)]
     # Transposed matrices.
-    if all(c.ndim == 2 and c.shape == t.shape[::-1] or (c.ndim == 2 and c.shape == t.shape)
+    # (a claim of the true shape is a transpose only for square matrices: c.T must fit t)
+    if all(np.ndim(c) == 2 and np.shape(c)[::-1] == np.shape(t)
            for c, t, _, _ in evidence) and evidence[0][1].ndim == 2:
         if all(np.all(close(c.T, t, rtol, atol)) for c, t, _, _ in evidence):
             return ["transposed: the claimed gradient is the transpose of the true one"]

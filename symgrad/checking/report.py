@@ -51,7 +51,8 @@ class Report:
     variables : dict
         Per variable checked: ``claimed`` and ``true`` (text; for vectors and matrices
         also ``true_vector``, the vector form when the grammar can write it), ``symbolic``
-        (``"equal"``, ``"not shown equal"``, ``"timeout"``, ``"skipped"``), ``numeric``
+        (``"equal"``, ``"not equal"`` (proved), ``"not shown equal"``, ``"timeout"``,
+        ``"skipped"``), ``numeric``
         (``"agree"`` / ``"differ"``) and ``max_error``.
     points : int
         How many points were compared numerically.
@@ -71,7 +72,7 @@ class Report:
     WRONG: gradient of x**3
       d/dx: claimed 3*x
             true    3*x**2
-            symbolic: not shown equal; numeric: differ at 11 point(s), max error 17.0215
+            symbolic: not equal; numeric: differ at 11 point(s), max error 17.0215
       counterexample: at x=2: d/dx claimed 6, true 12
       diagnosis: x: missing factor x
     >>> r.exit_code, r.as_dict()["counterexample"]["true"]

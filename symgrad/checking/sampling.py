@@ -129,7 +129,8 @@ class Samples:
     evidence: dict
     shape_bad: dict = field(default_factory=dict)
     counterexample: dict | None = None
-    used: int = 0
+    nonfinite: dict = field(default_factory=dict)  # variable -> a point where the claim
+    used: int = 0                                  # is nan or inf and the truth is not
     unevaluable: tuple | None = None
 
 
@@ -174,11 +175,22 @@ def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: 
                 raise
             continue
         if not _finite(*row.values()):
-            if given:
-                notes.append("the claimed gradient is not finite at the given point")
+            # The true gradient is finite here and the claim is not: a counterexample
+            # (``2*exp(-log(x))`` for ``log(x**2)`` at x < 0).
+            out.used += 1
+            for k in claims:
+                if not _finite(row[k]) and k not in out.nonfinite:
+                    out.nonfinite[k] = point
+                    out.per_var[k]["numeric"] = "differ"
+                    if out.counterexample is None:
+                        out.counterexample = {
+                            "point": {n: listify(v) for n, v in point.items()},
+                            "variable": k, "claimed": listify(row[k]),
+                            "true": listify(np.asarray(true[k], dtype=np.float64))}
             continue
         out.used += 1
         _compare(claims, row, true, point, out, rtol, atol)
+    _rescale(claims, out, rtol, atol)
     for k, (got, want) in out.shape_bad.items():
         per_var[k]["numeric"] = "differ"
         if out.counterexample is None:
@@ -212,6 +224,26 @@ def _compare(claims: dict, row: dict, true: dict, point: dict, out: Samples, rto
                 out.counterexample = {"point": {n: listify(v) for n, v in point.items()},
                                       "variable": k, "claimed": listify(row[k]),
                                       "true": listify(t)}
+
+
+def _rescale(claims: dict, out: Samples, rtol: float, atol: float) -> None:
+    """Agreement relative to the size of the gradient: where the true values are small
+    (``1e-10*x**2``), the absolute tolerance shrinks with them, so that a claim wrong by a
+    factor is not taken for rounding."""
+    for k in claims:
+        ev = out.evidence[k]
+        scale = max((float(np.max(np.abs(t))) for _, t, _, _ in ev if np.size(t)),
+                    default=0.0)
+        if not 0 < scale < 1 or out.per_var[k]["numeric"] != "agree":
+            continue
+        for claimed, t, _, point in ev:
+            if not np.all(close(fit(claimed, t.shape), t, rtol, atol * scale)):
+                out.per_var[k]["numeric"] = "differ"
+                if out.counterexample is None:
+                    out.counterexample = {"point": {n: listify(v) for n, v in point.items()},
+                                          "variable": k, "claimed": listify(claimed),
+                                          "true": listify(t)}
+                break
 
 
 def central_differences(f: Expression, point: dict, name: str) -> np.ndarray:
@@ -258,8 +290,8 @@ def forgive_rounding(claims: dict, per_var: dict, sym_pairs: list, found: Sample
     """
     for i, k in enumerate(claims):
         if k in found.shape_bad or per_var[k]["numeric"] != "differ" \
-                or per_var[k]["symbolic"] != "equal":
-            continue
+                or per_var[k]["symbolic"] != "equal" or k in found.nonfinite:
+            continue  # (a claim that is nan where the truth is finite is no rounding)
         claimed, true = sym_pairs[i]
         bad = [ev[3] for ev in found.evidence[k] if not np.all(close(
             np.broadcast_to(ev[0], ev[1].shape), ev[1], rtol, atol))]

@@ -67,7 +67,7 @@ ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
 # input (a second derivative of zero, not "does not require grad"), as in PyTorch.
 SIGN = Op("sign", forward=_sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
           local=("0",),
-          method="sign", inplace="sign_", function="sign")
+          method="sign", inplace="sign_", function="sign", expr="sign")
 
 
 SGN = Op("sgn", forward=np.sign, sym="sign", saves=("result", "self"),

@@ -30,6 +30,8 @@ def nice_number(v) -> sp.Expr:
     --------
     >>> nice_number(0.5), nice_number(2.0), nice_number(math.pi), nice_number(1 / 3)
     (1/2, 2, pi, 0.333333333333333)
+    >>> nice_number(math.pi / 4), nice_number(-2 * math.pi / 3)
+    (pi/4, -2*pi/3)
     """
     if isinstance(v, sp.Basic):
         if isinstance(v, sp.Float):
@@ -45,12 +47,28 @@ def nice_number(v) -> sp.Expr:
     known = _KNOWN.get(abs(f))
     if known is not None:
         return known if f > 0 else -known
+    multiple = _pi_multiple(f)
+    if multiple is not None:
+        return multiple
     if f.is_integer() and abs(f) < 1e15:
         return sp.Integer(int(f))
     text = str(v) if isinstance(v, np.floating) else repr(f)
     if len(text.replace("-", "").replace(".", "").lstrip("0")) <= 8 and "e" not in text:
         return sp.Rational(text)
     return sp.Float(f)
+
+
+def _pi_multiple(f: float):
+    """``p*pi/q`` (q <= 12) when ``f`` is exactly that float as a program computes it
+    (``pi/4`` folded by the parser is ``math.pi / 4``), else None."""
+    if f == 0 or abs(f) > 1e4:
+        return None
+    for q in range(1, 13):
+        p = round(f / math.pi * q)
+        if p and math.gcd(p, q) == 1 and f in (math.pi * p / q, math.pi / q * p,
+                                               p * math.pi / q, math.pi * (p / q)):
+            return sp.pi * sp.Rational(p, q)
+    return None
 
 
 def _nicen(expr):

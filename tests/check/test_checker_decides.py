@@ -1,0 +1,66 @@
+"""The checker decides the cases the issue lists: exact constants (``pi/4``), kinks
+written two ways, a claim wrong by a tiny constant (an exact non-zero polynomial
+difference), a tiny function wrong by a factor (tolerance relative to the gradient's
+size), a claim that is nan where the true gradient is finite, a wrong claim for a
+non-square matrix (a verdict, not bad input); and gives no false verdict where decimals
+are exact (``0.1*x**2`` and ``x/5``)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from symgrad_cli.main import cli
+
+
+def check(expr, grad, *extra):
+    r = CliRunner().invoke(cli, ["check", expr, "--grad", grad, *extra, "--json"])
+    assert r.exit_code in (0, 1, 3), r.output
+    return r.exit_code, json.loads(r.output)
+
+
+@pytest.mark.parametrize("expr, grad", [
+    ("sqrt(2)*exp(x)*cos(x + pi/4)", "x=-2*exp(x)*sin(x)"),
+    ("relu(2*x)", "x=2*relu(x)/x"),
+    ("abs(3*x)", "x=3*sign(x)"),
+    ("log(log(x))", "x=1/(x*log(x))"),
+    ("sqrt(x**2 + 2*x + 1)", "x=(x + 1)/sqrt(x**2 + 2*x + 1)"),
+    ("1e-10*x**2", "x=2e-10*x"),
+    ("0.1*x**2", "x=x/5"),
+    ("x**4", "x=4*x**3"),
+    ("log(x**2)", "x=2/x"),
+])
+def test_correct(expr, grad):
+    code, rep = check(expr, grad)
+    assert (code, rep["verdict"]) == (0, "correct"), rep
+
+
+@pytest.mark.parametrize("expr, grad, where", [
+    ("sqrt(2)*exp(x)*cos(x + pi/4)", "x=exp(x)*(cos(x) - sin(x))", None),
+    ("x**4", "x=4.000001*x**3", None),
+    ("1e-10*x**2", "x=1e-10*x", None),
+    ("log(x**2)", "x=2*exp(-log(x))", "negative"),
+    ("relu(2*x)", "x=relu(x)/x", None),
+])
+def test_wrong_with_a_counterexample(expr, grad, where):
+    code, rep = check(expr, grad)
+    assert (code, rep["verdict"]) == (1, "wrong"), rep
+    ce = rep["counterexample"]
+    assert ce is not None
+    if where == "negative":  # the claim is nan there, the true gradient finite
+        assert ce["point"]["x"] < 0 and ce["claimed"] != ce["claimed"]
+        assert abs(ce["true"] - 2 / ce["point"]["x"]) < 1e-9
+
+
+def test_exact_constants_in_the_true_gradient():
+    _, rep = check("sqrt(2)*exp(x)*cos(x + pi/4)", "x=exp(x)*(cos(x) - sin(x))")
+    true = json.dumps(rep)
+    assert "1.414" not in true and "e-16" not in true
+
+
+def test_non_square_matrix_claim_is_a_verdict():
+    code, rep = check("sum(X*X)", "X=X*X", "--at", "X=[[1,2,3],[4,5,6]]")
+    assert (code, rep["verdict"]) == (1, "wrong")
+    code, rep = check("sum(X*X)", "X=2*X", "--at", "X=[[1,2,3],[4,5,6]]")
+    assert (code, rep["verdict"]) == (0, "correct")
