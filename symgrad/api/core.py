@@ -368,6 +368,19 @@ class Tensor(metaclass=_TensorMeta):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (PyTorch's, which torchviz asks)."""
+        return self._view_of is not None
+
+    @property
+    def _base(self) -> "Tensor | None":
+        """The tensor a view views, followed to the one that is not a view (or None)."""
+        base = None
+        t = self
+        while t._view_of is not None:
+            base = t = t._view_of[0]
+        return base
+
     def cpu(self, memory_format=None) -> "Tensor":
         return self
 

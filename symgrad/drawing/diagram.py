@@ -280,6 +280,11 @@ def make_dot(var: Any, params: Mapping[str, Any] | None = None, show_attrs: bool
     if params is not None and not isinstance(params, Mapping):
         raise TypeError("params must be a dict mapping names to tensors "
                         "(e.g. dict(model.named_parameters()))")
+    for v in var if isinstance(var, tuple) else (var,):
+        hash(v)  # (torchviz keeps the outputs in a set: a list is unhashable there too)
+        if not hasattr(v, "grad_fn") or not callable(getattr(v, "size", None)):
+            # torchviz's own failure: it asks every output for its size
+            raise AttributeError(f"'{type(v).__name__}' object has no attribute 'size'")
     src = torchviz_graph(var, params=params, show_attrs=show_attrs, show_saved=show_saved,
                          max_attr_chars=max_attr_chars)
     return Diagram(src, "torchviz", src.count("label="))

@@ -266,7 +266,10 @@ class GraphModel:
         if item.kind == "accumulate":
             return []
         if item.op is not None and isinstance(fn, Node):
-            names = [s for s in item.op.saves if s not in ("ctx", "cls")]
+            # (hidden "_name" saves aside; constants such as AddBackward0's alpha are
+            # saved attributes in PyTorch too)
+            names = [s for s in item.op.saves if s not in ("ctx", "cls") and s[:1] != "_"]
+            names += [c for c in item.op.consts if c not in names]
         else:
             names = [a[len("_saved_"):] for a in dir(fn) if a.startswith("_saved_")]
         out = []
