@@ -5,6 +5,7 @@ import click
 import numpy as np
 import sympy as sp
 
+from symgrad._util import deep
 from symgrad.symbolic.differentiation import (DerivativeError, Derivatives, OutsideDomain,
                                              derivatives)
 
@@ -59,10 +60,11 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
         raise InputError(f"--{err}" if err.argument else str(err)) from None
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
+    # (SymPy prints recursively: a deeply nested result is printed on a deep stack)
     if as_json:
-        echo_json(_as_json(d, expression, latex, steps))
+        echo_json(deep(lambda: _as_json(d, expression, latex, steps)))
     else:
-        _print(d, latex, steps)
+        deep(lambda: _print(d, latex, steps))
 
 
 def _mark(agree: bool) -> str:

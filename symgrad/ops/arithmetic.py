@@ -6,6 +6,7 @@ import operator
 import numpy as np
 
 from . import dtype_rules as R
+from .kernels import check_exact_power
 from .record import Op
 
 __all__ = ["ADD", "ADD_ALPHA", "SUB", "SUB_ALPHA", "RSUB", "MUL", "MUL_SCALAR", "ADD_SCALAR",
@@ -15,7 +16,16 @@ __all__ = ["ADD", "ADD_ALPHA", "SUB", "SUB_ALPHA", "RSUB", "MUL", "MUL_SCALAR", 
 _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
 
 
+def _check_exact_power(a, b) -> None:
+    """Refuse powers of numbers (SymPy values) too large to compute exactly."""
+    if np.asarray(a).dtype != object and np.asarray(b).dtype != object:
+        return
+    for base, e in np.broadcast(np.asarray(a, dtype=object), np.asarray(b, dtype=object)):
+        check_exact_power(base, e)
+
+
 def _pow_scalar(a, exponent):
+    _check_exact_power(a, exponent)
     try:
         return np.power(a, exponent)
     except ValueError:  # numpy's refusal of int ** negative int, in PyTorch's words
@@ -25,6 +35,7 @@ def _pow_scalar(a, exponent):
 def _power(a, b):
     """Elementwise ``a ** b``; integers to negative integer powers as PyTorch's kernel
     gives them (1 and -1 keep their powers, anything else truncates to 0)."""
+    _check_exact_power(a, b)
     try:
         return np.power(a, b)
     except ValueError:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import math
+
 import numpy as np
 
 
@@ -134,3 +136,29 @@ def _strides(a) -> tuple:
     """A numpy array's strides in elements, as PyTorch reports them."""
     a = np.asarray(a)
     return tuple(st // a.itemsize for st in a.strides)
+
+
+#: The largest power of numbers that exact (symbolic) arithmetic computes, in decimal
+#: digits of the result: ``2**x`` is fine, ``0.5**(10**100)`` would have 10**100 digits
+#: (and Python prints integers of at most 4,300 digits).
+MAX_EXACT_DIGITS = 4000
+
+
+def check_exact_power(base, exponent) -> None:
+    """Raise ``ValueError`` for a power of two numbers whose exact value would be too large
+    (SymPy evaluates a ``Pow`` of numbers at once, with no bound on time or memory)."""
+    b_num = getattr(base, "is_number", False) or isinstance(base, (int, float))
+    e_num = getattr(exponent, "is_number", False) or isinstance(exponent, (int, float))
+    if not (b_num and e_num) or base in (0, 1, -1) or getattr(base, "is_Float", False) \
+            or isinstance(base, float):
+        return
+    try:
+        size = abs(float(exponent))
+        p, q = getattr(base, "p", None), getattr(base, "q", None)
+        digits = size * math.log10(max(abs(int(p)), abs(int(q)))) if p is not None else size
+    except (TypeError, ValueError, OverflowError):
+        digits = math.inf
+    if digits > MAX_EXACT_DIGITS:
+        shown = "more than 10**15" if digits > 1e15 else f"about {digits:,.0f}"
+        raise ValueError(f"a power of numbers too large to compute exactly ({shown} digits; "
+                         f"the limit is {MAX_EXACT_DIGITS:,})")

@@ -32,7 +32,7 @@ from ..autograd import grad
 from ..autograd.functional import hessian
 from ..errors import SymgradError
 from .bridge import GradientProgram
-from .expression import EvaluationError, Expression, parse
+from .expression import DerivativeSizeError, EvaluationError, Expression, parse
 from .tidy import tidy_all
 from .vecdiff import NoVectorForm
 
@@ -152,7 +152,7 @@ class Derivatives:
         where the grammar can write it, else None."""
         try:
             return self.expression.vector_gradient(name, **self.shapes)
-        except NoVectorForm:
+        except (NoVectorForm, ValueError):  # (a one-element vector value: no vector form)
             return None
 
 
@@ -298,7 +298,10 @@ def _hessian(d: Derivatives, simplify: str, timeout: float) -> Hessian:
 def _higher(f: Expression, n: str, at: dict, shapes: dict, order: int, simplify: str,
             timeout: float) -> HigherDerivative:
     """The pure derivative of ``order`` (>= 3) with respect to the scalar ``n``."""
-    e = _tidied(f.diff(n, simplify=False, order=order, **shapes), simplify, timeout)
+    try:
+        e = _tidied(f.diff(n, simplify=False, order=order, **shapes), simplify, timeout)
+    except DerivativeSizeError as err:
+        raise DerivativeError(str(err), "order") from None
     r = HigherDerivative(order, e)
     if all(v in at for v in f.variables):
         leaves = f.leaves(**at)

@@ -337,12 +337,20 @@ class Expression:
         tidy = sp.simplify if simplify else (lambda e: e)
         if x.ndim == 0:
             g = out
-            for _ in range(order - 1):
+            for k in range(1, order):
                 if g is x or g.grad_fn is None:
                     # d/dx x = 1, d/dx of a constant = 0; after that only zeros
                     g = tensor(1.0 if g is x else 0.0, dtype=float64)
                     continue
                 (g,) = grad(g, x, create_graph=True, materialize_grads=True)
+                nodes = _graph_size(g, MAX_DERIVATIVE_NODES)
+                if nodes > MAX_DERIVATIVE_NODES:
+                    # Each order of a nested function can triple its graph: past this the
+                    # closed form is too large to compute or read.
+                    raise DerivativeSizeError(
+                        f"order {order}: the derivative of order {k} already has a graph of "
+                        f"more than {MAX_DERIVATIVE_NODES:,} nodes (the limit for symbolic "
+                        f"derivatives); ask for a lower order")
             if g is x:
                 return sp.Integer(1)
             if g.grad_fn is None:  # a constant: its derivative is 0
@@ -518,3 +526,25 @@ def parse(text: str) -> Expression:
     if not isinstance(text, str):
         raise TypeError(f"parse() expects a string, got {type(text).__name__}")
     return Expression(text, P.parse(text))
+
+
+#: Past this many nodes in the graph of an intermediate derivative, ``diff(order=...)``
+#: stops (the closed form of such a graph has millions of terms).
+MAX_DERIVATIVE_NODES = 500
+
+
+class DerivativeSizeError(ValueError):
+    """A derivative of high order whose graph is past :data:`MAX_DERIVATIVE_NODES`."""
+
+
+def _graph_size(t, limit: int) -> int:
+    """The number of nodes of ``t``'s graph, counted up to just past ``limit``."""
+    seen: set = set()
+    stack = [t.grad_fn]
+    while stack and len(seen) <= limit:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        stack.extend(c for c, _ in n.next_functions)
+    return len(seen)

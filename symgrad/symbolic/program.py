@@ -7,6 +7,7 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
+from ..ops.kernels import check_exact_power
 from .symbols import _obj, _to_public, leaf_symbols
 from .tidy import tidy_all
 
@@ -203,7 +204,10 @@ class GradientProgram:
         env: dict = {}
         for line in self.lines:
             for sym, e in zip(np.ravel(line.symbols), np.ravel(line.expr)):
-                env[sym] = sp.sympify(e).xreplace(env)
+                e = sp.sympify(e)
+                for p in e.atoms(sp.Pow):  # (SymPy would evaluate 0.5**(10**100) at once)
+                    check_exact_power(p.base.xreplace(env), p.exp.xreplace(env))
+                env[sym] = e.xreplace(env)
         return env
 
     def closed_form(self, simplify: bool | str = True, timeout: float = 10.0) -> dict:

@@ -111,3 +111,37 @@ def test_trace_names_model_parameters(tmp_path):
     for name in ("model.0.weight", "model.0.bias", "model.2.weight", "AddmmBackward0",
                  "MseLossBackward0", "TanhBackward0"):
         assert name in dot, name
+
+
+# --------------------------------------------------------------------------- limits
+def _nested(n: int) -> str:
+    e = "x"
+    for _ in range(n):
+        e = f"tanh({e})"
+    return e
+
+
+@pytest.mark.parametrize("args, words", [
+    (["diff", "x*(y*0+10)**(y*0+5000)"], ["power of numbers too large", "limit is 4,000"]),
+    (["diff", "x + (y*0+0.5)**((y*0+10)**(y*0+100))"], ["power of numbers too large"]),
+    (["diff", "tanh(tanh(x))", "--order", "10"], ["--order 10", "limit", "lower order"]),
+    (["diff", "x**100000"], ["exponents are limited"]),
+])
+def test_named_limits(args, words):
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and "internal error" not in r.output
+    for w in words:
+        assert w in r.output, (w, r.output)
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["diff", "sin(x)", "--at", "x=[0]"], "reverse mode:          [1]"),
+    (["diff", _nested(199)], "∂f/∂x ="),
+    (["diff", "tanh(tanh(x))", "--order", "5", "--at", "x=0.3"], "agrees"),
+    (["diff", "sin(0)**x"], "∂f/∂x"),
+])
+def test_short_inputs_that_used_to_break(args, expect):
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    assert expect in r.output
