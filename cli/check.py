@@ -52,27 +52,49 @@ def _exit(verdicts: list) -> int:
     return DONE
 
 
+#: The largest problem file --batch reads (a class's few thousand answers fit in 1 MB).
+MAX_BATCH_BYTES = 16 * 2 ** 20
+
+
 def _load_batch(path: str) -> list:
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            raw = f.read(MAX_BATCH_BYTES + 1)
     except OSError as err:
         raise InputError(f"{path}: {err.strerror}") from None
+    if len(raw) > MAX_BATCH_BYTES:
+        raise InputError(f"{path}: larger than {MAX_BATCH_BYTES // 2 ** 20} MB, the limit for "
+                         "a problem file (split it)")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        raise InputError(f"{path}: line {line}: not UTF-8 text (byte 0x{raw[err.start]:02x})")\
+            from None
     except tomllib.TOMLDecodeError as err:
         raise InputError(f"{path}: not valid TOML: {err}") from None
     problems = data.get("problem")
     if not isinstance(problems, list) or not problems:
         raise InputError(f"{path}: expected [[problem]] tables with expr = ... and "
                          "grad = {x = ...}")
-    out = []
-    for k, p in enumerate(problems, 1):
-        name = str(p.get("name", f"#{k}"))
-        if not isinstance(p.get("expr"), str) or not isinstance(p.get("grad"), dict):
-            raise InputError(f"{path}: problem {name}: needs expr = \"...\" and "
-                             "grad = {VAR = \"...\"}")
-        at = {key: str(v) for key, v in dict(p.get("at", {})).items()}
-        out.append((name, p["expr"], {key: str(v) for key, v in p["grad"].items()}, at))
-    return out
+    return [_problem(k, p) for k, p in enumerate(problems, 1)]
+
+
+def _problem(k: int, p) -> tuple:
+    """``(name, expr, grads, at, error)`` of one [[problem]]; a malformed one keeps its
+    place with an error naming the key at fault (the batch goes on)."""
+    if not isinstance(p, dict):
+        return (f"#{k}", "", {}, {}, f"problem #{k}: expected a table with expr = \"...\" "
+                                      f"and grad = {{VAR = \"...\"}}, not {type(p).__name__}")
+    name = str(p.get("name", f"#{k}"))
+    expr, grad, at = p.get("expr"), p.get("grad"), p.get("at", {})
+    for key, value, kind in (("expr", expr, str), ("grad", grad, dict), ("at", at, dict)):
+        if not isinstance(value, kind):
+            want = '"..."' if kind is str else '{VAR = "..."}'
+            return (name, expr if isinstance(expr, str) else "", {}, {},
+                    f"problem {name}: key {key} must be {want}, not {type(value).__name__}")
+    return (name, expr, {key: str(v) for key, v in grad.items()},
+            {key: str(v) for key, v in at.items()}, None)
 
 
 def _batch(path: str, samples: int, timeout: float, as_json: bool) -> None:
@@ -81,7 +103,10 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool) -> None:
     show_bar = sys.stderr.isatty() and not as_json
     with click.progressbar(problems, label="checking", file=sys.stderr,
                            hidden=not show_bar) as bar:
-        for name, text, grad_texts, at_texts in bar:
+        for name, text, grad_texts, at_texts, error in bar:
+            if error is not None:
+                results.append((name, text, "error", None, error))
+                continue
             try:
                 expr = load_expression(text, what=f"problem {name}")
                 grads = _parse_grads(tuple(f"{k}={v}" for k, v in grad_texts.items()),
@@ -92,11 +117,14 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool) -> None:
                 results.append((name, text, report.verdict, report, None))
             except InputError as err:
                 results.append((name, text, "error", None, err.format_message()))
+            except Exception as err:  # noqa: BLE001 - one problem's failure is its own entry
+                results.append((name, text, "error", None,
+                                f"internal error: {type(err).__name__}: {err}"))
     verdicts = [r[2] for r in results]
     if as_json:
         echo_json({"problems": [
             {"name": n, "expression": t, "verdict": v,
-             **({"report": r.as_dict()} if r else {"error": e})}
+             **({"report": r.as_dict()} if r is not None else {"error": e})}
             for n, t, v, r, e in results],
             "summary": {v: verdicts.count(v) for v in
                         ("correct", "wrong", "undecided", "error")}})

@@ -145,3 +145,40 @@ def test_short_inputs_that_used_to_break(args, expect):
     r = run(*args)
     assert r.exit_code == 0, r.output
     assert expect in r.output
+
+
+# --------------------------------------------------------------------------- batches
+@pytest.mark.parametrize("content, words", [
+    (b"\xff\xfe[[problem]]", ["line 1", "not UTF-8"]),
+    (b"problem = 3\n", ["expected [[problem]] tables"]),
+    (b"[[problem\n", ["not valid TOML"]),
+])
+def test_malformed_batch_files(tmp_path, content, words):
+    f = tmp_path / "p.toml"
+    f.write_bytes(content)
+    r = run("check", "--batch", str(f))
+    assert r.exit_code == 2 and "internal error" not in r.output
+    for w in words:
+        assert w in r.output
+
+
+def test_batch_goes_on_past_bad_problems(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text('[[problem]]\nexpr = "x**2"\ngrad = {x = "2*x"}\n\n'
+                 '[[problem]]\nexpr = 3\n\n'
+                 '[[problem]]\nexpr = "x"\ngrad = {x = "1"}\nat = 5\n\n'
+                 '[[problem]]\nexpr = "x +"\ngrad = {x = "1"}\n\n'
+                 '[[problem]]\nexpr = "sin(x)"\ngrad = {x = "sin(x)"}\n')
+    r = CliRunner().invoke(cli, ["check", "--batch", str(f), "--json"])
+    import json
+    out = json.loads(r.output)
+    assert [p["verdict"] for p in out["problems"]] == ["correct", "error", "error", "error",
+                                                       "wrong"]
+    assert "key expr" in out["problems"][1]["error"] and "key at" in out["problems"][2]["error"]
+    assert "report" in out["problems"][4] and out["problems"][4]["report"]["counterexample"]
+    assert r.exit_code == 1
+
+
+def test_batch_size_limit():
+    r = run("check", "--batch", "/dev/zero")
+    assert r.exit_code == 2 and "limit for a problem file" in r.output
