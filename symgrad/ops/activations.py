@@ -57,7 +57,7 @@ def _refuse_negative(slope: float, name: str) -> None:
 
 
 # -- piecewise linear ---------------------------------------------------------------------
-HARDTANH = Op("hardtanh", attrs=("min_val", "max_val"), dtype=R.same,
+HARDTANH = Op("hardtanh", functional="hardtanh", attrs=("min_val", "max_val"), dtype=R.same,
               forward=lambda a, lo, hi: np.where(a < lo, lo, np.where(a > hi, hi, a)),
               saves=("max_val", "min_val", "self"),
               sym=_sym(lambda sp, x, lo, hi: sp.Max(lo, sp.Min(x, hi))),
@@ -65,7 +65,7 @@ HARDTANH = Op("hardtanh", attrs=("min_val", "max_val"), dtype=R.same,
                      m.where(m.logical_and(m.gt(self, min_val), m.lt(self, max_val)),
                              grad, 0.0),),
               local=("[min < {self} < max]",), expr="hardtanh", expr_args=(-1.0, 1.0))
-LEAKY_RELU = Op("leaky_relu", attrs=("negative_slope",), dtype=R.same,
+LEAKY_RELU = Op("leaky_relu", functional="leaky_relu", attrs=("negative_slope",), dtype=R.same,
                 forward=lambda a, s: np.where(a > 0, a, a * s),
                 saves=("negative_slope", "self"),
                 sym=_sym(lambda sp, x, s: _piecewise(sp, x > 0, x, s * x)),
@@ -81,7 +81,7 @@ LEAKY_RELU_ = Op("leaky_relu", 1, attrs=("negative_slope",), dtype=R.same,
                         _refuse_negative(negative_slope, "leakyReLu")
                         or m.where(m.gt(result, 0), grad, m.mul_scalar(grad, negative_slope)),),
                  local=LEAKY_RELU.local)
-HARDSIGMOID = Op("hardsigmoid", dtype=R.floating,
+HARDSIGMOID = Op("hardsigmoid", functional="hardsigmoid", dtype=R.floating,
                  forward=lambda a: np.clip(a / 6 + 0.5, 0.0, 1.0).astype(np.result_type(a)),
                  saves=("self",),
                  sym=_sym(lambda sp, x: sp.Max(0, sp.Min(1, x / 6 + sp.Rational(1, 2)))),
@@ -89,7 +89,7 @@ HARDSIGMOID = Op("hardsigmoid", dtype=R.floating,
                         m.where(m.logical_and(m.gt(self, -3.0), m.lt(self, 3.0)),
                                 m.div_scalar(grad, 6), 0.0),),
                  local=("[|{self}| < 3]/6",), expr="hardsigmoid")
-HARDSWISH = Op("hardswish", dtype=R.floating,
+HARDSWISH = Op("hardswish", functional="hardswish", dtype=R.floating,
                forward=lambda a: a * np.clip(a + 3, 0.0, 6.0) / 6,
                saves=("self",),
                sym=_sym(lambda sp, x: x * sp.Max(0, sp.Min(6, x + 3)) / 6),
@@ -107,7 +107,7 @@ def _elu(a, alpha, scale, input_scale):
     return np.where(a > 0, a * scale, np.expm1(a * input_scale) * (alpha * scale))
 
 
-ELU = Op("elu", attrs=("alpha", "scale", "input_scale"), dtype=R.floating, forward=_elu,
+ELU = Op("elu", functional="elu", attrs=("alpha", "scale", "input_scale"), dtype=R.floating, forward=_elu,
          saves=("alpha", "input_scale", "scale", "self"),
          sym=_sym(lambda sp, x, al, sc, ins:
                   _piecewise(sp, x > 0, sc * x, sc * al * (sp.exp(x * ins) - 1))),
@@ -126,7 +126,7 @@ ELU_ = Op("elu", 1, attrs=("alpha", "scale", "input_scale"), dtype=R.floating,
                          grad * m.mul_scalar(m.add_scalar(result, alpha * scale),
                                              input_scale)),),
           local=ELU.local)
-CELU = Op("celu", attrs=("alpha",), dtype=R.floating,
+CELU = Op("celu", functional="celu", attrs=("alpha",), dtype=R.floating,
           forward=lambda a, alpha: np.where(a > 0, a, np.expm1(a / alpha) * alpha),
           saves=("alpha", "self"),
           sym=_sym(lambda sp, x, al: _piecewise(sp, x > 0, x, al * (sp.exp(x / al) - 1))),
@@ -170,10 +170,10 @@ def _gelu_grad(m, grad, approximate, self):
     return grad * (cdf + self * pdf)
 
 
-GELU = Op("gelu", attrs=("approximate",), dtype=R.floating, forward=_gelu,
+GELU = Op("gelu", functional="gelu", attrs=("approximate",), dtype=R.floating, forward=_gelu,
           saves=("approximate", "self"), sym=_sym(_gelu_sym), grads=(_gelu_grad,),
           local=("Φ({self}) + {self}·φ({self})",), expr="gelu", expr_args=("none",))
-SILU = Op("silu", dtype=R.floating, forward=lambda a: a / (1 + np.exp(-a)),
+SILU = Op("silu", functional="silu", dtype=R.floating, forward=lambda a: a / (1 + np.exp(-a)),
           saves=("self",), sym=_sym(lambda sp, x: x / (1 + sp.exp(-x))),
           grads=(lambda m, grad, self: _silu_grad(m, grad, self),),
           local=("σ({self})(1 + {self}(1 - σ({self})))",), expr=("silu", "swish"))
@@ -188,7 +188,7 @@ def _softplus(a, beta, threshold):
     return np.where(a * beta > threshold, a, np.logaddexp(0, a * beta) / beta)
 
 
-SOFTPLUS = Op("softplus", attrs=("beta", "threshold"), dtype=R.floating, forward=_softplus,
+SOFTPLUS = Op("softplus", functional="softplus", attrs=("beta", "threshold"), dtype=R.floating, forward=_softplus,
               saves=("beta", "self", "threshold"),
               sym=_sym(lambda sp, x, b, t:
                        _piecewise(sp, x * b > t, x, sp.log(1 + sp.exp(b * x)) / b)),
@@ -198,7 +198,7 @@ SOFTPLUS = Op("softplus", attrs=("beta", "threshold"), dtype=R.floating, forward
               # (in the expression language softplus is the function of mathematics: the
               # threshold, numerics past which log(1 + exp(x)) is x to rounding, is off)
               local=("σ(β{self})",), expr="softplus", expr_args=(1, float("inf")))
-MISH = Op("mish", dtype=R.floating,
+MISH = Op("mish", functional="mish", dtype=R.floating,
           forward=lambda a: a * np.tanh(np.logaddexp(0, a)), saves=("self",),
           sym=_sym(lambda sp, x: x * sp.tanh(sp.log(1 + sp.exp(x)))),
           grads=(lambda m, grad, self: _mish_grad(m, grad, self),),

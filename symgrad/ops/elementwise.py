@@ -143,7 +143,7 @@ SIGMOID = Op("sigmoid", dtype=R.floating, saves=("result",), sym="sigmoid",
              expr="sigmoid")
 
 
-RELU = Op("relu", forward=_relu, saves=("result",), sym="relu",
+RELU = Op("relu", functional="relu", forward=_relu, saves=("result",), sym="relu",
           refuse={"bool": (RuntimeError, "Boolean inputs not supported for relu")},
           grads=(lambda m, grad, result: m.threshold_backward(grad, result, 0),),
           local=("[{self} > 0]",),

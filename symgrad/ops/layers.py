@@ -52,7 +52,7 @@ EMBEDDING = Op("embedding", inputs=("weight", "indices"),
                       m.call(EMBEDDING_DENSE_BACKWARD, grad, indices, num_weights, padding_idx,
                              scale), None),
                local=("1 at the looked-up rows",), symbol="embedding",
-               functional=None)
+               functional="embedding")
 EMBEDDING_DENSE_BACKWARD = Op(
     "embedding_dense_backward", inputs=("grad_output", "indices"),
     attrs=("num_weights", "padding_idx", "scale_grad_by_freq"), forward=_dense_backward,
@@ -122,7 +122,7 @@ def _ln_grad_bias(m, grad, bias, input, normalized_shape, mean, rstd, weight, ep
 
 
 NATIVE_LAYER_NORM = Op(
-    "native_layer_norm", inputs=("input", "weight", "bias"), attrs=("normalized_shape", "eps"),
+    "native_layer_norm", functional="layer_norm", inputs=("input", "weight", "bias"), attrs=("normalized_shape", "eps"),
     forward=_layer_norm, sym=_layer_norm,
     saves=("bias", "input", "normalized_shape", "result1", "result2", "weight", "_eps"),
     derive={"result1": lambda arrays, attrs: _moments(arrays[0], *attrs)[0],

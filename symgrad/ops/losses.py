@@ -54,7 +54,7 @@ def _pointwise(name: str, loss, d_self, attrs=(), local: str = ""):
                      lambda m, grad, reduction, self, target, *rest:
                      -(_scaled(m, grad, self, reduction, target)
                        * d_self(m, self, target, *rest))),
-              local=(local, "-(" + local + ")"))
+              local=(local, "-(" + local + ")"), functional=name)
 
 
 class _SymNp:
@@ -111,7 +111,7 @@ def _weighted(g, w):
 
 
 BINARY_CROSS_ENTROPY = Op(
-    "binary_cross_entropy", inputs=("self", "target"), attrs=("weight", "reduction"),
+    "binary_cross_entropy", functional="binary_cross_entropy", inputs=("self", "target"), attrs=("weight", "reduction"),
     dtype=R.promote, forward=_bce, sym=_bce_sym, domain=(0, 1),
     saves=("reduction", "self", "target", "weight"),
     grads=(lambda m, grad, reduction, self, target, weight: _weighted(
@@ -154,7 +154,8 @@ def _bce_logits_grad_target(m, grad, pos_weight, reduction, self, target, weight
 
 
 BINARY_CROSS_ENTROPY_WITH_LOGITS = Op(
-    "binary_cross_entropy_with_logits", inputs=("self", "target"),
+    "binary_cross_entropy_with_logits", functional="binary_cross_entropy_with_logits",
+    inputs=("self", "target"),
     attrs=("weight", "pos_weight", "reduction"), dtype=R.promote, forward=_bce_logits,
     sym=_bce_logits_sym, saves=("pos_weight", "reduction", "self", "target", "weight"),
     grads=(_bce_logits_grad_self, _bce_logits_grad_target),
@@ -212,7 +213,7 @@ def _nll_grad(m, grad, ignore_index, reduction, self, target, total_weight, weig
     return g * minus
 
 
-NLL_LOSS = Op("nll_loss", inputs=("self", "target"),
+NLL_LOSS = Op("nll_loss", functional="nll_loss", inputs=("self", "target"),
               attrs=("weight", "reduction", "ignore_index"), dtype=R.same, forward=_nll,
               sym=_nll, saves=("ignore_index", "reduction", "self", "target", "total_weight",
                                "weight"),

@@ -235,14 +235,14 @@ NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype=R.floatin
           method="norm", function="norm", expr="norm")
 
 
-SOFTMAX = Op("_softmax", attrs=("dim",), dtype=R.floating, forward=_softmax, sym=_sym_softmax,
+SOFTMAX = Op("_softmax", functional="softmax", attrs=("dim",), dtype=R.floating, forward=_softmax, sym=_sym_softmax,
              saves=("result", "dim"), node="SoftmaxBackward0",
              grads=(lambda m, grad, result, dim: m.softmax_backward_data(grad, result, dim),),
              local=("diag(s) - s sᵀ",),
              method="softmax", function="softmax", expr="softmax", expr_args=(-1,))
 
 
-LOG_SOFTMAX = Op("_log_softmax", attrs=("dim",), dtype=R.floating, forward=_log_softmax,
+LOG_SOFTMAX = Op("_log_softmax", functional="log_softmax", attrs=("dim",), dtype=R.floating, forward=_log_softmax,
                  sym=_sym_log_softmax,
                  saves=("result", "dim"), node="LogSoftmaxBackward0",
                  grads=(lambda m, grad, result, dim:
