@@ -1,6 +1,7 @@
 """The layers PyTorch runs as ops of their own: ``embedding`` (``EmbeddingBackward0``,
-whose gradient is ``embedding_dense_backward``: rows added back at their indices) and
-``native_layer_norm`` (``NativeLayerNormBackward0``).
+whose gradient is ``embedding_dense_backward``: rows added back at their indices),
+``native_layer_norm`` (``NativeLayerNormBackward0``) and ``constant_pad_nd``
+(``F.pad``'s constant mode; its gradient is the pad undone, a crop).
 
 Layer norm over the last dims ``D`` (``normalized_shape``), ``N`` elements each:
 ``x̂ = (x - mean) · rstd``, ``rstd = 1/sqrt(var + eps)``, ``y = x̂ · weight + bias``, and
@@ -16,7 +17,7 @@ from .functions import RSQRT
 from .kernels import _sym_map
 from .record import Op
 
-__all__ = ["EMBEDDING", "EMBEDDING_DENSE_BACKWARD", "NATIVE_LAYER_NORM"]
+__all__ = ["EMBEDDING", "EMBEDDING_DENSE_BACKWARD", "NATIVE_LAYER_NORM", "CONSTANT_PAD_ND"]
 
 
 # -- embedding --------------------------------------------------------------------------------
@@ -129,3 +130,31 @@ NATIVE_LAYER_NORM = Op(
             "result2": lambda arrays, attrs: _moments(arrays[0], *attrs)[1]},
     grads=(_ln_grad_input, _ln_grad_weight, _ln_grad_bias),
     local=("rstd(g - mean g - x̂ mean(g x̂))", "x̂", "1"), symbol="layer_norm")
+
+
+# -- constant padding ---------------------------------------------------------------------------
+def _constant_pad(a, pad, value):
+    """``pad`` as PyTorch gives it: (before, after) pairs from the last dim backwards;
+    negative amounts crop."""
+    a = np.asarray(a)
+    widths = [(0, 0)] * a.ndim
+    crops = [slice(None)] * a.ndim
+    for k in range(len(pad) // 2):
+        d = a.ndim - 1 - k
+        lo, hi = pad[2 * k], pad[2 * k + 1]
+        widths[d] = (max(lo, 0), max(hi, 0))
+        crops[d] = slice(max(-lo, 0), a.shape[d] - max(-hi, 0))
+    a = a[tuple(crops)]
+    if a.dtype == object:
+        out = np.full(tuple(n + w0 + w1 for n, (w0, w1) in zip(a.shape, widths)), value,
+                      dtype=object)
+        out[tuple(slice(w0, w0 + n) for n, (w0, _) in zip(a.shape, widths))] = a
+        return out
+    return np.pad(a, widths, constant_values=value)
+
+
+CONSTANT_PAD_ND = Op("constant_pad_nd", attrs=("pad", "value"), forward=_constant_pad,
+                     saves=("pad",),
+                     grads=(lambda m, grad, pad:
+                            m.call(CONSTANT_PAD_ND, grad, tuple(-p for p in pad), 0),),
+                     local=("1 inside, 0 in the padding",), symbol="pad {pad}")

@@ -113,3 +113,22 @@ def test_modules():
 ])
 def test_errors(bad):
     same_outcome(bad)
+
+
+@pytest.mark.parametrize("pad, value", [((1, 2), None), ((1, -1, 2, 0), 3.0),
+                                        ((0, 0, -1, 1), None), ((1, 1, 1, 1), -2.5)])
+def test_pad(pad, value):
+    def run(L):
+        x = L.tensor(X[0], dtype=L.float64, requires_grad=True)
+        y = L.nn.functional.pad(x, pad) if value is None else \
+            L.nn.functional.pad(x, pad, value=value)
+        return _describe(L, y, [x])
+    check_same(run)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda L: L.nn.functional.pad(L.ones(2, 3), (1, 2, 3)),
+    lambda L: L.nn.functional.pad(L.ones(3), (1, 1, 1, 1)),
+])
+def test_pad_errors(bad):
+    same_outcome(bad)

@@ -80,6 +80,7 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "scale": [1.5],
         "input_scale": [0.5],
         "correction": [1, 0],
+        "pad": [(1, 2), (1, -1)],
     }
     return table.get(name, [])  # an unknown name leaves the op without examples
 

@@ -622,7 +622,8 @@ def max_full(g):
 
 @spec
 def layers(g):
-    """F.embedding (the value's rows looked up) and F.layer_norm over the last dim."""
+    """F.embedding (the value's rows looked up), F.pad and F.layer_norm over the last
+    dim."""
     i = g.pick(lambda a: a.ndim >= 1 and a.shape[-1] > 1)
     if i is None:
         return False
@@ -631,6 +632,10 @@ def layers(g):
         idx = g.rng.integers(0, a.shape[0], (2, 3)).tolist()
         return g.add(f"F.embedding({idx}, {{0}})",
                      lambda L, x: L.nn.functional.embedding(L.tensor(idx), x), i)
+    if g.rng.random() < 0.3:
+        p = (1, -1) if a.shape[-1] > 1 and g.rng.random() < 0.5 else (2, 1)
+        return g.add(f"F.pad({{0}}, {p}, value=0.5)",
+                     lambda L, x: L.nn.functional.pad(x, p, value=0.5), i)
     n = a.shape[-1]
     w = np.round(g.rng.uniform(0.5, 1.5, n), 3)
     return g.add(f"F.layer_norm({{0}}, ({n},), {w.tolist()})",

@@ -17,7 +17,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops.dtypes import int32, int64
 
 __all__ = ["linear", "softmax", "log_softmax", "dropout", "one_hot", "normalize", "embedding",
-           "layer_norm"]
+           "layer_norm", "pad"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -156,3 +156,20 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
     return apply(O.NATIVE_LAYER_NORM, (input, weight, bias), (shape, eps))
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims: ``pad`` is
+    ``(left, right, top, bottom, ...)`` from the last dim backwards, filled with ``value``
+    (``ConstantPadNdBackward0``).  Only the constant mode is available."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the "
+                           "input dimension but got padding length "
+                           f"{len(pad)} and input of dimension {input.ndim}")
+    if mode != "constant":
+        raise NotImplementedError(f"F.pad: mode {mode!r} is not available in symgrad (only "
+                                  "'constant')")
+    return apply(O.CONSTANT_PAD_ND, (input,), (pad, 0.0 if value is None else value))
