@@ -132,3 +132,19 @@ def test_pad(pad, value):
 ])
 def test_pad_errors(bad):
     same_outcome(bad)
+
+
+@pytest.mark.parametrize("lead", [(4,), (2, 3), ()])
+def test_bilinear_values_and_gradients(lead):
+    def run(L):
+        rng = np.random.default_rng(5)
+        x1 = L.tensor(rng.normal(size=lead + (2,)), dtype=L.float64, requires_grad=True)
+        x2 = L.tensor(rng.normal(size=lead + (3,)), dtype=L.float64, requires_grad=True)
+        w = L.tensor(rng.normal(size=(5, 2, 3)), dtype=L.float64, requires_grad=True)
+        b = L.tensor(rng.normal(size=5), dtype=L.float64, requires_grad=True)
+        y = L.nn.functional.bilinear(x1, x2, w, b)
+        gs = L.autograd.grad((y * y).sum(), (x1, x2, w, b), create_graph=True)
+        hs = L.autograd.grad(sum(g.sum() for g in gs), (x1, x2, w))
+        return [y.detach(), [g.detach() for g in gs], list(hs),
+                repr(L.nn.Bilinear(2, 3, 4, bias=False))]
+    check_same(run, rtol=1e-10, atol=1e-12)

@@ -17,7 +17,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops.dtypes import int32, int64
 
 __all__ = ["linear", "softmax", "log_softmax", "dropout", "one_hot", "normalize", "embedding",
-           "layer_norm", "pad"]
+           "layer_norm", "pad", "bilinear"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -173,3 +173,24 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise NotImplementedError(f"F.pad: mode {mode!r} is not available in symgrad (only "
                                   "'constant')")
     return apply(O.CONSTANT_PAD_ND, (input,), (pad, 0.0 if value is None else value))
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = Σ_ij input1[..., i] · weight[o, i, j] · input2[..., j] + bias[o]``.
+
+    Composed of matrix products (PyTorch runs one ``_trilinear`` op instead: the values
+    and gradients agree, the graph's nodes differ)."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError("bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if weight.ndim != 3 or weight.shape[1] != input1.shape[-1] \
+            or weight.shape[2] != input2.shape[-1]:
+        raise RuntimeError(f"bilinear(): weight has shape {list(weight.shape)}, expected "
+                           f"[out, {input1.shape[-1]}, {input2.shape[-1]}]")
+    lead = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, input1.shape[-1])
+    x2 = input2.reshape(-1, input2.shape[-1])
+    y = ((x1 @ weight) * x2).sum(-1).t()  # (out, N, in2) · (N, in2) -> (N, out)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(*lead, weight.shape[0])

@@ -1,5 +1,6 @@
-"""``nn.Identity`` and ``nn.Linear``: ``y = x Wᵀ + b`` with PyTorch's initialisation
-(U(-1/sqrt(in_features), 1/sqrt(in_features)) for weight and bias)."""
+"""``nn.Identity``, ``nn.Linear`` (``y = x Wᵀ + b``) and ``nn.Bilinear``
+(``y = x₁ᵀ W x₂ + b``) with PyTorch's initialisation (U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+for weight and bias)."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
@@ -62,3 +63,38 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """``y[o] = x1ᵀ · weight[o] · x2 + bias[o]``.
+
+    >>> import symgrad as torch
+    >>> torch.nn.Bilinear(2, 3, 4)
+    Bilinear(in1_features=2, in2_features=3, out_features=4, bias=True)
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features),
+                                      device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
