@@ -34,7 +34,7 @@ from .ops.dtypes import (bool, double, dtype, float, float16, float32, float64, 
                      half, int, int32, int64, long, promote_types, set_default_dtype)
 from .api.functional import *  # noqa: F401,F403
 from .api.functional import __all__ as _functional_all
-from . import accelerator, autograd, backends, cuda, nn, optim  # noqa: E402
+from . import accelerator, autograd, backends, cuda, linalg, nn, optim  # noqa: E402
 from .api.device import device, get_default_device, set_default_device  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .nn.functional import celu, selu  # noqa: E402  (torch.selu, torch.celu)
@@ -92,7 +92,7 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "set_anomaly_enabled", "autograd", "nn", "ops", "device", "get_default_device",
-           "set_default_device", "cuda", "backends", "accelerator", "optim", "save", "load", "selu", "celu",
+           "set_default_device", "cuda", "backends", "accelerator", "optim", "save", "load", "linalg", "selu", "celu",
            "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
            "gradient_program", "check", "verify", "Report", "draw", "draw_steps",
            "make_dot", "SymgradError"] + list(_functional_all)

@@ -21,7 +21,8 @@ from .core import Tensor
 from .messages import _SCALAR_NAMES
 from .shapes import _broadcast_sizes, _strides
 
-__all__ = ["matmul", "mm", "mv", "dot", "bmm"]
+__all__ = ["matmul", "mm", "mv", "dot", "bmm", "det", "inverse", "logdet", "solve", "outer",
+           "diag", "trace"]
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -170,6 +171,98 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     return apply(O.MV, (a, v))
 
 
+def _square(name: str, A: Tensor) -> None:
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.ndim > 2:
+        raise NotImplementedError(f"{name}: batches of matrices are not supported by symgrad")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_SCALAR_NAMES[A.dtype.name]}")
+
+
+def det(A: Tensor) -> Tensor:
+    """The determinant of a square matrix (``LinalgDetBackward0``)."""
+    _square("linalg.det", A)
+    return apply(O.LINALG_DET, (A,))
+
+
+def inverse(A: Tensor) -> Tensor:
+    """The inverse of a square matrix (``LinalgInvExBackward0``); a singular one is an
+    error, as in PyTorch."""
+    _square("linalg.inv", A)
+    if np.linalg.matrix_rank(A._data) < A.shape[-1]:
+        raise LinAlgError("linalg.inv: The diagonal element "
+                          f"{_singular_pivot(A._data)} is zero, the inversion could not be "
+                          "completed because the input matrix is singular.")
+    return apply(O.LINALG_INV_EX, (A,))
+
+
+def logdet(A: Tensor) -> Tensor:
+    """``log(det(A))``: nan for a negative determinant, -inf for a singular matrix
+    (composed of ``det`` and ``log``: PyTorch's graph goes through ``slogdet``)."""
+    _square("linalg.det", A)
+    return det(A).log()
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """``X`` with ``A @ X = B`` (``LinalgSolveExBackward0``); ``B`` a vector or a matrix."""
+    _square("linalg.solve", A)
+    if not left:
+        raise NotImplementedError("linalg.solve: left=False is not supported by symgrad")
+    rows = B.shape[0] if B.ndim else 0
+    if B.ndim not in (1, 2) or rows != A.shape[-1]:
+        cols = 1 if B.ndim == 1 else (B.shape[-1] if B.ndim else 0)
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"AX = B ({A.shape[-2]}x{A.shape[-1]} and {rows}x{cols})")
+    if np.linalg.matrix_rank(A._data) < A.shape[-1]:
+        raise LinAlgError("linalg.solve: The solver failed because the input matrix is "
+                          "singular.")
+    return apply(O.LINALG_SOLVE_EX, (A, B), (True,))
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of a matrix's diagonal (``TraceBackward0``)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return apply(O.TRACE, (input,))
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """``input[i] * vec2[j]``: PyTorch's composition, a view times a vector."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return input.reshape(-1, 1) * vec2
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D tensor as the diagonal of a matrix (``DiagEmbedBackward0``), or a matrix's
+    diagonal as a 1-D tensor (``DiagonalBackward0_copy``)."""
+    if input.ndim == 1:
+        return apply(O.DIAG_EMBED, (input,), (diagonal, -2, -1))
+    if input.ndim == 2:
+        return apply(O.DIAGONAL_COPY, (input,), (diagonal, 0, 1))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def _singular_pivot(a) -> int:
+    """The 1-based index of the first zero pivot of ``a``'s LU (LAPACK's message)."""
+    lu, _ = O.matrices._lu(a)
+    zero = np.flatnonzero(np.abs(np.diagonal(lu)) <= np.finfo(float).eps * np.abs(lu).max())
+    return int(zero[0]) + 1 if zero.size else a.shape[-1]
+
+
+class LinAlgError(RuntimeError):
+    """``torch.linalg.LinAlgError``: a singular matrix where an inverse is needed."""
+
+
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+
+
 class _LinearAlgebra:
     """Tensor's matrix products (attached by ``api.tensor``)."""
 
@@ -190,6 +283,24 @@ class _LinearAlgebra:
 
     def mv(self, other):
         return mv(self, other)
+
+    def det(self):
+        return det(self)
+
+    def logdet(self):
+        return logdet(self)
+
+    def inverse(self):
+        return inverse(self)
+
+    def outer(self, vec2):
+        return outer(self, vec2)
+
+    def trace(self):
+        return trace(self)
+
+    def diag(self, diagonal: int = 0):
+        return diag(self, diagonal)
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return addmm(self, mat1, mat2, beta=beta, alpha=alpha)

@@ -219,7 +219,9 @@ def compare_symbolically(f: Expression, claims: dict, shapes: dict, per_var: dic
     ``(status, hints)`` per variable (None when it timed out or failed).
     """
     try:
-        shape_point = {k: np.zeros(s) + 0.5 for k, s in shapes.items()}
+        # (values only shape the trace; square matrices get + I so that inverses exist)
+        shape_point = {k: np.zeros(s) + 0.5 + (np.eye(s[0]) if len(s) == 2 and s[0] == s[1]
+                                               else 0) for k, s in shapes.items()}
         prog = gradient_program(f.evaluate(**shape_point))
         closed = prog.closed_form(simplify=False)
         sym_pairs = []

@@ -52,6 +52,7 @@ from .losses import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
+from .matrices import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403

@@ -18,7 +18,11 @@ OPS: dict[str, "Op"] = {}
 #: Python binding shows a negative one as the unsigned 64-bit number (``x.sum(-1)`` saves
 #: dim ``(2**64 - 1,)``).  Attribute names mean the same in every record.
 INT64_NAMES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step",
-                         "ignore_index", "padding_idx", "pad"))
+                         "ignore_index", "padding_idx", "pad", "dim2", "offset"))
+
+
+#: The names a saved output goes by (PyTorch's ``linalg_inv_ex`` saves its ``inverse``).
+RESULT_NAMES = frozenset(("result", "inverse"))
 
 
 def node_name(name: str, overload: int) -> str:
@@ -129,7 +133,7 @@ class Op:
         self.plan = tuple(
             ("input", self.inputs.index(s)) if s in self.inputs else
             ("attr", self.attrs.index(s)) if s in self.attrs else
-            ("result", 0) if s == "result" else ("derived", s)
+            ("result", 0) if s in RESULT_NAMES else ("derived", s)
             for s in (name.lstrip("_") for name in self.saves))
         # Saved input tensors that only some inputs' rules read: for each,
         # the inputs whose rules read it.  As in PyTorch, one is kept only when such an

@@ -250,7 +250,8 @@ class Expression:
         # Sizes follow a given vector or matrix (dot(x, y) with x=[1, 2]: y has 2), else 3.
         sizes = [d for v in out.values() for d in np.shape(_value(v))]
         n = sizes[0] if sizes else 3
-        shaped = {0: 0.5, 1: [0.5] * n, 2: [[0.5] * n] * n}
+        # (a matrix is 0.5 + I: invertible, for inverse(A) and det(A))
+        shaped = {0: 0.5, 1: [0.5] * n, 2: [[0.5 + (i == j) for j in range(n)] for i in range(n)]}
         # Capitalised names (A, W) are matrices first, as in the course notes.
         prefs = tuple(2 if v[:1].isupper() else 0 for v in free)
         for ranks in _rank_choices(prefs, limit=200):

@@ -34,7 +34,7 @@ ATOL = 1e-6
 # --------------------------------------------------------------------------- sampler
 RANK_SHAPES = {0: (), 1: (3,), 2: (2, 3), 3: (2, 2, 3)}
 NAMED_SHAPES = {"mat2": {2: (3, 2), 3: (2, 3, 2)}, "mat1": {2: (2, 3)}, "vec": {1: (3,)}, "tensor": {1: (3,)},
-                "value": {0: ()}}
+                "value": {0: ()}, "A": {2: (3, 3)}, "B": {1: (3,), 2: (3, 2)}}
 
 
 def _attr_candidates(name: str, shape: tuple) -> list:
@@ -52,7 +52,7 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "ord": [2, 1, 3, float("inf")],
         "dims": [tuple(reversed(range(len(shape))))],
         "dim0": [0],
-        "dim1": [last],
+        "dim1": sorted({0, last}),
         # Valid for expand and view alike, and (2,) + shape only for expand.
         "size": [(1,) + tuple(shape), (2,) + tuple(shape)],
         # select's position, and scatter's/gather's index along dim (one per other dim).
@@ -81,6 +81,9 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "input_scale": [0.5],
         "correction": [1, 0],
         "pad": [(1, 2), (1, -1)],
+        "offset": [0, 1],
+        "dim2": [1],
+        "left": [True],
     }
     return table.get(name, [])  # an unknown name leaves the op without examples
 
@@ -160,10 +163,18 @@ def _call(case: Case, args: list):
     return apply(case.op, tuple(args), case.attrs)
 
 
+def _probe(shape: tuple, value: float) -> np.ndarray:
+    """A constant array, plus the identity when square (so that inverses exist)."""
+    a = np.full(shape, value)
+    if len(shape) == 2 and shape[0] == shape[1]:
+        a += np.eye(shape[0])
+    return a
+
+
 def _forward_accepts(op: ops.Op, shapes: tuple, attrs: tuple) -> bool:
     lo, hi = op.domain
     probe = 0.5 if lo < 0.5 < hi else lo + 0.5 if lo > -np.inf else hi - 0.5
-    arrays = [np.full(s, probe) for s in shapes]
+    arrays = [_probe(s, probe) for s in shapes]
     if not op.variadic and "condition" in op.inputs:
         arrays[op.inputs.index("condition")] = np.ones(
             shapes[op.inputs.index("condition")], dtype=bool)
@@ -177,7 +188,7 @@ def _forward_accepts(op: ops.Op, shapes: tuple, attrs: tuple) -> bool:
 
 def _backward_runs(op: ops.Op, shapes: tuple, attrs: tuple) -> bool:
     case = Case(op, shapes, attrs)
-    values = [np.full(s, 0.5) if not case.is_bool(i) else np.ones(s, dtype=bool)
+    values = [_probe(s, 0.5) if not case.is_bool(i) else np.ones(s, dtype=bool)
               for i, s in enumerate(shapes)]
     args = [symgrad.tensor(v, dtype=symgrad.float64, requires_grad=case.differentiable(i))
             if not case.is_bool(i) else symgrad.tensor(v) for i, v in enumerate(values)]

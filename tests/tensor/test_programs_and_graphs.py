@@ -643,6 +643,35 @@ def layers(g):
 
 
 @spec
+def matrices(g):
+    """trace, det, inverse, solve, diag, outer on a square matrix made from a value
+    (``x @ x.T + I``: symmetric positive definite) or on a vector.  (logdet is composed
+    of det and log here, through slogdet in PyTorch: tests/ops/test_matrices_vs_torch.py
+    compares its values.)"""
+    i = g.pick(lambda a: a.ndim == 2 or a.ndim == 1)
+    if i is None:
+        return False
+    a = g.arr(i)
+    if a.ndim == 1:
+        text, fn = g.choice([("L.diag({0})", lambda L, x: L.diag(x)),
+                             ("{0}.diag(1)", lambda L, x: x.diag(1)),
+                             ("L.outer({0}, {0})", lambda L, x: L.outer(x, x))])
+        return g.add(text, fn, i)
+    n = a.shape[0]
+
+    def spd(L, x):
+        return x @ x.T + L.eye(n, dtype=x.dtype)
+    text, fn = g.choice([
+        ("L.trace({0})", lambda L, x: L.trace(x)),
+        ("L.diag({0})", lambda L, x: L.diag(x)),
+        ("(spd {0}).det()", lambda L, x: spd(L, x).det()),
+        ("(spd {0}).inverse()", lambda L, x: spd(L, x).inverse()),
+        ("L.linalg.solve(spd {0}, {0})", lambda L, x: L.linalg.solve(spd(L, x), x)),
+    ])
+    return g.add(text, fn, i)
+
+
+@spec
 def cumulative(g):
     i = g.pick(lambda a: a.ndim >= 1 and np.all(np.abs(a) < 3))
     if i is None:
@@ -1341,7 +1370,7 @@ def _quiet():
 @pytest.mark.parametrize("seed", range(N_PROGRAMS))
 def test_random_program(seed):
     prog = program(seed)
-    _FLOAT32_INSIDE[0] = "float32" in prog.text()
+    _FLOAT32_INSIDE[0] = any(w in prog.text() for w in ("float32", ".float()", "half"))
     try:
         check_forward(prog)
         if prog.outputs:

@@ -1,0 +1,165 @@
+"""Matrix functions: trace, det, inverse, solve, diag (as PyTorch's ``diag_embed`` and
+``diagonal_copy``).
+
+The gradients are the matrix-calculus identities PyTorch uses (for invertible ``A``):
+``d det(A) = det(A) A⁻ᵀ``, ``d A⁻¹ = -A⁻ᵀ G A⁻ᵀ``, and for ``X = A⁻¹B``:
+``dB = A⁻ᵀ G``, ``dA = -dB Xᵀ``.  ``LU`` and ``pivots`` are saved as PyTorch shows them
+(partial pivoting, 1-based pivots as LAPACK's).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype_rules as R
+from .kernels import _sympy
+from .layers import CONSTANT_PAD_ND as _PAD
+from .record import Op
+
+__all__ = ["TRACE", "LINALG_DET", "LINALG_INV_EX", "LINALG_SOLVE_EX", "DIAG_EMBED",
+           "DIAGONAL_COPY"]
+
+
+def _lu(a) -> tuple:
+    """LU with partial pivoting, packed as LAPACK's getrf (``L`` below the diagonal with a
+    unit diagonal, ``U`` on and above), and its 1-based int32 pivots."""
+    a = np.asarray(a)
+    if a.dtype == object:  # (symbolic entries: PyTorch's LU is a numeric artefact; none)
+        return np.zeros(a.shape), np.zeros(a.shape[:-1], dtype=np.int32)
+    lu = np.array(a, dtype=a.dtype)
+    n = lu.shape[-1]
+    piv = np.zeros(lu.shape[:-1], dtype=np.int32)
+    flat, pflat = lu.reshape(-1, n, n), piv.reshape(-1, n)
+    for m, p in zip(flat, pflat):
+        for k in range(n):
+            r = k + int(np.argmax(np.abs(m[k:, k])))
+            p[k] = r + 1
+            if r != k:
+                m[[k, r]] = m[[r, k]]
+            if m[k, k] != 0:
+                m[k + 1:, k] /= m[k, k]
+                m[k + 1:, k + 1:] -= np.outer(m[k + 1:, k], m[k, k + 1:])
+    return lu, piv
+
+
+def _sym_matrix(a):
+    return _sympy().Matrix(np.asarray(a, dtype=object).tolist())
+
+
+def _object(matrix) -> np.ndarray:
+    out = np.empty(matrix.shape, dtype=object)
+    out[...] = matrix.tolist()
+    return out
+
+
+def _mT(m, a):
+    return m.transpose(a, -2, -1)
+
+
+# -- trace ------------------------------------------------------------------------------------
+def _trace_grad(m, grad, self_sym_sizes):
+    n, k = self_sym_sizes
+    eye = np.eye(n, k, dtype=np.asarray(getattr(grad, "_data", grad)).dtype)
+    return m.expand(grad, tuple(self_sym_sizes)) * eye
+
+
+TRACE = Op("trace", forward=lambda a: np.asarray(np.trace(a)), saves=("self_sym_sizes",),
+           ranks=((2,),), grads=(_trace_grad,), local=("I",), symbol="trace",
+           method="trace", function="trace", expr="trace")
+
+
+# -- determinant ---------------------------------------------------------------------------------
+def _det(a):
+    a = np.asarray(a)
+    if a.dtype == object:
+        return np.asarray(_sym_matrix(a).det(), dtype=object)
+    return np.asarray(np.linalg.det(a), dtype=a.dtype)
+
+
+LINALG_DET = Op("linalg_det", inputs=("A",), forward=_det, dtype=R.floating,
+                saves=("A", "LU", "pivots", "result"), ranks=((2,),),
+                # (det's LU is of Aᵀ: LAPACK reads the row-major A as its transpose)
+                derive={"LU": lambda arrays, attrs: _lu(np.swapaxes(arrays[0], -1, -2))[0],
+                        "pivots": lambda arrays, attrs: _lu(np.swapaxes(arrays[0], -1, -2))[1]},
+                grads=(lambda m, grad, A, LU, pivots, result:
+                       _mT(m, m.call(LINALG_INV_EX, A)) * (grad * result),),
+                local=("det({A})·{A}⁻ᵀ",), symbol="det", expr="det")
+
+
+# -- inverse and solve -------------------------------------------------------------------------
+def _inv(a):
+    a = np.asarray(a)
+    if a.dtype == object:
+        return _object(_sym_matrix(a).inv())
+    return np.linalg.inv(a)
+
+
+LINALG_INV_EX = Op("linalg_inv_ex", inputs=("A",), forward=_inv, dtype=R.floating,
+                   saves=("inverse",), ranks=((2,),),
+                   grads=(lambda m, grad, inverse:
+                          -m.matmul(m.matmul(_mT(m, inverse), grad), _mT(m, inverse)),),
+                   local=("-{A}⁻ᵀ(·){A}⁻ᵀ",), symbol="inverse", expr="inverse")
+
+
+def _solve(a, b, left):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == object or b.dtype == object:
+        x = _sym_matrix(a).LUsolve(_sym_matrix(b if b.ndim == 2 else b[:, None]))
+        out = _object(x)
+        return out if b.ndim == 2 else out[:, 0]
+    return np.linalg.solve(a, b if b.ndim == 2 else b[:, None]).reshape(b.shape)
+
+
+def _solve_grad_B(m, grad, A, LU, left, pivots, result):
+    return m.call(LINALG_SOLVE_EX, _mT(m, A), grad, True)
+
+
+def _solve_grad_A(m, grad, A, LU, left, pivots, result):
+    gB = _solve_grad_B(m, grad, A, LU, left, pivots, result)
+    if len(m.shape(result)) == 1:
+        return -m.outer(gB, result)
+    return -m.matmul(gB, _mT(m, result))
+
+
+LINALG_SOLVE_EX = Op("linalg_solve_ex", inputs=("A", "B"), attrs=("left",), forward=_solve,
+                     dtype=R.promote, saves=("A", "LU", "left", "pivots", "result"),
+                     ranks=((2,), (1, 2)),
+                     derive={"LU": lambda arrays, attrs: _lu(arrays[0])[0],
+                             "pivots": lambda arrays, attrs: _lu(arrays[0])[1]},
+                     grads=(_solve_grad_A, _solve_grad_B),
+                     local=("-{A}⁻ᵀ(·)Xᵀ", "{A}⁻ᵀ"), symbol="solve")
+
+
+# -- diagonals ---------------------------------------------------------------------------------
+def _diag_embed(v, offset, dim1, dim2):
+    v = np.asarray(v)
+    n = v.shape[-1] + abs(offset)
+    out = np.zeros((n, n), dtype=v.dtype) if v.dtype != object else np.full((n, n), 0,
+                                                                            dtype=object)
+    idx = np.arange(v.shape[-1])
+    out[idx + max(-offset, 0), idx + max(offset, 0)] = v
+    return out
+
+
+def _diagonal(a, offset, dim1, dim2):
+    return np.array(np.diagonal(a, offset, dim1, dim2))
+
+
+DIAG_EMBED = Op("diag_embed", attrs=("offset", "dim1", "dim2"), forward=_diag_embed,
+                saves=("dim1", "dim2", "offset"), ranks=((1,),),
+                grads=(lambda m, grad, dim1, dim2, offset:
+                       m.call(DIAGONAL_COPY, grad, offset, 0, 1),),
+                local=("the diagonal",), symbol="diag")
+
+
+def _diagonal_grad(m, grad, dim1, dim2, offset, self_sym_sizes):
+    n, k = self_sym_sizes
+    square = m.call(DIAG_EMBED, grad, offset, -2, -1)  # (len + |offset|)²
+    side = m.shape(square)[0]
+    return m.call(_PAD, square, (0, k - side, 0, n - side), 0) if (n, k) != (side, side) \
+        else square
+
+
+DIAGONAL_COPY = Op("diagonal_copy", attrs=("offset", "dim1", "dim2"), forward=_diagonal,
+                   node="DiagonalBackward0_copy",
+                   saves=("dim1", "dim2", "offset", "self_sym_sizes"), ranks=((2,),),
+                   grads=(_diagonal_grad,), local=("1 on the diagonal",), symbol="diagonal")
