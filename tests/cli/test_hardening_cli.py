@@ -182,3 +182,27 @@ def test_batch_goes_on_past_bad_problems(tmp_path):
 def test_batch_size_limit():
     r = run("check", "--batch", "/dev/zero")
     assert r.exit_code == 2 and "limit for a problem file" in r.output
+
+
+def test_batch_checks_identical_answers_once(tmp_path, monkeypatch):
+    """A class gives many identical answers: each distinct one is checked once, and every
+    student gets its verdict under their own name."""
+    import symgrad_cli.check as check_cmd
+    calls = []
+    real = check_cmd._run
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(check_cmd, "_run", counting)
+    f = tmp_path / "p.toml"
+    f.write_text("".join(f'[[problem]]\nname = "s{i}"\nexpr = "x**2"\n'
+                         f'grad = {{x = "{g}"}}\n\n'
+                         for i, g in enumerate(["2*x", "x", "2*x", "2*x", "x"])))
+    r = CliRunner().invoke(cli, ["check", "--batch", str(f), "--json"])
+    import json
+    out = json.loads(r.output)
+    assert [(p["name"], p["verdict"]) for p in out["problems"]] == [
+        ("s0", "correct"), ("s1", "wrong"), ("s2", "correct"), ("s3", "correct"),
+        ("s4", "wrong")]
+    assert len(calls) == 2
