@@ -147,6 +147,8 @@ class GradientProgram:
             for line in self.lines:
                 for sym, e in zip(np.ravel(line.symbols), np.ravel(line.expr)):
                     e = sp.sympify(e)
+                    if e.has(sp.zoo):  # (complex infinity has no float: nan, as 0**-1 is)
+                        e = e.xreplace({sp.zoo: sp.nan})
                     args = sorted(e.free_symbols, key=lambda s: s.name)
                     fn = sp.lambdify(args, e, modules="numpy", dummify=True)
                     steps.append((sym, args, fn))

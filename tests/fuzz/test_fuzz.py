@@ -1,0 +1,37 @@
+"""A fixed sample of the fuzzer (tests/fuzz/fuzzing.py): random and hostile command lines
+end as the contract says, and nothing typed is executed."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from fuzzing import HOSTILE, fuzz, run_one
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_expressions(text, tmp_path):
+    os.chdir(tmp_path)
+    for args in (["diff", text], ["check", text, "--grad", "x=1", "--samples", "3"],
+                 ["draw", text, "-o", "g.dot"]):
+        ok, what = run_one(args)
+        assert ok, (args, what)
+    assert not os.path.exists("/tmp/pwned")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_command_lines(seed, tmp_path):
+    os.chdir(tmp_path)
+    count, failures = fuzz(seed, n=40)
+    assert count == 40
+    assert failures == [], failures[:3]
+
+
+@pytest.mark.parametrize("args", [
+    ["diff", "sin(0)**x", "--at", "x=[0]"],  # complex infinity in a compiled step
+    ["check", "--", "--grad", "x=1"],         # after --, everything is an argument
+])
+def test_found_by_the_fuzzer(args, tmp_path):
+    os.chdir(tmp_path)
+    ok, what = run_one(args)
+    assert ok, what
