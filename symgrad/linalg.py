@@ -1,4 +1,4 @@
-"""``torch.linalg``: ``det``, ``inv``, ``solve``, ``norm``, ``vector_norm``,
+"""``torch.linalg``: ``det``, ``slogdet``, ``inv``, ``solve``, ``norm``, ``vector_norm``,
 ``matrix_norm`` (Frobenius) and ``LinAlgError``.
 
 Examples
@@ -15,10 +15,11 @@ from __future__ import annotations
 from . import ops as O
 from .api.apply import apply
 from .api.core import Tensor
-from .api.linalg import LinAlgError, det, solve
+from .api.linalg import LinAlgError, det, slogdet, solve
 from .api.linalg import inverse as inv
 
-__all__ = ["det", "inv", "solve", "norm", "vector_norm", "matrix_norm", "LinAlgError"]
+__all__ = ["det", "slogdet", "inv", "solve", "norm", "vector_norm", "matrix_norm",
+           "LinAlgError"]
 
 
 def vector_norm(x: Tensor, ord: float = 2, dim=None, keepdim: bool = False, *,

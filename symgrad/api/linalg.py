@@ -19,10 +19,12 @@ from .apply import apply
 from .construct import tensor
 from .core import Tensor
 from .messages import _SCALAR_NAMES
+from .methods import where
+from .return_types import slogdet as SignLogAbsDet
 from .shapes import _broadcast_sizes, _strides
 
-__all__ = ["matmul", "mm", "mv", "dot", "bmm", "det", "inverse", "logdet", "solve", "outer",
-           "diag", "trace"]
+__all__ = ["matmul", "mm", "mv", "dot", "bmm", "det", "inverse", "logdet", "slogdet", "solve",
+           "outer", "diag", "trace"]
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -201,11 +203,20 @@ def inverse(A: Tensor) -> Tensor:
     return apply(O.LINALG_INV_EX, (A,))
 
 
+def slogdet(A: Tensor):
+    """``(sign, logabsdet)`` of ``det(A)`` (``LinalgSlogdetBackward0`` on logabsdet; the
+    sign is a number here, with no gradient)."""
+    _square("linalg.slogdet", A)
+    sign = tensor(np.linalg.slogdet(A._data)[0], dtype=A.dtype)
+    return SignLogAbsDet(sign, apply(O.LINALG_SLOGDET, (A,)))
+
+
 def logdet(A: Tensor) -> Tensor:
-    """``log(det(A))``: nan for a negative determinant, -inf for a singular matrix
-    (composed of ``det`` and ``log``: PyTorch's graph goes through ``slogdet``)."""
+    """``log(det(A))``: nan for a negative determinant, -inf for a singular matrix; as
+    PyTorch composes it, ``where(sign == -1, nan, logabsdet)``."""
     _square("linalg.det", A)
-    return det(A).log()
+    sign, logabsdet = slogdet(A)
+    return where(sign == -1, float("nan"), logabsdet)
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
@@ -289,6 +300,9 @@ class _LinearAlgebra:
 
     def logdet(self):
         return logdet(self)
+
+    def slogdet(self):
+        return slogdet(self)
 
     def inverse(self):
         return inverse(self)

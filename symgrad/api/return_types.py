@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["max", "min", "MinMax"]
+__all__ = ["max", "min", "MinMax", "slogdet"]
 
 
 class _ValuesIndices(tuple):
@@ -61,3 +61,24 @@ def MinMax(values, indices, kind: str = "max") -> _ValuesIndices:  # noqa: N802
     """The named pair of ``max(dim)`` (``kind="max"``) or ``min(dim)``."""
     return (max if kind == "max" else min)(values, indices)
 
+
+
+class slogdet(tuple):  # noqa: N801 - PyTorch's name
+    """``torch.return_types.slogdet(sign=..., logabsdet=...)``."""
+
+    __slots__ = ()
+    __module__ = "torch.return_types"
+    n_fields = n_sequence_fields = 2
+    n_unnamed_fields = 0
+
+    def __new__(cls, sign, logabsdet=None):
+        if logabsdet is None:
+            sign, logabsdet = sign
+        return tuple.__new__(cls, (sign, logabsdet))
+
+    sign = property(operator.itemgetter(0))
+    logabsdet = property(operator.itemgetter(1))
+
+    def __repr__(self) -> str:
+        return (f"torch.return_types.slogdet(\nsign={self.sign!r},\n"
+                f"logabsdet={self.logabsdet!r})")

@@ -200,7 +200,8 @@ class Node:
         op = type(self).op
         saved = [] if op is None else ["_saved_" + s for s in op.saves + tuple(op.consts)
                                        if s[:1] != "_"]
-        return sorted(set(super().__dir__()) | set(saved))
+        # (the slot holding the values is symgrad's own: PyTorch's dir shows _saved_* only)
+        return sorted((set(super().__dir__()) - {"_saved"}) | set(saved))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_saved_"):

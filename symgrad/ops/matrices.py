@@ -15,8 +15,8 @@ from .kernels import _sympy
 from .layers import CONSTANT_PAD_ND as _PAD
 from .record import Op
 
-__all__ = ["TRACE", "LINALG_DET", "LINALG_INV_EX", "LINALG_SOLVE_EX", "DIAG_EMBED",
-           "DIAGONAL_COPY"]
+__all__ = ["TRACE", "LINALG_DET", "LINALG_SLOGDET", "LINALG_INV_EX", "LINALG_SOLVE_EX",
+           "DIAG_EMBED", "DIAGONAL_COPY"]
 
 
 def _lu(a) -> tuple:
@@ -68,6 +68,11 @@ TRACE = Op("trace", forward=lambda a: np.asarray(np.trace(a)), saves=("self_sym_
 
 
 # -- determinant ---------------------------------------------------------------------------------
+# (the determinants' LU is of Aᵀ: LAPACK reads the row-major A as its transpose)
+_DET_LU = {"LU": lambda arrays, attrs: _lu(np.swapaxes(arrays[0], -1, -2))[0],
+           "pivots": lambda arrays, attrs: _lu(np.swapaxes(arrays[0], -1, -2))[1]}
+
+
 def _det(a):
     a = np.asarray(a)
     if a.dtype == object:
@@ -77,12 +82,34 @@ def _det(a):
 
 LINALG_DET = Op("linalg_det", inputs=("A",), forward=_det, dtype=R.floating,
                 saves=("A", "LU", "pivots", "result"), ranks=((2,),),
-                # (det's LU is of Aᵀ: LAPACK reads the row-major A as its transpose)
-                derive={"LU": lambda arrays, attrs: _lu(np.swapaxes(arrays[0], -1, -2))[0],
-                        "pivots": lambda arrays, attrs: _lu(np.swapaxes(arrays[0], -1, -2))[1]},
+                derive=_DET_LU,
                 grads=(lambda m, grad, A, LU, pivots, result:
                        _mT(m, m.call(LINALG_INV_EX, A)) * (grad * result),),
                 local=("det({A})·{A}⁻ᵀ",), symbol="det", expr="det")
+
+
+def _logabsdet(a):
+    a = np.asarray(a)
+    if a.dtype == object:
+        sp = _sympy()
+        return np.asarray(sp.log(sp.Abs(_sym_matrix(a).det())), dtype=object)
+    return np.asarray(np.linalg.slogdet(a)[1], dtype=a.dtype)
+
+
+def _sign(arrays, attrs):
+    a = np.asarray(arrays[0])
+    if a.dtype == object:
+        return np.asarray(_sympy().sign(_sym_matrix(a).det()), dtype=object)
+    return np.asarray(np.linalg.slogdet(a)[0], dtype=a.dtype)
+
+
+# The logabsdet output of PyTorch's linalg_slogdet (its sign has no gradient: a number).
+LINALG_SLOGDET = Op("linalg_slogdet", inputs=("A",), forward=_logabsdet, dtype=R.floating,
+                    saves=("A", "LU", "pivots", "sign"), ranks=((2,),),
+                    derive={**_DET_LU, "sign": _sign},
+                    grads=(lambda m, grad, A, LU, pivots, sign:
+                           _mT(m, m.call(LINALG_INV_EX, A)) * grad,),
+                    local=("{A}⁻ᵀ",), symbol="log|det|")
 
 
 # -- inverse and solve -------------------------------------------------------------------------

@@ -19,6 +19,9 @@ CALLS = {
     "trace": lambda L, a, r, v: a.trace(), "trace rect": lambda L, a, r, v: L.trace(r),
     "det": lambda L, a, r, v: a.det(), "linalg.det": lambda L, a, r, v: L.linalg.det(a * 2),
     "logdet": lambda L, a, r, v: L.logdet(a), "inverse": lambda L, a, r, v: a.inverse(),
+    "slogdet": lambda L, a, r, v: L.linalg.slogdet(a).logabsdet,
+    "logdet negative": lambda L, a, r, v: (a * L.tensor([[-1.0], [1.0], [1.0]],
+                                                        dtype=L.float64)).logdet(),
     "linalg.inv": lambda L, a, r, v: L.linalg.inv(a),
     "solve vector": lambda L, a, r, v: L.linalg.solve(a, v),
     "solve matrix": lambda L, a, r, v: L.linalg.solve(a, r.t()),
@@ -42,7 +45,11 @@ def test_against_torch(name):
                                               "_saved_dim2", "_saved_offset", "_saved_left",
                                               "_saved_dim", "_saved_ord", "_saved_keepdim")
                  if hasattr(fn, k)}
-        tensors = {k: getattr(fn, k) for k in ("_saved_LU", "_saved_pivots", "_saved_inverse")
+        # (values and dtypes: the sign of slogdet is an output with a graph in PyTorch, a
+        # number here)
+        tensors = {k: getattr(fn, k).detach() for k in ("_saved_LU", "_saved_pivots",
+                                                         "_saved_inverse", "_saved_sign",
+                                                         "_saved_condition")
                    if hasattr(fn, k)}
         w = L.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)), dtype=y.dtype)
         leaves = [a, r, v]
@@ -50,9 +57,8 @@ def test_against_torch(name):
         used = [(x, g) for x, g in zip(leaves, gs) if g is not None and g.requires_grad]
         second = L.autograd.grad(sum((g * g).sum() for _, g in used), [x for x, _ in used]) \
             if used else []
-        # (logdet is composed here, det then log: PyTorch's graph goes through slogdet)
-        name_ = fn.name() if name != "logdet" else None
-        return [y, name_, saved, tensors, [g for g in gs], list(second)]
+        names = [fn.name()] + [n.name() if n else None for n, _ in fn.next_functions]
+        return [y, names, saved, tensors, [g for g in gs], list(second)]
     check_same(run, rtol=1e-9, atol=1e-10)
 
 
