@@ -1,6 +1,7 @@
 """``symgrad check``: is a hand-derived gradient right?  One, or a whole problem set."""
 from __future__ import annotations
 
+import multiprocessing
 import sys
 
 import click
@@ -97,35 +98,84 @@ def _problem(k: int, p) -> tuple:
             {key: str(v) for key, v in at.items()}, None)
 
 
-def _batch(path: str, samples: int, timeout: float, as_json: bool) -> None:
-    problems = _load_batch(path)
-    results = []
-    show_bar = sys.stderr.isatty() and not as_json
-    with click.progressbar(problems, label="checking", file=sys.stderr,
-                           hidden=not show_bar) as bar:
-        done: dict = {}  # identical answers (a class gives many) are checked once
-        for name, text, grad_texts, at_texts, error in bar:
-            if error is not None:
-                results.append((name, text, "error", None, error))
-                continue
-            key = (text, tuple(sorted(grad_texts.items())), tuple(sorted(at_texts.items())))
-            if key in done:
-                results.append((name,) + done[key][1:])
-                continue
+def _one(job: tuple) -> tuple:
+    """``(verdict, report, error)`` of one distinct problem (in a worker with --jobs)."""
+    name, text, grad_texts, at_texts, samples, timeout = job
+    try:
+        expr = load_expression(text, what=f"problem {name}")
+        grads = _parse_grads(tuple(f"{k}={v}" for k, v in grad_texts), expr.variables)
+        at = parse_at(tuple(f"{k}={v}" for k, v in at_texts), expr.variables)
+        report = _run(text, grads, at, samples, timeout)
+        return report.verdict, report, None
+    except InputError as err:
+        return "error", None, err.format_message()
+    except Exception as err:  # noqa: BLE001 - one problem's failure is its own entry
+        return "error", None, f"internal error: {type(err).__name__}: {err}"
+
+
+def _worker(conn, jobs: list, first: int, step: int) -> None:
+    for i in range(first, len(jobs), step):
+        conn.send((i, _one(jobs[i])))
+    conn.close()
+
+
+def _in_processes(jobs: list, n: int, bar) -> list:
+    """``_one`` of every job, in ``n`` worker processes (not daemonic: each check runs
+    its symbolic work in a child of its own)."""
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    out: list = [None] * len(jobs)
+    workers = []
+    for w in range(n):
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_worker, args=(child, jobs, w, n))
+        proc.start()
+        child.close()
+        workers.append((proc, parent))
+    for proc, parent in workers:
+        while True:
             try:
-                expr = load_expression(text, what=f"problem {name}")
-                grads = _parse_grads(tuple(f"{k}={v}" for k, v in grad_texts.items()),
-                                     expr.variables)
-                at = parse_at(tuple(f"{k}={v}" for k, v in at_texts.items()),
-                              expr.variables)
-                report = _run(text, grads, at, samples, timeout)
-                results.append((name, text, report.verdict, report, None))
-                done[key] = results[-1]
-            except InputError as err:
-                results.append((name, text, "error", None, err.format_message()))
-            except Exception as err:  # noqa: BLE001 - one problem's failure is its own entry
-                results.append((name, text, "error", None,
-                                f"internal error: {type(err).__name__}: {err}"))
+                i, result = parent.recv()
+            except EOFError:
+                break
+            out[i] = result
+            bar.update(1)
+        proc.join()
+    for i, result in enumerate(out):
+        if result is None:  # a worker that died: the problem gets an error entry
+            out[i] = ("error", None, "internal error: the worker checking it stopped")
+    return out
+
+
+def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1) -> None:
+    problems = _load_batch(path)
+    # Identical answers (a class gives many) are checked once, and distinct ones in
+    # ``jobs`` processes; the results are the same whatever ``jobs`` is.
+    keys, distinct = [], {}
+    for name, text, grad_texts, at_texts, error in problems:
+        key = None if error is not None else (
+            text, tuple(sorted(grad_texts.items())), tuple(sorted(at_texts.items())))
+        keys.append(key)
+        if key is not None and key not in distinct:
+            distinct[key] = (name, key[0], key[1], key[2], samples, timeout)
+    show_bar = sys.stderr.isatty() and not as_json
+    with click.progressbar(length=len(distinct), label="checking", file=sys.stderr,
+                           hidden=not show_bar) as bar:
+        if jobs > 1 and len(distinct) > 1:
+            outcomes = _in_processes(list(distinct.values()), min(jobs, len(distinct)), bar)
+        else:
+            outcomes = []
+            for job in distinct.values():
+                outcomes.append(_one(job))
+                bar.update(1)
+    checked = dict(zip(distinct, outcomes))
+    results = []
+    for (name, text, _, _, error), key in zip(problems, keys):
+        if key is None:
+            results.append((name, text, "error", None, error))
+        else:
+            verdict, report, err = checked[key]
+            results.append((name, text, verdict, report, err))
     verdicts = [r[2] for r in results]
     if as_json:
         echo_json({"problems": [
@@ -160,9 +210,11 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool) -> None:
               show_default=True, help="Seconds allowed for symbolic simplification.")
 @click.option("--batch", "batch", type=click.Path(dir_okay=False), default=None,
               help="Check a whole problem set (TOML, [[problem]] tables).")
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="With --batch: check the problems in this many processes.")
 @click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
 def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: int,
-          timeout: float, batch: str | None, as_json: bool) -> None:
+          timeout: float, batch: str | None, jobs: int, as_json: bool) -> None:
     """Check a hand-derived gradient of EXPRESSION: symbolically (SymPy), then
     numerically at the given and random points. A wrong gradient gets a counterexample
     and a diagnosis. Exit status: 0 correct, 1 wrong, 3 undecided, 2 bad input.
@@ -185,7 +237,7 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: i
         if expression or grad_items or at_items:
             raise InputError("--batch checks a problem file: give no EXPRESSION, --grad or "
                              "--at with it")
-        _batch(batch, samples, timeout, as_json)
+        _batch(batch, samples, timeout, as_json, jobs)
         return
     if not expression:
         raise InputError("missing EXPRESSION (or --batch FILE); see symgrad check --help")

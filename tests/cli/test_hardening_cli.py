@@ -206,3 +206,18 @@ def test_batch_checks_identical_answers_once(tmp_path, monkeypatch):
         ("s0", "correct"), ("s1", "wrong"), ("s2", "correct"), ("s3", "correct"),
         ("s4", "wrong")]
     assert len(calls) == 2
+
+
+def test_batch_jobs_give_the_same_results(tmp_path):
+    f = tmp_path / "p.toml"
+    answers = [("x**2", "2*x"), ("x**2", "x"), ("sin(x)", "cos(x)"), ("exp(2*x)", "exp(2*x)"),
+               ("x +", "1"), ("log(x)", "1/x"), ("x**3", "3*x**2")]
+    f.write_text("".join(f'[[problem]]\nname = "p{i}"\nexpr = "{e}"\ngrad = {{x = "{g}"}}\n\n'
+                         for i, (e, g) in enumerate(answers)))
+    import json
+    one, two = (json.loads(CliRunner().invoke(cli, ["check", "--batch", str(f), "--json",
+                                                    "--jobs", j]).output) for j in ("1", "2"))
+    assert [(p["name"], p["verdict"]) for p in one["problems"]] == \
+        [(p["name"], p["verdict"]) for p in two["problems"]]
+    assert one["summary"] == two["summary"] == {"correct": 4, "wrong": 2, "undecided": 0,
+                                                "error": 1}
