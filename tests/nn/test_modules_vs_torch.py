@@ -38,6 +38,8 @@ REPRS = [
     "nn.Sequential()", "nn.Embedding(10, 3)", "nn.Embedding(10, 3, padding_idx=-1)",
     "nn.LayerNorm(4)", "nn.LayerNorm([3, 4], elementwise_affine=False)",
     "nn.DataParallel(nn.Linear(1, 1))", "nn.Bilinear(2, 3, 4)",
+    "nn.ParameterList([nn.Parameter(nn.Linear(2, 3).weight.detach()), nn.Parameter("
+    "nn.Linear(4, 1).bias.detach())])",
     "nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))",
     "nn.Sequential(nn.Sequential(nn.Linear(2, 2), nn.ReLU()), nn.Dropout(0.1))",
     "nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU(), nn.ReLU()])",

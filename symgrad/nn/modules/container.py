@@ -224,5 +224,6 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"({k}): Parameter containing: [{p.type()} of size "
+        # (PyTorch indents these rows twice: its own two spaces, then the repr's)
+        return "\n".join(f"  ({k}): Parameter containing: [{p.dtype} of size "
                          f"{'x'.join(map(str, p.shape))}]" for k, p in self._parameters.items())
