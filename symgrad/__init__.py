@@ -34,10 +34,8 @@ from .ops.dtypes import (bool, double, dtype, float, float16, float32, float64, 
                      half, int, int32, int64, long, promote_types, set_default_dtype)
 from .api.functional import *  # noqa: F401,F403
 from .api.functional import __all__ as _functional_all
-from . import accelerator, autograd, backends, cuda, linalg, nn, optim  # noqa: E402
+from . import accelerator, autograd, backends, cuda, linalg  # noqa: E402
 from .api.device import device, get_default_device, set_default_device  # noqa: E402
-from .serialization import load, save  # noqa: E402
-from .nn.functional import celu, selu  # noqa: E402  (torch.selu, torch.celu)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
@@ -62,17 +60,22 @@ BoolTensor = _legacy("BoolTensor", bool)
 # The symbolic layers load SymPy, which tensor code never needs: their names are loaded
 # the first time they are asked for (PEP 562), so ``import symgrad`` stays as quick as
 # ``import numpy``.
+# Likewise the layers above the tensor (nn, optim, save/load), which scripts that only
+# differentiate never touch.
 _LAZY = {"Expression": "symbolic.expression", "parse": "symbolic.expression",
          "gradient_program": "symbolic.bridge", "to_sympy": "symbolic.bridge",
          "Report": "checking", "check": "checking", "verify": "checking",
-         "draw": "drawing", "draw_steps": "drawing", "make_dot": "drawing"}
+         "draw": "drawing", "draw_steps": "drawing", "make_dot": "drawing",
+         "nn": "", "optim": "", "save": "serialization", "load": "serialization",
+         "selu": "nn.functional", "celu": "nn.functional"}
 
 
 def __getattr__(name: str):
     where = _LAZY.get(name)
     if where is None:
         raise AttributeError(f"module 'symgrad' has no attribute '{name}'")
-    value = getattr(_importlib.import_module("." + where, __name__), name)
+    module = _importlib.import_module("." + (where or name), __name__)
+    value = module if not where else getattr(module, name)
     globals()[name] = value
     return value
 
