@@ -117,6 +117,10 @@ def _pipe_wasm(source: str, fmt: str, engine: str) -> bytes:
                 f"rendering {fmt} needs Graphviz: `pip install wasmtime` (runs Graphviz "
                 f"compiled to WebAssembly), or {_INSTALL_DOT}.") from None
         raise RenderError(f"Graphviz (WebAssembly) failed to render {fmt}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - wasmtime's Trap (out of memory on big graphs)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise RenderError(f"Graphviz (WebAssembly) stopped on this drawing ({first}); a graph "
+                          f"this large needs the `dot` program: {_INSTALL_DOT}") from None
 
 
 def write_atomic(path: pathlib.Path, data: bytes) -> None:

