@@ -77,7 +77,8 @@ def _det(a):
     a = np.asarray(a)
     if a.dtype == object:
         return np.asarray(_sym_matrix(a).det(), dtype=object)
-    return np.asarray(np.linalg.det(a), dtype=a.dtype)
+    with np.errstate(all="ignore"):  # (PyTorch gives inf silently, as here)
+        return np.asarray(np.linalg.det(a), dtype=a.dtype)
 
 
 LINALG_DET = Op("linalg_det", inputs=("A",), forward=_det, dtype=R.floating,
@@ -93,14 +94,16 @@ def _logabsdet(a):
     if a.dtype == object:
         sp = _sympy()
         return np.asarray(sp.log(sp.Abs(_sym_matrix(a).det())), dtype=object)
-    return np.asarray(np.linalg.slogdet(a)[1], dtype=a.dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(np.linalg.slogdet(a)[1], dtype=a.dtype)
 
 
 def _sign(arrays, attrs):
     a = np.asarray(arrays[0])
     if a.dtype == object:
         return np.asarray(_sympy().sign(_sym_matrix(a).det()), dtype=object)
-    return np.asarray(np.linalg.slogdet(a)[0], dtype=a.dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(np.linalg.slogdet(a)[0], dtype=a.dtype)
 
 
 # The logabsdet output of PyTorch's linalg_slogdet (its sign has no gradient: a number).
@@ -117,7 +120,8 @@ def _inv(a):
     a = np.asarray(a)
     if a.dtype == object:
         return _object(_sym_matrix(a).inv())
-    return np.linalg.inv(a)
+    with np.errstate(all="ignore"):
+        return np.linalg.inv(a)
 
 
 LINALG_INV_EX = Op("linalg_inv_ex", inputs=("A",), forward=_inv, dtype=R.floating,
@@ -133,7 +137,8 @@ def _solve(a, b, left):
         x = _sym_matrix(a).LUsolve(_sym_matrix(b if b.ndim == 2 else b[:, None]))
         out = _object(x)
         return out if b.ndim == 2 else out[:, 0]
-    return np.linalg.solve(a, b if b.ndim == 2 else b[:, None]).reshape(b.shape)
+    with np.errstate(all="ignore"):
+        return np.linalg.solve(a, b if b.ndim == 2 else b[:, None]).reshape(b.shape)
 
 
 def _solve_grad_B(m, grad, A, LU, left, pivots, result):

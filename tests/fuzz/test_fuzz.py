@@ -30,6 +30,7 @@ def test_random_command_lines(seed, tmp_path):
 @pytest.mark.parametrize("args", [
     ["diff", "sin(0)**x", "--at", "x=[0]"],  # complex infinity in a compiled step
     ["check", "--", "--grad", "x=1"],         # after --, everything is an argument
+    ["diff", "(pi * det((1e300 / log(x.T))))", "--order", "3"],  # numpy's overflow warning
 ])
 def test_found_by_the_fuzzer(args, tmp_path):
     os.chdir(tmp_path)
