@@ -47,27 +47,37 @@ def nice_number(v) -> sp.Expr:
     known = _KNOWN.get(abs(f))
     if known is not None:
         return known if f > 0 else -known
+    if f.is_integer() and abs(f) < 1e15:
+        return sp.Integer(int(f))
     multiple = _pi_multiple(f)
     if multiple is not None:
         return multiple
-    if f.is_integer() and abs(f) < 1e15:
-        return sp.Integer(int(f))
     text = str(v) if isinstance(v, np.floating) else repr(f)
     if len(text.replace("-", "").replace(".", "").lstrip("0")) <= 8 and "e" not in text:
         return sp.Rational(text)
     return sp.Float(f)
 
 
+#: Constants whose rational multiples (and quotients) are recognised in folded floats.
+_CONSTANTS = ((math.pi, sp.pi), (math.sqrt(math.pi), sp.sqrt(sp.pi)), (math.e, sp.E),
+              (math.sqrt(2), sp.sqrt(2)), (math.sqrt(3), sp.sqrt(3)),
+              (math.log(2), sp.log(2)), (math.log(10), sp.log(10)))
+
+
 def _pi_multiple(f: float):
-    """``p*pi/q`` (q <= 12) when ``f`` is exactly that float as a program computes it
-    (``pi/4`` folded by the parser is ``math.pi / 4``), else None."""
-    if f == 0 or abs(f) > 1e4:
+    """``p*c/q`` or ``p/(q*c)`` (c one of :data:`_CONSTANTS`, q <= 12) when ``f`` is that
+    number to float rounding (``pi/4`` folded by the parser is ``math.pi / 4``; ``2/sqrt(pi)``
+    is a product of two roundings), else None."""
+    if f == 0 or not 1e-4 < abs(f) < 1e4:
         return None
-    for q in range(1, 13):
-        p = round(f / math.pi * q)
-        if p and math.gcd(p, q) == 1 and f in (math.pi * p / q, math.pi / q * p,
-                                               p * math.pi / q, math.pi * (p / q)):
-            return sp.pi * sp.Rational(p, q)
+    for c, exact in _CONSTANTS:
+        for q in range(1, 13):
+            for ratio, make in ((f / c * q, lambda p: exact * sp.Rational(p, q)),
+                                (f * c * q, lambda p: sp.Rational(p, q) / exact)):
+                p = round(ratio)
+                if p and abs(p) <= 1000 and math.gcd(p, q) == 1 \
+                        and abs(ratio - p) <= 4e-15 * abs(p):
+                    return make(p)
     return None
 
 

@@ -64,3 +64,29 @@ def test_non_square_matrix_claim_is_a_verdict():
     assert (code, rep["verdict"]) == (1, "wrong")
     code, rep = check("sum(X*X)", "X=2*X", "--at", "X=[[1,2,3],[4,5,6]]")
     assert (code, rep["verdict"]) == (0, "correct")
+
+
+# The calculus table, in the forms students write (right-but-different, and typical
+# mistakes): every verdict is asserted.
+TABLE = [
+    ("atan(x)", "1/(1+x**2)", "correct"), ("asin(x)", "1/sqrt(1-x**2)", "correct"),
+    ("acos(x)", "-1/sqrt(1-x**2)", "correct"), ("cosh(x)", "sinh(x)", "correct"),
+    ("tanh(x)", "1/cosh(x)**2", "correct"), ("log1p(x)", "1/(1+x)", "correct"),
+    ("exp2(x)", "log(2)*2**x", "correct"), ("log2(x)", "1/(x*log(2))", "correct"),
+    ("log10(x)", "1/(x*ln(10))", "correct"), ("x**x", "x**x*(log(x)+1)", "correct"),
+    ("sigmoid(x)", "sigmoid(x)*(1-sigmoid(x))", "correct"),
+    ("softplus(x)", "1/(1+exp(-x))", "correct"), ("erf(x)", "2*exp(-x**2)/sqrt(pi)", "correct"),
+    ("sqrt(x)", "1/(2*sqrt(x))", "correct"), ("sin(x)**2", "sin(2*x)", "correct"),
+    ("asinh(x)", "1/sqrt(x**2+1)", "correct"), ("log(cosh(x))", "tanh(x)", "correct"),
+    ("exp(x)*sin(x)", "exp(x)*(sin(x)+cos(x))", "correct"),
+    ("atan(x)", "1/(1-x**2)", "wrong"), ("cosh(x)", "-sinh(x)", "wrong"),
+    ("log2(x)", "1/x", "wrong"), ("erf(x)", "exp(-x**2)", "wrong"),
+    ("x**x", "x*x**(x-1)", "wrong"), ("sin(x)**2", "2*sin(x)", "wrong"),
+    ("exp(x)*sin(x)", "exp(x)*cos(x)", "wrong"),
+]
+
+
+@pytest.mark.parametrize("expr, grad, verdict", TABLE)
+def test_calculus_table(expr, grad, verdict):
+    code, rep = check(expr, f"x={grad}")
+    assert rep["verdict"] == verdict, rep
