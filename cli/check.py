@@ -55,9 +55,11 @@ def _exit(verdicts: list) -> int:
 
 #: The largest problem file --batch reads (a class's few thousand answers fit in 1 MB).
 MAX_BATCH_BYTES = 16 * 2 ** 20
+#: The default of --max-problems: more problems than a class's problem set has.
+MAX_PROBLEMS = 10_000
 
 
-def _load_batch(path: str) -> list:
+def _load_batch(path: str, max_problems: int = MAX_PROBLEMS) -> list:
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_BATCH_BYTES + 1)
@@ -78,6 +80,9 @@ def _load_batch(path: str) -> list:
     if not isinstance(problems, list) or not problems:
         raise InputError(f"{path}: expected [[problem]] tables with expr = ... and "
                          "grad = {x = ...}")
+    if len(problems) > max_problems:
+        raise InputError(f"{path}: {len(problems)} problems, more than the limit of "
+                         f"{max_problems} (raise it with --max-problems)")
     return [_problem(k, p) for k, p in enumerate(problems, 1)]
 
 
@@ -147,8 +152,9 @@ def _in_processes(jobs: list, n: int, bar) -> list:
     return out
 
 
-def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1) -> None:
-    problems = _load_batch(path)
+def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1,
+           max_problems: int = MAX_PROBLEMS) -> None:
+    problems = _load_batch(path, max_problems)
     # Identical answers (a class gives many) are checked once, and distinct ones in
     # ``jobs`` processes; the results are the same whatever ``jobs`` is.
     keys, distinct = [], {}
@@ -212,9 +218,12 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
               help="Check a whole problem set (TOML, [[problem]] tables).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
               help="With --batch: check the problems in this many processes.")
+@click.option("--max-problems", type=click.IntRange(1), default=MAX_PROBLEMS,
+              show_default=True, help="With --batch: the most problems a file may hold.")
 @click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
 def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: int,
-          timeout: float, batch: str | None, jobs: int, as_json: bool) -> None:
+          timeout: float, batch: str | None, jobs: int, max_problems: int,
+          as_json: bool) -> None:
     """Check a hand-derived gradient of EXPRESSION: symbolically (SymPy), then
     numerically at the given and random points. A wrong gradient gets a counterexample
     and a diagnosis. Exit status: 0 correct, 1 wrong, 3 undecided, 2 bad input.
@@ -237,7 +246,7 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: i
         if expression or grad_items or at_items:
             raise InputError("--batch checks a problem file: give no EXPRESSION, --grad or "
                              "--at with it")
-        _batch(batch, samples, timeout, as_json, jobs)
+        _batch(batch, samples, timeout, as_json, jobs, max_problems)
         return
     if not expression:
         raise InputError("missing EXPRESSION (or --batch FILE); see symgrad check --help")

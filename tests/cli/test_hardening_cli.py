@@ -184,6 +184,15 @@ def test_batch_size_limit():
     assert r.exit_code == 2 and "limit for a problem file" in r.output
 
 
+def test_batch_problem_count_limit(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text('[[problem]]\nexpr = "x**2"\ngrad = {x = "2*x"}\n\n' * 4)
+    r = run("check", "--batch", str(f), "--max-problems", "3")
+    assert r.exit_code == 2 and "4 problems, more than the limit of 3" in r.output
+    assert "--max-problems" in r.output and "internal error" not in r.output
+    assert run("check", "--batch", str(f), "--max-problems", "4").exit_code == 0
+
+
 def test_batch_checks_identical_answers_once(tmp_path, monkeypatch):
     """A class gives many identical answers: each distinct one is checked once, and every
     student gets its verdict under their own name."""
