@@ -38,7 +38,7 @@ from .._util import deep
 from ..autograd import grad
 from ..symbolic.bridge import almost_everywhere, graph_leaves, leaf_names, leaf_symbols, to_sympy
 from ..symbolic.expression import Expression, parse
-from ..symbolic.vecdiff import NoVectorForm, vector_gradient
+from ..symbolic.vectors import NoVectorForm, vector_gradient
 from .decision import compare_symbolically
 from .diagnosis import diagnose_all, shape_mismatches
 from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Report, listify)

@@ -16,7 +16,7 @@ from .layers import CONSTANT_PAD_ND as _PAD
 from .record import Op
 
 __all__ = ["TRACE", "LINALG_DET", "LINALG_SLOGDET", "LINALG_INV_EX", "LINALG_SOLVE_EX",
-           "DIAG_EMBED", "DIAGONAL_COPY"]
+           "DIAG_EMBED", "DIAGONAL_COPY", "OUTER", "LOGDET"]
 
 
 def _lu(a) -> tuple:
@@ -195,3 +195,16 @@ DIAGONAL_COPY = Op("diagonal_copy", attrs=("offset", "dim1", "dim2"), forward=_d
                    node="DiagonalBackward0_copy",
                    saves=("dim1", "dim2", "offset", "self_sym_sizes"), ranks=((2,),),
                    grads=(_diagonal_grad,), local=("1 on the diagonal",), symbol="diagonal")
+
+
+# -- compositions with a name in the expression language ------------------------------------
+# (no node of their own: PyTorch records what they are made of)
+OUTER = Op("outer", inputs=("self", "vec2"), forward=np.multiply.outer, composite=True,
+           method="outer", function="outer", expr="outer", symbol="⊗",
+           doc="the outer product self vec2ᵀ: a view of self times vec2 (MulBackward0)")
+
+
+LOGDET = Op("logdet", inputs=("self",), forward=lambda a: np.log(np.linalg.det(a)),
+            composite=True, method="logdet", function="logdet", expr="logdet",
+            symbol="log det",
+            doc="log(det(self)): slogdet's logabsdet where the sign is +1, else nan")

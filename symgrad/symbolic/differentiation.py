@@ -34,7 +34,7 @@ from ..errors import SymgradError
 from .bridge import GradientProgram
 from .expression import DerivativeSizeError, EvaluationError, Expression, parse
 from .tidy import tidy_all
-from .vecdiff import NoVectorForm
+from .vectors import NoVectorForm
 
 __all__ = ["derivatives", "Derivatives", "HigherDerivative", "Hessian", "DerivativeError",
            "OutsideDomain"]

@@ -38,7 +38,7 @@ from ..ops.dtypes import float64
 from . import parser as P
 from .bridge import gradient_program, to_sympy
 from .parser import ParseError
-from .vecdiff import vector_gradient
+from .vectors import vector_gradient
 
 __all__ = ["Expression", "EvaluationError", "parse"]
 
@@ -293,8 +293,8 @@ class Expression:
     def vector_gradient(self, var: str, **values: Any) -> str:
         """The gradient with respect to ``var`` in vector form, as expression text.
 
-        Raises :class:`symgrad.symbolic.vecdiff.NoVectorForm` where the grammar cannot write
-        it (see :func:`symgrad.symbolic.vecdiff.vector_gradient`); scalars default to 0.5.
+        Raises :class:`symgrad.symbolic.vectors.NoVectorForm` where the grammar cannot write
+        it (see :func:`symgrad.symbolic.vectors.vector_gradient`); scalars default to 0.5.
 
         Examples
         --------

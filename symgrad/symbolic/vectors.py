@@ -1,0 +1,405 @@
+"""Gradients in vector form, from the op table's own rules: ``x.T @ A @ x`` -> ``(A + A.T) @ x``.
+
+The recorded graph of an expression is walked twice, as the engine walks it: forward,
+each op's numpy ``forward`` running on :class:`~symgrad.symbolic.matrix.Mx` (numpy's
+protocols hand the arrays' work to the matrix algebra; a function of the grammar the
+algebra does not spell out becomes a call by its name in the op table), then backward,
+each op's gradient rules running on :data:`MATRIX`, the backend whose arrays are matrix
+expressions.  No derivative is written here: the vector form falls out of the same
+rules that compute numbers.
+
+Sizes are :class:`~symgrad.symbolic.matrix.Dim` symbols unified by the products that
+relate them, so the result holds for every size; :func:`dimensions` tells which of the
+variables' sizes must be equal (what the checker varies to test a claim at other sizes).
+
+Examples
+--------
+>>> from symgrad import parse
+>>> vector_gradient(parse("x.T @ A @ x"), "x", x=[1, 2], A=[[1, 2], [3, 4]])
+'(A + A.T) @ x'
+>>> vector_gradient(parse("sum((A @ x - b)**2)"), "A", A=[[1, 2]], x=[1, 2], b=[1])
+'2 * outer(A @ x - b, x)'
+>>> vector_gradient(parse("log(sum(exp(x)))"), "x", x=[1, 2, 3])
+'softmax(x)'
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ..api.tensor import Tensor
+from ..ir.backends import _Numpy
+from ..ir.node import AccumulateGrad, Node
+from . import matrix as M
+from .bridge import _leaves_of, _topological
+from .matrix import Dim, Mx, NoVectorForm
+
+__all__ = ["vector_gradient", "matrix_gradient", "matrix_forward", "dimensions",
+           "NoVectorForm", "MATRIX"]
+
+
+class _Matrix(_Numpy):
+    """The gradient rules' backend on matrix expressions of symbolic size."""
+
+    @staticmethod
+    def call(op, *args):
+        n = len(args) if op.variadic else len(op.inputs)
+        return _apply(op, [M._lift(a) for a in args[:n]], args[n:], None)
+
+    cos = staticmethod(lambda a: M.fn("cos", M._lift(a)))
+    sin = staticmethod(lambda a: M.fn("sin", M._lift(a)))
+    exp = staticmethod(lambda a: M.fn("exp", M._lift(a)))
+    log = staticmethod(lambda a: M.fn("log", M._lift(a)))
+    sign = sgn = staticmethod(lambda a: M.fn("sign", M._lift(a)))
+    abs = staticmethod(lambda a: M.fn("abs", M._lift(a)))
+    matmul = staticmethod(lambda a, b: M.mm(M._lift(a), M._lift(b)))
+    outer = staticmethod(lambda a, b: M.outer(M._lift(a), M._lift(b)))
+    unsqueeze = staticmethod(lambda a, d: M.unsqueeze(M._lift(a), d))
+    squeeze = staticmethod(lambda a, d: M.squeeze(M._lift(a), d))
+    shape = staticmethod(lambda a: M._lift(a).shape)
+    mul_scalar = staticmethod(lambda a, c: M._lift(a) * c)
+    add_scalar = staticmethod(lambda a, c: M._lift(a) + c)
+    sub_scalar = staticmethod(lambda a, c: M._lift(a) - c)
+    div_scalar = staticmethod(lambda a, c: M._lift(a) / c)
+    t = staticmethod(lambda a: M.transpose(M._lift(a)))
+    zeros_like = staticmethod(lambda a: M.num(0))
+    cast = staticmethod(lambda a, d: a)
+
+    @staticmethod
+    def transpose(a, d0, d1):
+        a = M._lift(a)
+        if a.rank < 2:
+            return a
+        if {d0 % a.rank, d1 % a.rank} != {0, 1}:
+            raise NoVectorForm("a transpose of a tensor of more than two dimensions")
+        return M.transpose(a)
+
+    @staticmethod
+    def permute(a, dims):
+        return M._np_transpose(M._lift(a), dims)
+
+    @staticmethod
+    def sum(g, dim, keepdim):
+        return M._np_sum(M._lift(g), dim)
+
+    @staticmethod
+    def expand(g, shape):
+        g = M._lift(g)
+        if g.rank == 0 and len(shape):
+            return M.uniform(g, tuple(shape))
+        if g.rank == len(shape):
+            return g
+        raise NoVectorForm("a vector broadcast along a new dimension")
+
+    @staticmethod
+    def sum_to(g, shape):
+        return M.sum_to(M._lift(g), tuple(shape))
+
+    @staticmethod
+    def tanh_backward(grad, y):
+        return grad * (1 - y * y)
+
+    @staticmethod
+    def sigmoid_backward(grad, y):
+        return grad * (y * (1 - y))
+
+    # Equalities hold on sets of measure zero (a zero norm, a zero base): almost
+    # everywhere they are false, and ``where`` takes its other branch.  Inequalities
+    # are steps, which have no vector form.
+    @staticmethod
+    def eq(a, b):
+        return _NULL
+
+    @staticmethod
+    def logical_and(a, b):
+        if a is _NULL or b is _NULL:
+            return _NULL
+        _Matrix._step()
+
+    @staticmethod
+    def where(cond, a, b):
+        if cond is _NULL:
+            return b
+        if not isinstance(cond, Mx):  # a condition known from the values (logdet's sign)
+            c = np.asarray(cond)
+            if c.dtype == bool and c.all():
+                return a
+            if c.dtype == bool and not c.any():
+                return b
+        _Matrix._step()
+
+    @staticmethod
+    def reshape(a, shape):
+        return M.reshape(M._lift(a), tuple(shape))
+
+    def masked_fill(self, a, mask, value):
+        return self.where(mask, value, a)
+
+    @staticmethod
+    def _step(*args, **kwargs):
+        raise NoVectorForm("the derivative has a step (a comparison): only per element")
+
+    ne = gt = ge = lt = le = logical_or = threshold_backward = _step
+
+    @staticmethod
+    def _indexing(*args, **kwargs):
+        raise NoVectorForm("indexing and scattering have no vector form")
+
+    index = select = slice = gather = scatter = scatter_add = scatter_dim = put = \
+        new_zeros = masked_select = select_backward = slice_backward = \
+        value_selecting_backward = _indexing
+
+
+#: A condition that holds only on a set of measure zero (``x == 0``).
+_NULL = object()
+
+MATRIX = _Matrix()
+
+
+def _apply(op, args: list, attrs: tuple, concrete) -> Mx:
+    """One op's forward on expressions: its numpy forward through numpy's protocols,
+    else a call of its name in the grammar."""
+    try:
+        with np.errstate(all="ignore"):
+            out = op.forward(*args, *attrs)
+        if isinstance(out, np.ndarray) and out.dtype == object and out.ndim == 0:
+            out = out[()]
+        if isinstance(out, Mx):
+            return out
+    except NoVectorForm:
+        raise
+    except Exception:  # noqa: BLE001 - a numpy forward that cannot run symbolically
+        pass
+    # (an op with no name in the grammar is a call that cannot be printed: fine as long
+    # as no gradient mentions it)
+    shape = _shape_like(args, attrs, concrete, op)
+    if op.expr and _grammar_attrs(op) == tuple(attrs):
+        return M.fn(op.expr, *args, shape=shape)
+    return M.fn(f"<{op.name}>", *args, tuple(attrs), shape=shape)
+
+
+@functools.lru_cache(maxsize=None)
+def _grammar_attrs(op):
+    """The attributes the expression language's call of ``op`` records (norm's
+    ``(2, None, False)``), found by making that call once; None if it cannot be made."""
+    from . import parser as P
+    from .expression import Expression
+    ranks = (op.ranks or ((1,),) * len(op.inputs))
+    args = {}
+    for i, r in enumerate(ranks[:len(op.inputs)]):
+        rank = max(r) if isinstance(r, tuple) else r
+        args[f"v{i}"] = (np.full((3,) * rank, 0.5) + (np.eye(3) if rank == 2 else 0)).tolist()
+    call = P.Call(op.expr, tuple(P.Name(k) for k in args))
+    try:
+        with np.errstate(all="ignore"):
+            t = Expression(P.to_text(call), call).evaluate(**args)
+    except Exception:  # noqa: BLE001 - no such call: never printed by name
+        return None
+    node = t.grad_fn
+    return tuple(node.attrs) if node is not None and node.op is op else None
+
+
+def _shape_like(args: list, attrs: tuple, concrete, op):
+    """The symbolic shape of a call's result: that of the operand it matches, or ()."""
+    if concrete is None:
+        concrete = np.shape(op.forward(*[_dummy(a) for a in args], *attrs))
+    concrete = tuple(concrete)
+    if concrete == ():
+        return ()
+    for a in args:
+        if isinstance(a, Mx) and tuple(int(d) for d in a.shape) == concrete:
+            return a.shape
+    raise NoVectorForm(f"{op.expr or op.name}(): a result of a new shape")
+
+
+def _dummy(a):
+    if not isinstance(a, Mx):
+        return np.float64(0.5)
+    shape = tuple(int(d) for d in a.shape)
+    out = np.full(shape, 0.5)
+    if len(shape) == 2 and shape[0] == shape[1]:
+        out += np.eye(shape[0])
+    return out
+
+
+def _constant(x) -> Mx:
+    if x is None:
+        return None
+    a = np.asarray(x.detach().numpy() if isinstance(x, Tensor) else x)
+    if a.dtype == bool:
+        return a  # a condition known from the values
+    a = a.astype(np.float64)
+    return M._lift(a if a.ndim else a[()])
+
+
+def matrix_forward(t, names: dict) -> tuple:
+    """The forward walk: ``(order, node -> Mx, name -> leaf Mx)`` for a traced tensor
+    whose leaves are named in ``names`` (``id(tensor) -> name``)."""
+    root = t.grad_fn if t.grad_fn is not None else t._accumulator()
+    order = _topological(root)
+    values: dict = {}
+    leaves: dict = {}
+    for a in _leaves_of(order):
+        v = a.variable
+        name = names[id(v)]
+        leaf = M.sym(name, tuple(Dim(n) for n in v.shape))
+        values[a] = leaves[name] = leaf
+    concrete: dict = {a: np.asarray(a.variable._data) for a in values}
+    for n in order:
+        if isinstance(n, AccumulateGrad):
+            continue
+        if n.op is None or getattr(n.op, "forward", None) is None:
+            raise NoVectorForm(f"{type(n).__name__}: a custom Function")
+        args = [values[x] if isinstance(x, Node) else _constant(x) for x in n.inputs]
+        cargs = [concrete[x] if isinstance(x, Node) else None if x is None else
+                 np.asarray(x.detach().numpy() if isinstance(x, Tensor) else x)
+                 for x in n.inputs]
+        with np.errstate(all="ignore"):
+            concrete[n] = np.asarray(n.op.forward(*cargs, *n.attrs))
+        values[n] = _apply(n.op, args, n.attrs, concrete[n].shape)
+    return order, values, leaves, root
+
+
+def matrix_gradient(t, var: str, names: dict) -> Mx:
+    """The gradient of a traced scalar ``t`` with respect to the leaf named ``var``, as a
+    matrix expression (:func:`~symgrad.symbolic.matrix.tidy` it to print)."""
+    order, values, leaves, root = matrix_forward(t, names)
+    if var not in leaves:
+        raise ValueError(f"{var!r} is not a leaf of the graph")
+    target = next(a for a in values if isinstance(a, AccumulateGrad)
+                  and values[a] is leaves[var])
+    reaches = {target}
+    for n in order:
+        if any(isinstance(x, Node) and x in reaches for x in n.inputs):
+            reaches.add(n)
+    adjoint: dict = {root: M.num(1)}
+    for n in reversed(order):
+        if n not in reaches or n not in adjoint or isinstance(n, AccumulateGrad):
+            continue
+        g = adjoint.pop(n)
+        op = n.op
+        args = [values[x] if isinstance(x, Node) else _constant(x) for x in n.inputs]
+        saved = _saved(n, args, values[n])
+        for i, x in enumerate(n.inputs):
+            if not isinstance(x, Node) or x not in reaches:
+                continue
+            rule = op.grads[0] if op.variadic else op.grads[i]
+            if rule is None:
+                continue
+            with np.errstate(all="ignore"):
+                gi = rule(MATRIX, g, *saved, i) if op.variadic else rule(MATRIX, g, *saved)
+            if gi is None:
+                raise NoVectorForm(f"{op.name}: no gradient")
+            gi = M.sum_to(M._lift(gi), args[i].shape)
+            adjoint[x] = M.add(adjoint[x], gi) if x in adjoint else gi
+    return adjoint.get(target, M.num(0))
+
+
+def _saved(node: Node, args: list, result: Mx) -> list:
+    """What the op's rules receive: expressions for tensors, symbolic sizes for sizes."""
+    out = []
+    op = node.op
+    for kind, where in op.plan:
+        if kind == "input":
+            out.append(args[where])
+        elif kind == "attr":
+            out.append(node.attrs[where])
+        elif kind == "result":
+            out.append(result)
+        else:
+            out.append(_derived(op, where, args, node))
+    return out
+
+
+def _derived(op, name: str, args: list, node: Node):
+    """A derived saved value (sizes, strides, numel) of an operand, by its name."""
+    who = next((i for i, inp in enumerate(op.inputs) if name.startswith(inp + "_")), 0)
+    shape = args[who].shape
+    sizes = tuple(int(d) for d in shape)
+    if name.endswith("_sizes"):
+        return shape  # (Dims are ints too: rules may compute with them)
+    if name.endswith("_strides"):
+        strides, step = [], 1
+        for s in reversed(sizes):
+            strides.insert(0, step)
+            step *= s
+        return tuple(strides)
+    if name.endswith("_numel"):
+        return int(np.prod(sizes)) if sizes else 1
+    if name == "self_dtype":
+        return node._meta[0][1]
+    return None  # (an LU factorisation and the like: no rule reads it symbolically)
+
+
+def _named(expr, values: dict):
+    leaves = expr.leaves(**values)
+    t = expr.evaluate(leaves)
+    return t, {id(v): k for k, v in leaves.items()}
+
+
+def vector_gradient(expr, var: str, **values: Any) -> str:
+    """The gradient of a scalar expression with respect to ``var``, as expression text.
+
+    Parameters
+    ----------
+    expr : Expression
+    var : str
+    **values
+        Values of all variables (only their shapes matter).
+
+    Returns
+    -------
+    str
+        Text in the expression grammar, true for every size; a scalar text for a vector
+        variable means the same value in every element (``sum(x)`` gives ``1``).
+
+    Raises
+    ------
+    NoVectorForm
+        When the gradient cannot be written in the grammar (the message says why).
+    """
+    g = gradient_expression(expr, var, **values)
+    return M.to_text(g)
+
+
+def gradient_expression(expr, var: str, **values: Any) -> Mx:
+    """:func:`vector_gradient` as a tidied :class:`~symgrad.symbolic.matrix.Mx`."""
+    if var not in expr.variables:
+        raise ValueError(f"{var!r} is not a variable of the expression (variables: "
+                         f"{', '.join(expr.variables) or 'none'})")
+    missing = [k for k in expr.variables if k not in values]
+    if missing:
+        raise ValueError(f"no value given for {', '.join(missing)}")
+    t, names = _named(expr, values)
+    if t.numel() != 1 or t.ndim:
+        raise ValueError("the expression is not a scalar; gradients need a scalar")
+    if t.grad_fn is None:
+        return M.num(0)
+    try:
+        return M.tidy(matrix_gradient(t, var, names))
+    except NoVectorForm:
+        raise
+    except Exception as err:  # noqa: BLE001 - a rule the algebra cannot follow
+        raise NoVectorForm(f"a step the matrix algebra cannot follow ({err})") from None
+
+
+def dimensions(expr, **values: Any) -> dict:
+    """Which sizes must be equal: ``name -> tuple of size classes`` (small ints), from
+    the products and broadcasts of the expression.
+
+    >>> from symgrad import parse
+    >>> dimensions(parse("x.T @ A @ y"), x=[1, 2], A=[[1, 2, 3], [4, 5, 6]], y=[1, 2, 3])
+    {'x': (0,), 'A': (0, 1), 'y': (1,)}
+    """
+    t, names = _named(expr, values)
+    if t.grad_fn is None:
+        return {k: tuple(range(np.ndim(v))) for k, v in values.items()}
+    _, _, leaves, _ = matrix_forward(t, names)
+    classes: dict = {}
+    out = {}
+    for name in expr.variables:
+        out[name] = tuple(classes.setdefault(d.find()._id, len(classes))
+                          for d in leaves[name].shape)
+    return out
