@@ -31,12 +31,12 @@ import numpy as np
 import sympy as sp
 
 from ..api import functional as F
-from ..api.apply import apply as _apply_op
 from ..api.tensor import Tensor, dot, matmul, tensor
 from ..autograd import grad, no_grad
 from ..ops.dtypes import float64
 from . import parser as P
 from .bridge import gradient_program, to_sympy
+from .calls import call
 from .parser import ParseError
 from .vectors import vector_gradient
 
@@ -498,13 +498,7 @@ def _apply(node, args, leaves, as_tensor, dot, matmul, F):
             return a ** b
         raise ValueError(f"unknown operator {op!r}")
     if isinstance(node, P.Call):
-        # The function the op table names for it (``Op.function``), on the operands and
-        # the fixed arguments the expression language passes (softmax's dim -1).
-        # An op with no ``symgrad.*`` function (an activation: F.softplus) runs as itself.
-        op = P.FUNCTION_OPS[node.func]
-        if op.function is None:
-            return _apply_op(op, tuple(as_tensor(a) for a in args), op.expr_args)
-        return getattr(F, op.function)(*(as_tensor(a) for a in args), *op.expr_args)
+        return call(P.FUNCTION_OPS[node.func], tuple(as_tensor(a) for a in args))
     raise TypeError(f"not an expression node: {node!r}")
 
 

@@ -29,11 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from ..api.tensor import Tensor
+from ..api.tensor import Tensor, tensor
 from ..ir.backends import _Numpy
 from ..ir.node import AccumulateGrad, Node
 from . import matrix as M
+from .matrix_forms import tidy, to_text
 from .bridge import _leaves_of, _topological
+from .calls import call
 from .matrix import Dim, Mx, NoVectorForm
 
 __all__ = ["vector_gradient", "matrix_gradient", "matrix_forward", "dimensions",
@@ -184,17 +186,15 @@ def _apply(op, args: list, attrs: tuple, concrete) -> Mx:
 def _grammar_attrs(op):
     """The attributes the expression language's call of ``op`` records (norm's
     ``(2, None, False)``), found by making that call once; None if it cannot be made."""
-    from . import parser as P
-    from .expression import Expression
     ranks = (op.ranks or ((1,),) * len(op.inputs))
-    args = {}
-    for i, r in enumerate(ranks[:len(op.inputs)]):
+    operands = []
+    for r in ranks[:len(op.inputs)]:
         rank = max(r) if isinstance(r, tuple) else r
-        args[f"v{i}"] = (np.full((3,) * rank, 0.5) + (np.eye(3) if rank == 2 else 0)).tolist()
-    call = P.Call(op.expr, tuple(P.Name(k) for k in args))
+        operands.append(tensor(np.full((3,) * rank, 0.5) + (np.eye(3) if rank == 2 else 0),
+                               requires_grad=True))
     try:
         with np.errstate(all="ignore"):
-            t = Expression(P.to_text(call), call).evaluate(**args)
+            t = call(op, tuple(operands))
     except Exception:  # noqa: BLE001 - no such call: never printed by name
         return None
     node = t.grad_fn
@@ -264,7 +264,7 @@ def matrix_forward(t, names: dict) -> tuple:
 
 def matrix_gradient(t, var: str, names: dict) -> Mx:
     """The gradient of a traced scalar ``t`` with respect to the leaf named ``var``, as a
-    matrix expression (:func:`~symgrad.symbolic.matrix.tidy` it to print)."""
+    matrix expression (:func:`~symgrad.symbolic.matrix_forms.tidy` it to print)."""
     order, values, leaves, root = matrix_forward(t, names)
     if var not in leaves:
         raise ValueError(f"{var!r} is not a leaf of the graph")
@@ -361,7 +361,7 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
         When the gradient cannot be written in the grammar (the message says why).
     """
     g = gradient_expression(expr, var, **values)
-    return M.to_text(g)
+    return to_text(g)
 
 
 def gradient_expression(expr, var: str, **values: Any) -> Mx:
@@ -378,7 +378,7 @@ def gradient_expression(expr, var: str, **values: Any) -> Mx:
     if t.grad_fn is None:
         return M.num(0)
     try:
-        return M.tidy(matrix_gradient(t, var, names))
+        return tidy(matrix_gradient(t, var, names))
     except NoVectorForm:
         raise
     except Exception as err:  # noqa: BLE001 - a rule the algebra cannot follow
