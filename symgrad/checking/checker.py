@@ -44,6 +44,7 @@ from .diagnosis import diagnose_all, shape_mismatches
 from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Report, listify)
 from .sampling import (Claim, close, finite_difference_witness, forgive_rounding,
                        point_value, random_point, sample)
+from .sizes import counterexample_at_other_sizes, proved_for_every_size
 
 __all__ = ["check", "verify"]
 
@@ -168,6 +169,9 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Rep
             found.counterexample = None
         _exactly_different(claims, per_var, found, notes)
 
+    if found.used and any(shapes[k] != () for k in claims):
+        _every_size(f, claims, shapes, base, at, per_var, found, rng, rtol, atol, notes)
+
     if any(v["numeric"] == "differ" for v in per_var.values()):
         verdict = WRONG
         diagnosis += diagnose_all(f, claims, found, sym_result, shapes, rtol, atol)
@@ -215,6 +219,41 @@ def _exactly_different(claims: dict, per_var: dict, found, notes: list) -> None:
             found.counterexample = {"point": {n: listify(v) for n, v in point.items()},
                                     "variable": k, "claimed": listify(claimed),
                                     "true": listify(t)}
+
+
+def _every_size(f, claims, shapes, base, at, per_var, found, rng, rtol, atol, notes) -> None:
+    """A vector or matrix claim holds for every size: proved in the matrix algebra, and
+    tried at other sizes (smallest first) whether proved or not."""
+    for k, claim in claims.items():
+        if shapes[k] != () and proved_for_every_size(f, k, claim, base):
+            per_var[k]["every_size"] = "proved"
+            if per_var[k]["numeric"] == "agree" and per_var[k]["symbolic"] != "equal":
+                per_var[k]["symbolic"] = "equal"
+                notes.append(f"{k}: proved equal for every size in the matrix algebra")
+    given = any(shapes[k] != () and k in at for k in shapes)
+    if all(v["numeric"] != "differ" for v in per_var.values()):
+        cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol)
+        if cex is None:
+            return
+        k = cex["variable"]
+        per_var[k].pop("every_size", None)
+        sizes = ", ".join(f"{n}: {'x'.join(map(str, s)) or 'scalar'}"
+                          for n, s in cex["sizes"].items())
+        if given:  # the sizes were the user's: right there, but say it is not general
+            notes.append(f"{k}: right at the sizes given, but not for every size (it "
+                         f"differs at {sizes})")
+            return
+        per_var[k]["numeric"] = "differ"
+        found.counterexample = cex
+        notes.append(f"{k}: right at the sizes of the point checked, wrong at other "
+                     f"sizes ({sizes})")
+    elif not given:
+        # The sizes were ours to choose: show the mistake at the smallest that shows it.
+        total = int(np.prod([n for s in shapes.values() for n in s] or [1]))
+        cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol,
+                                            smaller_than=total)
+        if cex is not None:
+            found.counterexample = cex
 
 
 def _vector_form(f: Expression, name: str, point: dict) -> str | None:

@@ -122,10 +122,8 @@ class Report:
         for name, v in self.variables.items():
             pad = " " * len(name)
             out.append(f"  d/d{name}: claimed {v['claimed']}")
-            if v.get("true_vector") is not None:
+            if v.get("true_vector") is not None:  # (per element: in the JSON report)
                 out.append(f"  {pad}     true    {v['true_vector']}")
-                if v.get("true") is not None:
-                    out.append(f"  {pad}     per element {v['true']}")
             elif v.get("true") is not None:
                 out.append(f"  {pad}     true    {v['true']}")
             out.append(f"  {pad}     symbolic: {v['symbolic']}; numeric: "
@@ -134,8 +132,10 @@ class Report:
         if self.counterexample:
             c = self.counterexample
             at = ", ".join(f"{k}={number_text(v)}" for k, v in c["point"].items())
+            claimed = c.get("why") if c.get("claimed") is None else \
+                number_text(c["claimed"]) + (f" ({c['why']})" if c.get("why") else "")
             out.append(f"  counterexample: at {at}: d/d{c['variable']} claimed "
-                       f"{number_text(c['claimed'])}, true {number_text(c['true'])}")
+                       f"{claimed}, true {number_text(c['true'])}")
         for d in self.diagnosis:
             out.append(f"  diagnosis: {d}")
         for n in self.notes:

@@ -170,7 +170,7 @@ def _hashable(a):
     if isinstance(a, (tuple, list)):
         return tuple(_hashable(x) for x in a)
     if isinstance(a, Dim):
-        return _dim_key(a)
+        return "d"  # (names identify variables; sizes do not change what is equal)
     return a
 
 

@@ -225,8 +225,8 @@ def canonical(e: Mx) -> Mx:
     k = e.kind
     if k in ("sym", "num", "eye"):
         return e
-    if k == "uniform":
-        return uniform(canonical(e.args[0]), e.shape)
+    if k == "uniform":  # (a scalar text stands for a uniform vector in a claim)
+        return canonical(e.args[0])
     if k == "add":
         return _sorted_add(add(*(canonical(t) for t in e.args)))
     if k == "mul":
@@ -248,6 +248,11 @@ def canonical(e: Mx) -> Mx:
         return power(canonical(e.args[0]), canonical(e.args[1]))
     if k == "fn":
         args = tuple(canonical(a) if isinstance(a, Mx) else a for a in e.args[1:])
+        name = e.args[0]
+        if name in ("det", "trace", "logdet") and args[0].kind == "T":
+            return canonical(fn(name, args[0].args[0], shape=e.shape))  # det(X.T) = det(X)
+        if name == "inverse" and args[0].kind == "T":  # inverse(X.T) = inverse(X).T
+            return transpose(fn(name, args[0].args[0], shape=e.shape))
         if e.args[0] in ("sum", "trace") and args[0].kind == "add":
             return _sorted_add(add(*(canonical(fn(e.args[0], t, shape=e.shape))
                                      for t in args[0].args)))

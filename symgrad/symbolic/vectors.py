@@ -33,12 +33,13 @@ from ..api.tensor import Tensor, tensor
 from ..ir.backends import _Numpy
 from ..ir.node import AccumulateGrad, Node
 from . import matrix as M
-from .matrix_forms import tidy, to_text
+from .matrix_forms import canonical, tidy, to_text
 from .bridge import _leaves_of, _topological
 from .calls import call
 from .matrix import Dim, Mx, NoVectorForm
 
-__all__ = ["vector_gradient", "matrix_gradient", "matrix_forward", "dimensions",
+__all__ = ["vector_gradient", "gradient_expression", "matrix_gradient", "matrix_forward",
+           "matrix_value", "proved_equal", "dimensions",
            "NoVectorForm", "MATRIX"]
 
 
@@ -383,6 +384,27 @@ def gradient_expression(expr, var: str, **values: Any) -> Mx:
         raise
     except Exception as err:  # noqa: BLE001 - a rule the algebra cannot follow
         raise NoVectorForm(f"a step the matrix algebra cannot follow ({err})") from None
+
+
+def matrix_value(expr, **values: Any) -> Mx:
+    """The expression itself as a matrix expression (a claimed gradient, to compare)."""
+    t, names = _named(expr, values)
+    if t.grad_fn is None:
+        return M._lift(np.asarray(t.detach().numpy(), dtype=np.float64))
+    order, vals, leaves, root = matrix_forward(t, names)
+    return vals[root]
+
+
+def proved_equal(expr, var: str, claim, **values: Any) -> bool:
+    """Whether the gradient of ``expr`` with respect to ``var`` and the expression
+    ``claim`` have equal canonical forms: equal for every size of the variables."""
+    try:
+        true = canonical(gradient_expression(expr, var, **values))
+        vals = {k: values[k] for k in claim.variables}
+        claimed = canonical(matrix_value(claim, **vals))
+    except (NoVectorForm, ValueError, TypeError, RuntimeError):
+        return False
+    return true.key == claimed.key
 
 
 def dimensions(expr, **values: Any) -> dict:
