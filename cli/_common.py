@@ -114,6 +114,53 @@ def parse_at(items: Iterable[str], variables: list[str]) -> dict:
     return values
 
 
+#: The largest size --shape gives one dimension (values given with --at have their own
+#: limit on the command line's length).
+MAX_SHAPE_SIZE = 100
+
+
+def parse_shapes(items: Iterable[str], variables: list[str], at: dict) -> tuple[dict, dict]:
+    """``["A=n,m", "x=m"]`` -> shapes ``{"A": (2, 3), "x": (3,)}`` and the names of their
+    dimensions ``{"A": ("n", "m"), "x": ("m",)}``.
+
+    A dimension is a name (the same name, the same size: distinct names get distinct
+    sizes 2, 3, 4, ...) or a number; ``x=`` is a scalar.  A variable may not have both a
+    --shape and an --at of another shape.
+    """
+    shapes: dict = {}
+    labels: dict = {}
+    sizes: dict = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise InputError(f"--shape {item!r}: expected VAR=DIMS, e.g. --shape A=n,m "
+                             "--shape x=m (or x=3)")
+        if name not in variables:
+            raise InputError(f"--shape {item!r}: {name!r} is not a variable of the "
+                             f"expression (variables: {', '.join(variables) or 'none'})")
+        if name in shapes:
+            raise InputError(f"--shape {item!r}: {name} is given twice")
+        dims = [d.strip() for d in text.replace("×", ",").split(",")] if text.strip() else []
+        if len(dims) > 2:
+            raise InputError(f"--shape {item!r}: at most two dimensions (a matrix)")
+        shape = []
+        for d in dims:
+            if d.isdigit() and 1 <= int(d) <= MAX_SHAPE_SIZE:
+                shape.append(int(d))
+            elif d.isidentifier():
+                shape.append(sizes.setdefault(d, len(sizes) + 2))
+            else:
+                raise InputError(f"--shape {item!r}: {d!r} is not a dimension (a name "
+                                 f"such as n, or a size from 1 to {MAX_SHAPE_SIZE})")
+        if name in at and tuple(np.shape(at[name])) != tuple(shape):
+            raise InputError(f"--shape {item!r}: --at gives {name} the shape "
+                             f"{'x'.join(map(str, np.shape(at[name]))) or 'scalar'}")
+        shapes[name] = tuple(shape)
+        labels[name] = tuple(dims)
+    return shapes, labels
+
+
 def check_output(path: str, inputs: Iterable[str] = ()) -> str | None:
     """Check ``-o PATH`` before anything is computed, and return its format (``None`` for
     ``-``: standard output).

@@ -10,7 +10,7 @@ from symgrad.checking import check as run_check
 
 from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
                       InputError, echo_json,
-                      load_expression, parse_at, style)
+                      load_expression, parse_at, parse_shapes, style)
 
 try:  # --batch reads TOML: the standard library from Python 3.11, tomli before
     import tomllib
@@ -38,9 +38,11 @@ def _parse_grads(items: tuple, variables: list) -> dict:
     return grads
 
 
-def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float):
+def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float,
+         shapes: dict | None = None):
     try:
-        return run_check(expression, grads, at=at or None, samples=samples, timeout=timeout)
+        return run_check(expression, grads, at=at or None, samples=samples, timeout=timeout,
+                         shapes=shapes)
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
 
@@ -210,6 +212,9 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
               help="The gradient you derived for VAR (repeatable).")
 @click.option("--at", "at_items", multiple=True, metavar="VAR=VALUE",
               help="A point to check at; also fixes vector/matrix shapes (repeatable).")
+@click.option("--shape", "shape_items", multiple=True, metavar="VAR=DIMS",
+              help="The shape of a variable without --at: A=n,m or x=m (repeatable). "
+                   "A claim in vector form is checked for every size anyway.")
 @click.option("--samples", type=click.IntRange(0, 10_000), default=10, show_default=True,
               help="Random points checked besides --at.")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=10.0,
@@ -221,7 +226,8 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
 @click.option("--max-problems", type=click.IntRange(1), default=MAX_PROBLEMS,
               show_default=True, help="With --batch: the most problems a file may hold.")
 @click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
-def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: int,
+def check(expression: str | None, grad_items: tuple, at_items: tuple, shape_items: tuple,
+          samples: int,
           timeout: float, batch: str | None, jobs: int, max_problems: int,
           as_json: bool) -> None:
     """Check a hand-derived gradient of EXPRESSION: symbolically (SymPy), then
@@ -232,6 +238,7 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: i
     Examples:
       symgrad check "sin(dot(x,y))" --grad x="cos(dot(x,y))*y" --at x=[1,2,3] --at y=[5,6,7]
       symgrad check "x**2*sin(x)" --grad x="2*x*sin(x)"
+      symgrad check "x.T @ A @ x" --grad x="(A + A.T) @ x" --shape A=n,n --shape x=n
       symgrad check --batch problems.toml --json
 
     \b
@@ -243,9 +250,9 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: i
       at = { x = "[1, 2, 3]", y = "[5, 6, 7]" }
     """
     if batch:
-        if expression or grad_items or at_items:
-            raise InputError("--batch checks a problem file: give no EXPRESSION, --grad or "
-                             "--at with it")
+        if expression or grad_items or at_items or shape_items:
+            raise InputError("--batch checks a problem file: give no EXPRESSION, --grad, "
+                             "--at or --shape with it")
         _batch(batch, samples, timeout, as_json, jobs, max_problems)
         return
     if not expression:
@@ -255,7 +262,8 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, samples: i
     expr = load_expression(expression)
     grads = _parse_grads(grad_items, expr.variables)
     at = parse_at(at_items, expr.variables)
-    report = _run(expression, grads, at, samples, timeout)
+    shapes, _ = parse_shapes(shape_items, expr.variables, at)
+    report = _run(expression, grads, at, samples, timeout, shapes)
     if as_json:
         echo_json(report.as_dict())
     else:

@@ -10,7 +10,7 @@ from symgrad.symbolic.differentiation import (DerivativeError, Derivatives, Outs
                                              derivatives)
 
 from ._common import (ExpressionCommand, InputError, echo_json, fmt, load_expression,
-                      parse_at, style, to_plain)
+                      parse_at, parse_shapes, style, to_plain)
 
 __all__ = ["diff"]
 
@@ -26,6 +26,11 @@ _SUP = dict(enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")) | {10: "¹⁰"}
 @click.option("--order", type=click.IntRange(1, 10), default=1, show_default=True,
               help="2 adds the Hessian; 3 and more add each scalar variable's "
                    "derivative of that order.")
+@click.option("--shape", "shape_items", multiple=True, metavar="VAR=DIMS",
+              help="The shape of a variable without a value: A=n,m or x=m (named sizes, "
+                   "the same name the same size) or x=4 (repeatable).")
+@click.option("--elements", is_flag=True,
+              help="Print vector and matrix gradients element by element too.")
 @click.option("--steps", is_flag=True, help="Print the chain-rule straight-line program.")
 @click.option("--latex", is_flag=True, help="Print the derivatives as LaTeX.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
@@ -35,8 +40,9 @@ _SUP = dict(enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")) | {10: "¹⁰"}
                    "(common factors pulled out).")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
               help="Seconds --simplify may take; past them the tidied form is shown.")
-def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
-         latex: bool, as_json: bool, simplify: bool, timeout: float) -> None:
+def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: tuple,
+         elements: bool, steps: bool, latex: bool, as_json: bool, simplify: bool,
+         timeout: float) -> None:
     """Differentiate EXPRESSION: symbolic partial derivatives (SymPy, computed on the
     graph) and their values at a point from reverse mode, checked against each other.
 
@@ -44,14 +50,16 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
     Examples:
       symgrad diff "5*x**2 + 3*sin(y)" --at x=4 --at y=0
       symgrad diff "sin(dot(x, y))" --at x=[1,2,3] --at y=[5,6,7] --wrt x
+      symgrad diff "sum((A @ x - b)**2)" --shape A=n,m --shape x=m --shape b=n
       symgrad diff "x**3*y" --order 2 --at x=1 --at y=2 --json
       symgrad diff "tanh(1.1*tanh(x) + 0.1)" --steps
     """
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
+    shapes, labels = parse_shapes(shape_items, expr.variables, at)
     try:
         d = derivatives(expr, wrt, at, order=order, timeout=timeout,
-                        simplify="full" if simplify else "auto")
+                        simplify="full" if simplify else "auto", shapes=shapes)
     except OutsideDomain as err:
         point = ", ".join(f"{k} = {fmt(at[k])}" for k in expr.variables)
         raise InputError(f"not defined at {point}: {err.cause.pretty()}") from None
@@ -62,25 +70,33 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, steps: bool,
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
     # (SymPy prints recursively: a deeply nested result is printed on a deep stack)
     if as_json:
-        echo_json(deep(lambda: _as_json(d, expression, latex, steps)))
+        echo_json(deep(lambda: _as_json(d, expression, latex, steps, labels)))
     else:
-        deep(lambda: _print(d, latex, steps))
+        deep(lambda: _print(d, latex, steps, elements, labels))
 
 
 def _mark(agree: bool) -> str:
     return style("✓ agrees", fg="green") if agree else style("✗ DIFFERS", fg="red")
 
 
-def _as_json(d: Derivatives, expression: str, latex: bool, steps: bool) -> dict:
+def _shapes(d: Derivatives, labels: dict) -> dict:
+    """Variable -> its dimensions: the --shape names, else the sizes."""
+    return {k: list(labels.get(k) or np.shape(d.shapes[k])) for k in d.expression.variables}
+
+
+def _as_json(d: Derivatives, expression: str, latex: bool, steps: bool, labels: dict) -> dict:
     names = d.wrt
+    forms = {n: d.vector_form(n) if isinstance(d.symbolic[n], sp.MatrixBase) else (None, None)
+             for n in names}
     obj = {"expression": expression, "variables": d.expression.variables,
+           "shapes": _shapes(d, labels),
            "at": {k: to_plain(v) for k, v in d.at.items()},
            "value": to_plain(d.value) if d.value is not None else None,
+           # (the same keys for every variable: vector null for a scalar, and
+           # no_vector_form saying why a vector or matrix has none)
            "gradient": {n: {"symbolic": str(d.symbolic[n]),
                             "value": to_plain(d.gradient[n]) if d.gradient else None,
-                            # the same keys for every variable: null for a scalar
-                            "vector": d.vector(n)
-                            if isinstance(d.symbolic[n], sp.MatrixBase) else None}
+                            "vector": forms[n][0], "no_vector_form": forms[n][1]}
                         for n in names},
            "agree": d.agree}
     if latex:
@@ -101,9 +117,15 @@ def _as_json(d: Derivatives, expression: str, latex: bool, steps: bool) -> dict:
     return obj
 
 
-def _print(d: Derivatives, latex: bool, steps: bool) -> None:
+def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dict) -> None:
     variables, at = d.expression.variables, d.at
-    click.echo(f"f({', '.join(variables)}) = {d.function()}")
+    shaped = {k: s for k, s in _shapes(d, labels).items() if s}
+    if shaped and not elements:  # the expression as written: it holds for every size
+        click.echo(f"f({', '.join(variables)}) = {d.expression}")
+        click.echo("  shapes: " + ", ".join(f"{k} {'×'.join(map(str, s))}"
+                                            for k, s in shaped.items()))
+    else:
+        click.echo(f"f({', '.join(variables)}) = {d.function()}")
     if d.complete and variables:
         point = ", ".join(f"{k} = {fmt(at[k])}" for k in variables)
         click.echo(f"at {point}:  f = {fmt(d.value)}")
@@ -112,10 +134,14 @@ def _print(d: Derivatives, latex: bool, steps: bool) -> None:
     for n in d.wrt:
         sym = d.symbolic[n]
         if isinstance(sym, sp.MatrixBase) and not latex:
-            vector = d.vector(n)
-            click.echo(f"\n∂f/∂{n} = {vector}" if vector else f"\n∂f/∂{n} =")
-            for ix, e in zip(np.ndindex(*d.symbols[n].shape), sym):
-                click.echo(f"  [{', '.join(map(str, ix))}]  {e}")
+            vector, why = d.vector_form(n)
+            if vector:
+                click.echo(f"\n∂f/∂{n} = {vector}")
+            else:
+                click.echo(f"\n∂f/∂{n} = (per element: no vector form: {why})")
+            if elements or not vector:
+                for ix, e in zip(np.ndindex(*d.symbols[n].shape), sym):
+                    click.echo(f"  [{', '.join(map(str, ix))}]  {e}")
         else:
             click.echo(f"\n∂f/∂{n} = {sp.latex(sym) if latex else sym}")
         if d.complete:

@@ -37,7 +37,7 @@ import sympy as sp
 from .._util import deep
 from ..autograd import grad
 from ..symbolic.bridge import almost_everywhere, graph_leaves, leaf_names, leaf_symbols, to_sympy
-from ..symbolic.expression import Expression, parse
+from ..symbolic.expression import Expression, parse, placeholder
 from ..symbolic.vectors import NoVectorForm, vector_gradient
 from .decision import compare_symbolically
 from .diagnosis import diagnose_all, shape_mismatches
@@ -51,7 +51,7 @@ __all__ = ["check", "verify"]
 
 def check(expr: str | Expression, grads, at: Mapping | None = None, samples: int = 10, *,
           timeout: float = 10.0, rtol: float = 1e-6, atol: float = 1e-9,
-          seed: int = 0, symbolic: bool = True) -> Report:
+          seed: int = 0, symbolic: bool = True, shapes: Mapping | None = None) -> Report:
     """Check a hand-derived gradient against the true one.
 
     Parameters
@@ -76,6 +76,9 @@ def check(expr: str | Expression, grads, at: Mapping | None = None, samples: int
     symbolic : bool
         With ``False`` only numbers are compared (the verdict is then at best
         ``undecided``).
+    shapes : mapping, optional
+        Variable -> shape (a tuple of sizes) for variables without a value in ``at``.
+        A claim in vector or matrix form is checked for every size whatever the shapes.
 
     Returns
     -------
@@ -99,7 +102,8 @@ def check(expr: str | Expression, grads, at: Mapping | None = None, samples: int
     # Random points may leave the function's domain (log of a negative number); they are
     # skipped, so numpy's warnings about them would only be noise.
     with np.errstate(all="ignore"):
-        return _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic)
+        return _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
+                      shapes or {})
 
 
 def _arguments(expr, grads, at, samples) -> tuple[Expression, dict, dict]:
@@ -132,10 +136,12 @@ def _arguments(expr, grads, at, samples) -> tuple[Expression, dict, dict]:
     return f, claims, at
 
 
-def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic) -> Report:
+def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
+           given_shapes) -> Report:
     f, claims, at = _arguments(expr, grads, at, samples)
     # Variables without a value are scalars where that fits, else vectors/matrices.
-    shapes = {k: np.shape(v) for k, v in f.shape_values(at).items()}
+    fixed = {k: placeholder(s) for k, s in given_shapes.items() if k not in at}
+    shapes = {k: np.shape(v) for k, v in f.shape_values({**fixed, **at}).items()}
     rng = np.random.default_rng(seed)
     notes: list = []
 
@@ -228,8 +234,7 @@ def _every_size(f, claims, shapes, base, at, per_var, found, rng, rtol, atol, no
         if shapes[k] != () and proved_for_every_size(f, k, claim, base):
             per_var[k]["every_size"] = "proved"
             if per_var[k]["numeric"] == "agree" and per_var[k]["symbolic"] != "equal":
-                per_var[k]["symbolic"] = "equal"
-                notes.append(f"{k}: proved equal for every size in the matrix algebra")
+                per_var[k]["symbolic"] = "equal"  # (the matrix algebra's proof)
     given = any(shapes[k] != () and k in at for k in shapes)
     if all(v["numeric"] != "differ" for v in per_var.values()):
         cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol)
@@ -249,9 +254,7 @@ def _every_size(f, claims, shapes, base, at, per_var, found, rng, rtol, atol, no
                      f"sizes ({sizes})")
     elif not given:
         # The sizes were ours to choose: show the mistake at the smallest that shows it.
-        total = int(np.prod([n for s in shapes.values() for n in s] or [1]))
-        cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol,
-                                            smaller_than=total)
+        cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol, smaller=True)
         if cex is not None:
             found.counterexample = cex
 

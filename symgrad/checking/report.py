@@ -126,7 +126,8 @@ class Report:
                 out.append(f"  {pad}     true    {v['true_vector']}")
             elif v.get("true") is not None:
                 out.append(f"  {pad}     true    {v['true']}")
-            out.append(f"  {pad}     symbolic: {v['symbolic']}; numeric: "
+            every = " for every size" if v.get("every_size") == "proved" else ""
+            out.append(f"  {pad}     symbolic: {v['symbolic']}{every}; numeric: "
                        f"{v['numeric']} at {self.points} point(s), max error "
                        f"{number_text(v['max_error'])}")
         if self.counterexample:

@@ -72,10 +72,11 @@ def _patterns(k: int, base: tuple) -> list:
 
 
 def counterexample_at_other_sizes(f: Expression, claims: dict, point: dict, rng,
-                                  rtol: float, atol: float, smaller_than: int | None = None
+                                  rtol: float, atol: float, smaller: bool = False
                                   ) -> dict | None:
     """The first point, smallest sizes first, where a claim differs from the gradient
-    (or cannot be evaluated): a counterexample with its ``sizes``; None if none."""
+    (or cannot be evaluated): a counterexample with its ``sizes``; None if none.  With
+    ``smaller``, only sizes with fewer elements in all than ``point`` has."""
     classes = size_classes(f, point)
     if classes is None:
         return None
@@ -86,10 +87,11 @@ def counterexample_at_other_sizes(f: Expression, claims: dict, point: dict, rng,
     for name, cs in classes.items():
         for c, n in zip(cs, np.shape(point[name])):
             base[c] = n
+    total = sum(int(np.size(v)) for v in point.values())
     for sizes in _patterns(k, tuple(base)):
-        if smaller_than is not None and int(np.prod(sizes)) >= smaller_than:
-            break
         shapes = {n: tuple(sizes[c] for c in cs) for n, cs in classes.items()}
+        if smaller and sum(int(np.prod(s)) for s in shapes.values()) >= total:
+            continue
         found = _try(f, claims, shapes, rng, rtol, atol)
         if found is not None:
             found["sizes"] = {n: list(s) for n, s in shapes.items()}

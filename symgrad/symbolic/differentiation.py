@@ -32,7 +32,7 @@ from ..autograd import grad
 from ..autograd.functional import hessian
 from ..errors import SymgradError
 from .bridge import GradientProgram
-from .expression import DerivativeSizeError, EvaluationError, Expression, parse
+from .expression import DerivativeSizeError, EvaluationError, Expression, parse, placeholder
 from .tidy import tidy_all
 from .vectors import NoVectorForm
 
@@ -148,17 +148,22 @@ class Derivatives:
         return self._function
 
     def vector(self, name: str) -> str | None:
-        """The gradient with respect to ``name`` in vector form (``cos(dot(x, y)) * y``)
-        where the grammar can write it, else None."""
+        """The gradient with respect to ``name`` in vector form (``cos(dot(x, y)) * y``),
+        true for every size, where the expression language can write it, else None."""
+        return self.vector_form(name)[0]
+
+    def vector_form(self, name: str) -> tuple:
+        """``(vector form, None)``, or ``(None, why there is none)``."""
         try:
-            return self.expression.vector_gradient(name, **self.shapes)
-        except (NoVectorForm, ValueError):  # (a one-element vector value: no vector form)
-            return None
+            return self.expression.vector_gradient(name, **self.shapes), None
+        except (NoVectorForm, ValueError) as err:
+            return None, str(err)
 
 
 def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
                 at: Mapping | None = None, order: int = 1,
-                timeout: float = 10.0, simplify: str = "auto") -> Derivatives:
+                timeout: float = 10.0, simplify: str = "auto",
+                shapes: Mapping | None = None) -> Derivatives:
     """Partial derivatives of a scalar expression, symbolic and by reverse mode.
 
     Parameters
@@ -179,6 +184,9 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
     simplify : {"auto", "full", "none"}
         Where ``sympy.simplify`` runs after the cheap tidying of every result
         (:mod:`~symgrad.symbolic.tidy`): on small expressions only, on all, nowhere.
+    shapes : mapping, optional
+        Variable -> shape (a tuple of sizes), for variables without a value: their
+        shape, not a point (vector forms hold for every size anyway).
 
     Returns
     -------
@@ -212,7 +220,8 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
         if n not in f.variables:
             raise DerivativeError(f"wrt {n}: not a variable of the expression (variables: "
                                   f"{', '.join(f.variables) or 'none'})", "wrt")
-    shapes = f.shape_values(at)
+    shapes = f.shape_values({**{k: placeholder(s) for k, s in (shapes or {}).items()
+                                if k not in at}, **at})
     if all(v in at for v in f.variables):
         bad = f.domain_error(**at)
         if bad is not None:

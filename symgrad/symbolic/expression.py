@@ -40,7 +40,7 @@ from .calls import call
 from .parser import ParseError
 from .vectors import vector_gradient
 
-__all__ = ["Expression", "EvaluationError", "parse"]
+__all__ = ["Expression", "EvaluationError", "parse", "placeholder"]
 
 
 class EvaluationError(ParseError):
@@ -73,6 +73,15 @@ def _value(v):
         v = P.parse_value(v)
     a = np.asarray(v, dtype=np.float64)
     return a
+
+
+def placeholder(shape: tuple):
+    """A value that fixes a variable's shape only: 0.5 everywhere, plus the identity for a
+    square matrix (invertible, for ``inverse(A)`` and ``det(A)``)."""
+    a = np.full(tuple(shape), 0.5)
+    if a.ndim == 2 and a.shape[0] == a.shape[1]:
+        a += np.eye(a.shape[0])
+    return a.tolist() if a.ndim else 0.5
 
 
 class Expression:
@@ -250,8 +259,7 @@ class Expression:
         # Sizes follow a given vector or matrix (dot(x, y) with x=[1, 2]: y has 2), else 3.
         sizes = [d for v in out.values() for d in np.shape(_value(v))]
         n = sizes[0] if sizes else 3
-        # (a matrix is 0.5 + I: invertible, for inverse(A) and det(A))
-        shaped = {0: 0.5, 1: [0.5] * n, 2: [[0.5 + (i == j) for j in range(n)] for i in range(n)]}
+        shaped = {r: placeholder((n,) * r) for r in (0, 1, 2)}
         # Capitalised names (A, W) are matrices first, as in the course notes.
         prefs = tuple(2 if v[:1].isupper() else 0 for v in free)
         for ranks in _rank_choices(prefs, limit=200):

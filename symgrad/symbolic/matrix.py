@@ -651,5 +651,5 @@ def _choose(cond, a, b):
     """``where`` with a condition known from the values (all true or all false)."""
     c = np.asarray(cond)
     if isinstance(cond, Mx) or c.dtype != bool or (c.any() and not c.all()):
-        raise NoVectorForm("the derivative has a step (a comparison): only per element")
+        raise NoVectorForm("the derivative has a step (a comparison)")
     return _lift(a) if c.all() else _lift(b)

@@ -142,7 +142,7 @@ class _Matrix(_Numpy):
 
     @staticmethod
     def _step(*args, **kwargs):
-        raise NoVectorForm("the derivative has a step (a comparison): only per element")
+        raise NoVectorForm("the derivative has a step (a comparison)")
 
     ne = gt = ge = lt = le = logical_or = threshold_backward = _step
 
