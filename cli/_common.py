@@ -13,6 +13,7 @@ import numpy as np
 
 import symgrad
 from symgrad.drawing.backends import SUFFIXES, format_for, write_all
+from symgrad.symbolic.expression import resolve_shapes
 from symgrad.symbolic.parser import ParseError, parse_value
 
 if TYPE_CHECKING:  # (symgrad.parse loads SymPy, which `symgrad ops` never needs)
@@ -119,17 +120,11 @@ def parse_at(items: Iterable[str], variables: list[str]) -> dict:
 MAX_SHAPE_SIZE = 100
 
 
-def parse_shapes(items: Iterable[str], variables: list[str], at: dict) -> tuple[dict, dict]:
-    """``["A=n,m", "x=m"]`` -> shapes ``{"A": (2, 3), "x": (3,)}`` and the names of their
-    dimensions ``{"A": ("n", "m"), "x": ("m",)}``.
-
-    A dimension is a name (the same name, the same size: distinct names get distinct
-    sizes 2, 3, 4, ...) or a number; ``x=`` is a scalar.  A variable may not have both a
-    --shape and an --at of another shape.
-    """
+def parse_shapes(items: Iterable[str], variables: list[str], at: dict) -> dict:
+    """``["A=n,m", "x=m", "y=4"]`` -> ``{"A": ("n", "m"), "x": ("m",), "y": (4,)}``
+    (see :func:`symgrad.symbolic.expression.resolve_shapes`); ``x=`` is a scalar.  A
+    variable may not have both a --shape and an --at of another shape."""
     shapes: dict = {}
-    labels: dict = {}
-    sizes: dict = {}
     for item in items:
         name, sep, text = item.partition("=")
         name = name.strip()
@@ -149,16 +144,17 @@ def parse_shapes(items: Iterable[str], variables: list[str], at: dict) -> tuple[
             if d.isdigit() and 1 <= int(d) <= MAX_SHAPE_SIZE:
                 shape.append(int(d))
             elif d.isidentifier():
-                shape.append(sizes.setdefault(d, len(sizes) + 2))
+                shape.append(d)
             else:
                 raise InputError(f"--shape {item!r}: {d!r} is not a dimension (a name "
                                  f"such as n, or a size from 1 to {MAX_SHAPE_SIZE})")
-        if name in at and tuple(np.shape(at[name])) != tuple(shape):
-            raise InputError(f"--shape {item!r}: --at gives {name} the shape "
-                             f"{'x'.join(map(str, np.shape(at[name]))) or 'scalar'}")
         shapes[name] = tuple(shape)
-        labels[name] = tuple(dims)
-    return shapes, labels
+    sized, _ = resolve_shapes(shapes)
+    for name, shape in sized.items():
+        if name in at and tuple(np.shape(at[name])) != shape:
+            raise InputError(f"--shape {name}=...: --at gives {name} the shape "
+                             f"{'x'.join(map(str, np.shape(at[name]))) or 'scalar'}")
+    return shapes
 
 
 def check_output(path: str, inputs: Iterable[str] = ()) -> str | None:

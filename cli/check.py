@@ -262,7 +262,7 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, shape_item
     expr = load_expression(expression)
     grads = _parse_grads(grad_items, expr.variables)
     at = parse_at(at_items, expr.variables)
-    shapes, _ = parse_shapes(shape_items, expr.variables, at)
+    shapes = parse_shapes(shape_items, expr.variables, at)
     report = _run(expression, grads, at, samples, timeout, shapes)
     if as_json:
         echo_json(report.as_dict())

@@ -56,7 +56,8 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: 
     """
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
-    shapes, labels = parse_shapes(shape_items, expr.variables, at)
+    shapes = parse_shapes(shape_items, expr.variables, at)
+    labels = {k: tuple(map(str, s)) for k, s in shapes.items()}
     try:
         d = derivatives(expr, wrt, at, order=order, timeout=timeout,
                         simplify="full" if simplify else "auto", shapes=shapes)

@@ -37,7 +37,7 @@ import sympy as sp
 from .._util import deep
 from ..autograd import grad
 from ..symbolic.bridge import almost_everywhere, graph_leaves, leaf_names, leaf_symbols, to_sympy
-from ..symbolic.expression import Expression, parse, placeholder
+from ..symbolic.expression import Expression, parse, placeholder, resolve_shapes
 from ..symbolic.vectors import NoVectorForm, vector_gradient
 from .decision import compare_symbolically
 from .diagnosis import diagnose_all, shape_mismatches
@@ -77,8 +77,9 @@ def check(expr: str | Expression, grads, at: Mapping | None = None, samples: int
         With ``False`` only numbers are compared (the verdict is then at best
         ``undecided``).
     shapes : mapping, optional
-        Variable -> shape (a tuple of sizes) for variables without a value in ``at``.
-        A claim in vector or matrix form is checked for every size whatever the shapes.
+        Variable -> shape for variables without a value in ``at``: a tuple of sizes and
+        names (``{"A": ("n", "m"), "x": ("m",)}``; equal names, equal sizes).  A claim
+        in vector or matrix form is checked for every size whatever the shapes.
 
     Returns
     -------
@@ -140,7 +141,8 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
            given_shapes) -> Report:
     f, claims, at = _arguments(expr, grads, at, samples)
     # Variables without a value are scalars where that fits, else vectors/matrices.
-    fixed = {k: placeholder(s) for k, s in given_shapes.items() if k not in at}
+    sized, labels = resolve_shapes(given_shapes)
+    fixed = {k: placeholder(s) for k, s in sized.items() if k not in at}
     shapes = {k: np.shape(v) for k, v in f.shape_values({**fixed, **at}).items()}
     rng = np.random.default_rng(seed)
     notes: list = []
@@ -156,6 +158,8 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         # gradient (of the wrong shape), not bad input.
         k, e = found.unevaluable
         per_var[k]["numeric"] = "cannot evaluate"
+        if shapes[k] != ():
+            per_var[k]["true_vector"] = _vector_form(f, k, base)
         return Report(WRONG, f.text, per_var, 0, None,
                       [f"{k}: wrong shape: the claimed gradient cannot be evaluated "
                        f"({e})"], notes)
@@ -176,7 +180,8 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         _exactly_different(claims, per_var, found, notes)
 
     if found.used and any(shapes[k] != () for k in claims):
-        _every_size(f, claims, shapes, base, at, per_var, found, rng, rtol, atol, notes)
+        _every_size(f, claims, shapes, labels, base, at, per_var, found, rng, rtol, atol,
+                    notes)
 
     if any(v["numeric"] == "differ" for v in per_var.values()):
         verdict = WRONG
@@ -227,17 +232,18 @@ def _exactly_different(claims: dict, per_var: dict, found, notes: list) -> None:
                                     "true": listify(t)}
 
 
-def _every_size(f, claims, shapes, base, at, per_var, found, rng, rtol, atol, notes) -> None:
+def _every_size(f, claims, shapes, labels, base, at, per_var, found, rng, rtol, atol,
+                notes) -> None:
     """A vector or matrix claim holds for every size: proved in the matrix algebra, and
     tried at other sizes (smallest first) whether proved or not."""
     for k, claim in claims.items():
-        if shapes[k] != () and proved_for_every_size(f, k, claim, base):
+        if shapes[k] != () and proved_for_every_size(f, k, claim, base, labels):
             per_var[k]["every_size"] = "proved"
             if per_var[k]["numeric"] == "agree" and per_var[k]["symbolic"] != "equal":
                 per_var[k]["symbolic"] = "equal"  # (the matrix algebra's proof)
     given = any(shapes[k] != () and k in at for k in shapes)
     if all(v["numeric"] != "differ" for v in per_var.values()):
-        cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol)
+        cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol, labels=labels)
         if cex is None:
             return
         k = cex["variable"]
@@ -254,7 +260,8 @@ def _every_size(f, claims, shapes, base, at, per_var, found, rng, rtol, atol, no
                      f"sizes ({sizes})")
     elif not given:
         # The sizes were ours to choose: show the mistake at the smallest that shows it.
-        cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol, smaller=True)
+        cex = counterexample_at_other_sizes(f, claims, base, rng, rtol, atol, smaller=True,
+                                            labels=labels)
         if cex is not None:
             found.counterexample = cex
 

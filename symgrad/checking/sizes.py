@@ -42,19 +42,21 @@ __all__ = ["proved_for_every_size", "counterexample_at_other_sizes", "size_class
 _MAX_TRIES = 8
 
 
-def size_classes(f: Expression, point: dict) -> dict | None:
+def size_classes(f: Expression, point: dict, labels: dict | None = None) -> dict | None:
     """Variable -> the size class of each of its dimensions, or None (no matrix form)."""
     try:
-        return dimensions(f, **point)
+        return dimensions(f, point, labels)
     except (NoVectorForm, ValueError, TypeError, RuntimeError):
         return None
 
 
-def proved_for_every_size(f: Expression, name: str, claim, point: dict) -> bool:
-    """Whether the claim for ``name`` equals the true gradient for every size."""
+def proved_for_every_size(f: Expression, name: str, claim, point: dict,
+                          labels: dict | None = None) -> bool:
+    """Whether the claim for ``name`` equals the true gradient for every size (with the
+    sizes that ``labels`` names equal, equal)."""
     if claim.expression is None or np.ndim(point[name]) == 0:
         return False
-    return proved_equal(f, name, claim.expression, **point)
+    return proved_equal(f, name, claim.expression, point, labels)
 
 
 def _patterns(k: int, base: tuple) -> list:
@@ -72,12 +74,12 @@ def _patterns(k: int, base: tuple) -> list:
 
 
 def counterexample_at_other_sizes(f: Expression, claims: dict, point: dict, rng,
-                                  rtol: float, atol: float, smaller: bool = False
-                                  ) -> dict | None:
+                                  rtol: float, atol: float, smaller: bool = False,
+                                  labels: dict | None = None) -> dict | None:
     """The first point, smallest sizes first, where a claim differs from the gradient
     (or cannot be evaluated): a counterexample with its ``sizes``; None if none.  With
     ``smaller``, only sizes with fewer elements in all than ``point`` has."""
-    classes = size_classes(f, point)
+    classes = size_classes(f, point, labels)
     if classes is None:
         return None
     k = 1 + max((c for cs in classes.values() for c in cs), default=-1)

@@ -32,7 +32,8 @@ from ..autograd import grad
 from ..autograd.functional import hessian
 from ..errors import SymgradError
 from .bridge import GradientProgram
-from .expression import DerivativeSizeError, EvaluationError, Expression, parse, placeholder
+from .expression import (DerivativeSizeError, EvaluationError, Expression, parse,
+                         placeholder, resolve_shapes)
 from .tidy import tidy_all
 from .vectors import NoVectorForm
 
@@ -185,8 +186,8 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
         Where ``sympy.simplify`` runs after the cheap tidying of every result
         (:mod:`~symgrad.symbolic.tidy`): on small expressions only, on all, nowhere.
     shapes : mapping, optional
-        Variable -> shape (a tuple of sizes), for variables without a value: their
-        shape, not a point (vector forms hold for every size anyway).
+        Variable -> shape, for variables without a value: a tuple of sizes and names
+        (``("n", "m")``: see :func:`~symgrad.symbolic.expression.resolve_shapes`).
 
     Returns
     -------
@@ -220,7 +221,7 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
         if n not in f.variables:
             raise DerivativeError(f"wrt {n}: not a variable of the expression (variables: "
                                   f"{', '.join(f.variables) or 'none'})", "wrt")
-    shapes = f.shape_values({**{k: placeholder(s) for k, s in (shapes or {}).items()
+    shapes = f.shape_values({**{k: placeholder(s) for k, s in resolve_shapes(shapes)[0].items()
                                 if k not in at}, **at})
     if all(v in at for v in f.variables):
         bad = f.domain_error(**at)

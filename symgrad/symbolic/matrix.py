@@ -337,6 +337,24 @@ def mul(*xs: Mx) -> Mx:
     if c == 0:
         return num(0)
     uniforms = [f for f in factors if f.kind == "uniform"]
+    for k in list(order):  # sign(u) * u = abs(u)
+        if k not in powers:
+            continue
+        base, es = powers[k]
+        if not (base.kind == "fn" and base.args[0] == "sign" and _one(es)):
+            continue
+        u = base.args[1]
+        if u.key not in powers or not _one(powers[u.key][1]):
+            continue
+        for gone in (k, u.key):
+            del powers[gone]
+            order.remove(gone)
+        a = fn("abs", u)
+        if a.key in powers:
+            powers[a.key][1].append(num(1))
+        else:
+            powers[a.key] = [a, [num(1)]]
+            order.append(a.key)
     out = []
     for k in order:
         base, es = powers[k]
@@ -360,6 +378,10 @@ def mul(*xs: Mx) -> Mx:
             sum(f.rank == 0 for f in out):  # a column times a vector: an outer product
         return mul(*(f for f in out if f.rank == 0), outer(cols[0].args[0], vecs[0]))
     return Mx("mul", tuple(out), shape)
+
+
+def _one(exponents: list) -> bool:
+    return _is_num(add(*exponents) if len(exponents) > 1 else exponents[0], 1)
 
 
 def power(base: Mx, e) -> Mx:
@@ -412,6 +434,10 @@ def mm(a: Mx, b: Mx) -> Mx:
         return b
     if b.kind == "eye":
         return a
+    if _inverse_pair(a, b):  # X @ inverse(X) = I
+        return eye(a.shape[0])
+    if b.kind == "mm" and _inverse_pair(a, b.args[0]):
+        return b.args[1]
     # rows and columns made from vectors (the recorded 1-D products) back to vectors
     if a.kind == "unsq" and b.kind == "unsq" and a.args[1] == 1 and b.args[1] == 0:
         return outer(a.args[0], b.args[0])
@@ -434,6 +460,17 @@ def mm(a: Mx, b: Mx) -> Mx:
         pass
     shape = a.shape[:-1] + b.shape[1:]
     return Mx("mm", (a, b), shape)
+
+
+def _inverse_pair(a: Mx, b: Mx) -> bool:
+    """``a @ b`` is an identity: ``X @ inverse(X)``, ``inverse(X) @ X`` or transposed."""
+    for x, y in ((a, b), (b, a)):
+        if x.kind == "fn" and x.args[0] == "inverse" and x.args[1].same(y):
+            return True
+        if (x.kind == "T" and y.kind == "T" and x.args[0].kind == "fn"
+                and x.args[0].args[0] == "inverse" and x.args[0].args[1].same(y.args[0])):
+            return True
+    return False
 
 
 def outer(u: Mx, v: Mx) -> Mx:
@@ -577,6 +614,11 @@ def sum_to(g: Mx, shape: tuple) -> Mx:
 
 
 # -- functions --------------------------------------------------------------------------------
+#: Functions of square matrices (by the language's names and the table's).
+_SQUARE = frozenset({"det", "inverse", "logdet", "<linalg_det>", "<linalg_slogdet>",
+                     "<linalg_inv_ex>"})
+
+
 def fn(name: str, *args, shape=None) -> Mx:
     """A call of the grammar's function ``name``: elementwise ones keep their argument's
     shape; otherwise ``shape`` is given (a reduction's is ())."""
@@ -594,6 +636,8 @@ def fn(name: str, *args, shape=None) -> Mx:
             return inner
     elif shape is None:
         raise NoVectorForm(f"{name}() of unknown shape")
+    if name in _SQUARE and x.rank == 2:  # their argument is square: its sizes are equal
+        unify(x.shape[0], x.shape[1])
     if name == "sum" and x.kind == "uniform":
         return mul(num(int(np.prod([int(d) for d in x.shape]))), x.args[0])
     if name == "sum" and x.kind == "mul" and x.rank == 1 and len(x.args) == 2 \
@@ -603,6 +647,8 @@ def fn(name: str, *args, shape=None) -> Mx:
         return mm(*x.args)
     if name == "sum" and x.rank == 0:
         return x
+    if name == "inverse" and x.kind == "fn" and x.args[0] == "inverse":
+        return x.args[1]
     if name in ("sum", "trace", "mean") and x.kind == "mul" and _is_num(x.args[0]):
         return mul(x.args[0], fn(name, *_split(x)[1:], shape=shape))
     return Mx("fn", (name, *args), tuple(shape))

@@ -13,8 +13,9 @@ from fractions import Fraction
 from math import gcd
 
 from . import parser as P
-from .matrix import (Mx, NoVectorForm, _broadcast, _is_num, _split, add, fn, mm, mul, num,
-                     outer, power, transpose, unsqueeze, uniform)
+from .matrix import (Mx, NoVectorForm, _broadcast, _dim_key, _is_num, _split, add, fn, mm,
+                     mul, num,
+                     outer, power, transpose, unsqueeze)
 
 __all__ = ["to_text", "tidy", "canonical"]
 
@@ -72,15 +73,8 @@ def _node(e: Mx):
         return out
     if k == "mul":
         c, rest = _split(e)
-        if c == -1:
-            if rest.kind == "mm":  # -A @ x, not -(A @ x)
-                fs = _factors(rest)
-                if not (len(fs) == 2 and fs[0].rank == 1 and fs[1].rank == 1):
-                    out = P.Neg(_node(fs[0]))
-                    for f in fs[1:]:
-                        out = P.BinOp("@", out, _node(f))
-                    return out
-            return P.Neg(_node(rest))
+        if c == -1:  # -A @ x and -a * b, not -(A @ x) and -(a * b)
+            return _negate_first(_node(rest))
         ups, downs = [], []
         for f in e.args:
             if f.kind == "num" and c != 1:
@@ -121,6 +115,13 @@ def _node(e: Mx):
             out = P.BinOp("/", out, d)
         return out
     raise NoVectorForm(f"no text for {k}")
+
+
+def _negate_first(node):
+    """``-node`` with the minus on its first factor (the product is the same)."""
+    if isinstance(node, P.BinOp) and node.op in ("*", "/", "@"):
+        return P.BinOp(node.op, _negate_first(node.left), node.right)
+    return P.Neg(node)
 
 
 def _factors(e: Mx) -> list:
@@ -191,6 +192,20 @@ def _factor(terms: list) -> Mx:
                       _split(terms[idx[0]])[1].shape)
         rest = [t for i, t in enumerate(terms) if i not in idx]
         return _factor([combined] + rest) if rest else combined
+    # a common scalar factor: det(X) * (A + B)
+    if len(terms) > 1:
+        def scalars(t):
+            return {f.key: f for f in (t.args if t.kind == "mul" else (t,))
+                    if f.rank == 0 and f.kind != "num"}
+        common = set(scalars(terms[0]))
+        for t in terms[1:]:
+            common &= set(scalars(t))
+        if common:
+            factor = [scalars(terms[0])[k] for k in sorted(common, key=repr)]
+            keys = set(common)
+            inner = [mul(*(f for f in (t.args if t.kind == "mul" else (t,))
+                           if f.key not in keys)) for t in terms]
+            return mul(*factor, _factor(inner))
     # a common coefficient
     coefs = [_split(t)[0] for t in terms]
     if len(terms) > 1 and all(c != 1 for c in coefs):
@@ -222,44 +237,64 @@ def _gcd(values) -> Fraction:
 def canonical(e: Mx) -> Mx:
     """Fully expanded, with sums and elementwise products in sorted order: equal
     canonical forms (:attr:`Mx.key`) mean equal expressions for every size."""
+    return _sorted_tree(_canonical(e))
+
+
+def _sorted_tree(e: Mx) -> Mx:
+    """Every sum's terms and every elementwise product's factors in one order."""
+    args = tuple(_sorted_tree(a) if isinstance(a, Mx) else a for a in e.args)
+    if e.kind in ("add", "mul"):
+        args = tuple(sorted(args, key=lambda t: (t.kind != "num", repr(t.key))))
+    return Mx(e.kind, args, e.shape)
+
+
+def _canonical(e: Mx) -> Mx:
     k = e.kind
     if k in ("sym", "num", "eye"):
         return e
     if k == "uniform":  # (a scalar text stands for a uniform vector in a claim)
-        return canonical(e.args[0])
+        return _canonical(e.args[0])
     if k == "add":
-        return _sorted_add(add(*(canonical(t) for t in e.args)))
+        return _sorted_add(add(*(_canonical(t) for t in e.args)))
     if k == "mul":
-        fs = [canonical(f) for f in e.args]
+        fs = [_canonical(f) for f in e.args]
         out = num(1)
         for f in fs:
             out = _distribute(out, f, mul)
         return _sorted_add(out)
     if k == "mm":
-        return _sorted_add(_distribute(canonical(e.args[0]), canonical(e.args[1]), _mm_canon))
+        return _sorted_add(_distribute(_canonical(e.args[0]), _canonical(e.args[1]), _mm_canon))
     if k == "outer":
-        return _sorted_add(_distribute(canonical(e.args[0]), canonical(e.args[1]), outer))
+        return _sorted_add(_distribute(_canonical(e.args[0]), _canonical(e.args[1]), outer))
     if k == "T":
-        inner = canonical(e.args[0])
+        inner = _canonical(e.args[0])
         if inner.kind == "add":
-            return _sorted_add(add(*(canonical(transpose(t)) for t in inner.args)))
+            return _sorted_add(add(*(_canonical(transpose(t)) for t in inner.args)))
         return transpose(inner)
     if k == "pow":
-        return power(canonical(e.args[0]), canonical(e.args[1]))
+        return power(_canonical(e.args[0]), _canonical(e.args[1]))
     if k == "fn":
-        args = tuple(canonical(a) if isinstance(a, Mx) else a for a in e.args[1:])
+        args = tuple(_canonical(a) if isinstance(a, Mx) else a for a in e.args[1:])
         name = e.args[0]
         if name in ("det", "trace", "logdet") and args[0].kind == "T":
-            return canonical(fn(name, args[0].args[0], shape=e.shape))  # det(X.T) = det(X)
+            return _canonical(fn(name, args[0].args[0], shape=e.shape))  # det(X.T) = det(X)
         if name == "inverse" and args[0].kind == "T":  # inverse(X.T) = inverse(X).T
             return transpose(fn(name, args[0].args[0], shape=e.shape))
+        if name == "inverse" and args[0].kind == "mm" and all(
+                _square(f) for f in args[0].args):  # (A B)^-1 = B^-1 A^-1, A and B square
+            a, b = args[0].args
+            return _canonical(mm(fn(name, b, shape=b.shape), fn(name, a, shape=a.shape)))
         if e.args[0] in ("sum", "trace") and args[0].kind == "add":
-            return _sorted_add(add(*(canonical(fn(e.args[0], t, shape=e.shape))
+            return _sorted_add(add(*(_canonical(fn(e.args[0], t, shape=e.shape))
                                      for t in args[0].args)))
         return fn(e.args[0], *args, shape=e.shape)
     if k == "unsq":
-        return unsqueeze(canonical(e.args[0]), e.args[1])
+        return unsqueeze(_canonical(e.args[0]), e.args[1])
     return e
+
+
+def _square(a: Mx) -> bool:
+    return a.rank == 2 and _dim_key(a.shape[0]) == _dim_key(a.shape[1])
 
 
 def _mm_canon(a: Mx, b: Mx) -> Mx:

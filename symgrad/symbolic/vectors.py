@@ -235,18 +235,26 @@ def _constant(x) -> Mx:
     return M._lift(a if a.ndim else a[()])
 
 
-def matrix_forward(t, names: dict) -> tuple:
+def _leaf(name: str, shape: tuple, labels: dict | None, shared: dict) -> Mx:
+    """A variable whose dimensions are one Dim per label (``A: (n, n)`` is square)."""
+    marks = (labels or {}).get(name) or (None,) * len(shape)
+    return M.sym(name, tuple(shared.setdefault(m, Dim(n)) if isinstance(m, str) else Dim(n)
+                             for m, n in zip(marks, shape)))
+
+
+def matrix_forward(t, names: dict, labels: dict | None = None) -> tuple:
     """The forward walk: ``(order, node -> Mx, name -> leaf Mx)`` for a traced tensor
-    whose leaves are named in ``names`` (``id(tensor) -> name``)."""
+    whose leaves are named in ``names`` (``id(tensor) -> name``); ``labels`` names the
+    dimensions of some (``{"A": ("n", "n")}``: equal names, equal sizes)."""
     root = t.grad_fn if t.grad_fn is not None else t._accumulator()
     order = _topological(root)
     values: dict = {}
     leaves: dict = {}
+    shared: dict = {}
     for a in _leaves_of(order):
         v = a.variable
         name = names[id(v)]
-        leaf = M.sym(name, tuple(Dim(n) for n in v.shape))
-        values[a] = leaves[name] = leaf
+        values[a] = leaves[name] = _leaf(name, tuple(v.shape), labels, shared)
     concrete: dict = {a: np.asarray(a.variable._data) for a in values}
     for n in order:
         if isinstance(n, AccumulateGrad):
@@ -263,10 +271,10 @@ def matrix_forward(t, names: dict) -> tuple:
     return order, values, leaves, root
 
 
-def matrix_gradient(t, var: str, names: dict) -> Mx:
+def matrix_gradient(t, var: str, names: dict, labels: dict | None = None) -> Mx:
     """The gradient of a traced scalar ``t`` with respect to the leaf named ``var``, as a
     matrix expression (:func:`~symgrad.symbolic.matrix_forms.tidy` it to print)."""
-    order, values, leaves, root = matrix_forward(t, names)
+    order, values, leaves, root = matrix_forward(t, names, labels)
     if var not in leaves:
         raise ValueError(f"{var!r} is not a leaf of the graph")
     target = next(a for a in values if isinstance(a, AccumulateGrad)
@@ -361,12 +369,12 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
     NoVectorForm
         When the gradient cannot be written in the grammar (the message says why).
     """
-    g = gradient_expression(expr, var, **values)
-    return to_text(g)
+    return to_text(gradient_expression(expr, var, values))
 
 
-def gradient_expression(expr, var: str, **values: Any) -> Mx:
-    """:func:`vector_gradient` as a tidied :class:`~symgrad.symbolic.matrix.Mx`."""
+def gradient_expression(expr, var: str, values: dict, labels: dict | None = None) -> Mx:
+    """:func:`vector_gradient` as a tidied :class:`~symgrad.symbolic.matrix.Mx`
+    (``labels``: see :func:`matrix_forward`)."""
     if var not in expr.variables:
         raise ValueError(f"{var!r} is not a variable of the expression (variables: "
                          f"{', '.join(expr.variables) or 'none'})")
@@ -379,46 +387,49 @@ def gradient_expression(expr, var: str, **values: Any) -> Mx:
     if t.grad_fn is None:
         return M.num(0)
     try:
-        return tidy(matrix_gradient(t, var, names))
+        return tidy(matrix_gradient(t, var, names, labels))
     except NoVectorForm:
         raise
     except Exception as err:  # noqa: BLE001 - a rule the algebra cannot follow
         raise NoVectorForm(f"a step the matrix algebra cannot follow ({err})") from None
 
 
-def matrix_value(expr, **values: Any) -> Mx:
+def matrix_value(expr, values: dict, labels: dict | None = None) -> Mx:
     """The expression itself as a matrix expression (a claimed gradient, to compare)."""
     t, names = _named(expr, values)
+    if id(t) in names:  # the expression is one of its variables
+        return _leaf(names[id(t)], tuple(t.shape), labels, {})
     if t.grad_fn is None:
         return M._lift(np.asarray(t.detach().numpy(), dtype=np.float64))
-    order, vals, leaves, root = matrix_forward(t, names)
+    order, vals, leaves, root = matrix_forward(t, names, labels)
     return vals[root]
 
 
-def proved_equal(expr, var: str, claim, **values: Any) -> bool:
+def proved_equal(expr, var: str, claim, values: dict, labels: dict | None = None) -> bool:
     """Whether the gradient of ``expr`` with respect to ``var`` and the expression
-    ``claim`` have equal canonical forms: equal for every size of the variables."""
+    ``claim`` have equal canonical forms: equal for every size of the variables
+    (``labels``: which sizes are known equal, see :func:`matrix_forward`)."""
     try:
-        true = canonical(gradient_expression(expr, var, **values))
+        true = canonical(gradient_expression(expr, var, values, labels))
         vals = {k: values[k] for k in claim.variables}
-        claimed = canonical(matrix_value(claim, **vals))
+        claimed = canonical(matrix_value(claim, vals, labels))
     except (NoVectorForm, ValueError, TypeError, RuntimeError):
         return False
     return true.key == claimed.key
 
 
-def dimensions(expr, **values: Any) -> dict:
+def dimensions(expr, values: dict, labels: dict | None = None) -> dict:
     """Which sizes must be equal: ``name -> tuple of size classes`` (small ints), from
-    the products and broadcasts of the expression.
+    the products and broadcasts of the expression and the ``labels`` given.
 
     >>> from symgrad import parse
-    >>> dimensions(parse("x.T @ A @ y"), x=[1, 2], A=[[1, 2, 3], [4, 5, 6]], y=[1, 2, 3])
+    >>> dimensions(parse("x.T @ A @ y"), dict(x=[1, 2], A=[[1, 2, 3], [4, 5, 6]], y=[1, 2, 3]))
     {'x': (0,), 'A': (0, 1), 'y': (1,)}
     """
     t, names = _named(expr, values)
     if t.grad_fn is None:
         return {k: tuple(range(np.ndim(v))) for k, v in values.items()}
-    _, _, leaves, _ = matrix_forward(t, names)
+    _, _, leaves, _ = matrix_forward(t, names, labels)
     classes: dict = {}
     out = {}
     for name in expr.variables:
