@@ -107,7 +107,9 @@ def _as_json(d: Derivatives, expression: str, latex: bool, steps: bool, labels: 
         obj["steps"] = [str(line) for line in d.program.lines]
     if d.hessian is not None:
         h = d.hessian
-        obj["hessian"] = {"symbolic": [[str(e) for e in row] for row in h.symbolic.tolist()]}
+        obj["hessian"] = {"symbolic": [[str(e) for e in row] for row in h.symbolic.tolist()],
+                          "matrix": {f"{x},{y}": text for (x, y), text in
+                                     (h.blocks or {}).items()}}
         if h.value is not None:
             obj["hessian"].update(value=to_plain(h.value), agree=h.agree)
     if d.higher is not None:
@@ -151,8 +153,15 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
                        f"{_mark(d.agrees[n])}")
     if d.hessian is not None:
         h = d.hessian
-        click.echo("\nHessian over (" + ", ".join(str(s) for s in h.symbols) + "):")
-        click.echo(sp.latex(h.symbolic) if latex else sp.pretty(h.symbolic, use_unicode=True))
+        blocks = {k: v for k, v in (h.blocks or {}).items() if v is not None}
+        if shaped and blocks and not latex:
+            click.echo("\nHessian in matrix form (I the identity):")
+            for (x, y), text in blocks.items():
+                click.echo(f"  ∂²f/∂{x}∂{y} = {text}")
+        if not (shaped and len(blocks) == len(h.blocks) and not elements and not latex):
+            click.echo("\nHessian over (" + ", ".join(str(s) for s in h.symbols) + "):")
+            click.echo(sp.latex(h.symbolic) if latex else
+                       sp.pretty(h.symbolic, use_unicode=True))
         if h.value is not None:
             click.echo(f"  reverse mode (twice): {fmt(h.value)}   {_mark(h.agree)}")
     for n, r in (d.higher or {}).items():

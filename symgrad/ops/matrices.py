@@ -16,7 +16,7 @@ from .layers import CONSTANT_PAD_ND as _PAD
 from .record import Op
 
 __all__ = ["TRACE", "LINALG_DET", "LINALG_SLOGDET", "LINALG_INV_EX", "LINALG_SOLVE_EX",
-           "DIAG_EMBED", "DIAGONAL_COPY", "OUTER", "LOGDET"]
+           "DIAG_EMBED", "DIAGONAL_COPY", "OUTER", "LOGDET", "DIAG"]
 
 
 def _lu(a) -> tuple:
@@ -208,3 +208,9 @@ LOGDET = Op("logdet", inputs=("self",), forward=lambda a: np.log(np.linalg.det(a
             composite=True, method="logdet", function="logdet", expr="logdet",
             symbol="log det",
             doc="log(det(self)): slogdet's logabsdet where the sign is +1, else nan")
+
+
+DIAG = Op("diag", inputs=("self",), forward=np.diag, composite=True, function="diag",
+          expr="diag", symbol="diag",
+          doc="a vector as the diagonal of a matrix (DiagEmbedBackward0), or a matrix's "
+              "diagonal (DiagonalBackward0_copy)")

@@ -35,6 +35,7 @@ from .bridge import GradientProgram
 from .expression import (DerivativeSizeError, EvaluationError, Expression, parse,
                          placeholder, resolve_shapes)
 from .tidy import tidy_all
+from .hessians import hessian_text
 from .vectors import NoVectorForm
 
 __all__ = ["derivatives", "Derivatives", "HigherDerivative", "Hessian", "DerivativeError",
@@ -68,13 +69,17 @@ class Hessian:
 
     ``symbols`` are the elements (rows and columns, in order), ``symbolic`` the matrix,
     ``value`` the matrix by reverse mode twice at the point and ``agree`` whether it
-    equals ``symbolic`` there (both None without a complete point).
+    equals ``symbolic`` there (both None without a complete point); ``blocks`` the
+    Hessian's blocks in matrix form.
     """
 
     symbols: list
     symbolic: sp.Matrix
     value: np.ndarray | None = None
     agree: bool | None = None
+    #: ``(x, y) -> d²f/dx dy`` in matrix form (``A + A.T``; ``I`` the identity), or None
+    #: where it has none (a matrix variable, a step, a function it cannot follow).
+    blocks: dict | None = None
 
 
 @dataclass
@@ -278,6 +283,13 @@ def _hessian(d: Derivatives, simplify: str, timeout: float) -> Hessian:
     names = d.wrt
     syms = [s for n in names for s in np.ravel(d.symbols[n])]
     h = Hessian(syms, _tidied(sp.hessian(d.function(), syms), simplify, timeout))
+    h.blocks = {}
+    for x in names:
+        for y in names:
+            try:
+                h.blocks[x, y] = hessian_text(d.expression, x, y, d.shapes)
+            except (NoVectorForm, ValueError, TypeError, RuntimeError):
+                h.blocks[x, y] = None
     if not d.complete:
         return h
     leaves = d.expression.leaves(**d.at)

@@ -142,9 +142,17 @@ def _chain(factors: list):
     return out
 
 
-def to_text(e: Mx) -> str:
-    """Expression text in the grammar (:func:`symgrad.parse` reads it back)."""
-    return P.to_text(_node(e))
+def to_text(e: Mx, identity: str | None = None) -> str:
+    """Expression text in the grammar (:func:`symgrad.parse` reads it back); an identity
+    matrix, which the grammar cannot write, is printed as ``identity`` if given."""
+    return P.to_text(_node(_name_eye(e, identity) if identity else e))
+
+
+def _name_eye(e: Mx, name: str) -> Mx:
+    if e.kind == "eye":
+        return Mx("sym", (name,), e.shape)
+    return Mx(e.kind, tuple(_name_eye(a, name) if isinstance(a, Mx) else a
+                            for a in e.args), e.shape)
 
 
 # -- factoring for print, expanding for proof ---------------------------------------------------
@@ -188,15 +196,37 @@ def _factor(terms: list) -> Mx:
             c, rest = _split(terms[i])
             lefts.append(mul(num(c), rest.args[0]))
         lefts.sort(key=lambda t: t.kind == "T")  # A + A.T, not A.T + A
-        combined = Mx("mm", (_factor(lefts), right),
+        combined = Mx("mm", (_factor(_diagonals(lefts)), right),
                       _split(terms[idx[0]])[1].shape)
         rest = [t for i, t in enumerate(terms) if i not in idx]
         return _factor([combined] + rest) if rest else combined
-    # a common scalar factor: det(X) * (A + B)
+    # left factors of matrix products: X.T @ A + X.T @ B = X.T @ (A + B)
+    groups = {}
+    for i, t in enumerate(terms):
+        c, rest = _split(t)
+        if rest is not None and rest.kind == "mm":
+            groups.setdefault(_factors(rest)[0].key, []).append(i)
+    for k, idx in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        if len(idx) < 2:
+            continue
+        left = _factors(_split(terms[idx[0]])[1])[0]
+        rights = []
+        for i in idx:
+            c, rest = _split(terms[i])
+            fs = _factors(rest)[1:]
+            r = fs[0]
+            for f in fs[1:]:
+                r = mm(r, f)
+            rights.append(mul(num(c), r))
+        combined = Mx("mm", (left, _factor(_diagonals(rights))), left.shape[:1] +
+                      _split(terms[idx[0]])[1].shape[1:])
+        rest = [t for i, t in enumerate(terms) if i not in idx]
+        return _factor([combined] + rest) if rest else combined
+    # a common factor: det(X) * (A + B), y * (u - v)
     if len(terms) > 1:
         def scalars(t):
             return {f.key: f for f in (t.args if t.kind == "mul" else (t,))
-                    if f.rank == 0 and f.kind != "num"}
+                    if f.kind != "num" and (f.rank == 0 or t.kind == "mul")}
         common = set(scalars(terms[0]))
         for t in terms[1:]:
             common &= set(scalars(t))
@@ -215,8 +245,18 @@ def _factor(terms: list) -> Mx:
                           zip(coefs, terms)))
             return mul(num(g), Mx("add", inner.args, inner.shape) if inner.kind == "add"
                        else inner)
+    terms.sort(key=lambda t: t.kind == "T")  # A + A.T, not A.T + A
     return Mx("add", tuple(terms), _broadcast([t.shape for t in terms])) \
         if len(terms) > 1 else terms[0]
+
+
+def _diagonals(terms: list) -> list:
+    """``diag(a) + c * diag(b)`` -> ``[diag(a + c * b)]`` (diag is linear)."""
+    if len(terms) > 1 and all(_split(t)[1] is not None and _split(t)[1].kind == "fn"
+                              and _split(t)[1].args[0] == "diag" for t in terms):
+        inside = add(*(mul(num(_split(t)[0]), _split(t)[1].args[1]) for t in terms))
+        return [fn("diag", tidy(inside), shape=terms[0].shape)]
+    return terms
 
 
 def _gcd(values) -> Fraction:
