@@ -200,6 +200,23 @@ def _factor(terms: list) -> Mx:
                       _split(terms[idx[0]])[1].shape)
         rest = [t for i, t in enumerate(terms) if i not in idx]
         return _factor([combined] + rest) if rest else combined
+    # outer products sharing a side: outer(u, b) + outer(w, b) = outer(u + w, b)
+    for side in (1, 0):
+        groups = {}
+        for i, t in enumerate(terms):
+            c, rest = _split(t)
+            if rest is not None and rest.kind == "outer":
+                groups.setdefault(rest.args[side].key, []).append(i)
+        for k, idx in groups.items():
+            if len(idx) < 2:
+                continue
+            shared = _split(terms[idx[0]])[1].args[side]
+            others = _factor([mul(num(_split(terms[i])[0]), _split(terms[i])[1].args[1 - side])
+                              for i in idx])
+            combined = Mx("outer", (others, shared) if side else (shared, others),
+                          _split(terms[idx[0]])[1].shape)
+            rest = [t for i, t in enumerate(terms) if i not in idx]
+            return _factor([combined] + rest) if rest else combined
     # left factors of matrix products: X.T @ A + X.T @ B = X.T @ (A + B)
     groups = {}
     for i, t in enumerate(terms):
