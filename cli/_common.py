@@ -13,7 +13,7 @@ import numpy as np
 
 import symgrad
 from symgrad.drawing.backends import SUFFIXES, format_for, write_all
-from symgrad.symbolic.expression import resolve_shapes
+from symgrad.symbolic.shapes import resolve_shapes
 from symgrad.symbolic.parser import ParseError, parse_value
 
 if TYPE_CHECKING:  # (symgrad.parse loads SymPy, which `symgrad ops` never needs)

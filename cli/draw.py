@@ -9,8 +9,11 @@ import symgrad
 from symgrad.drawing.diagram import RenderError
 from symgrad.drawing.steps import frame_files
 
+from symgrad.symbolic.shapes import placeholder, resolve_shapes
+from symgrad.symbolic.vectors import NoVectorForm, dimensions
+
 from ._common import (ExpressionCommand, InputError, check_output, echo_json,
-                      load_expression, parse_at, write_outputs)
+                      load_expression, parse_at, parse_shapes, write_outputs)
 
 __all__ = ["draw"]
 
@@ -22,6 +25,9 @@ __all__ = ["draw"]
 @click.option("-o", "--output", required=True,
               help="Output file; the suffix picks the format: .svg .png .pdf .dot .tikz "
                    "(- writes to standard output, in --format).")
+@click.option("--shape", "shape_items", multiple=True, metavar="VAR=DIMS",
+              help="Without values, the shape of a variable: A=n,m or x=m (repeatable); "
+                   "shapes are drawn with these names (n×m).")
 @click.option("--format", "stdout_format", type=click.Choice(["svg", "png", "pdf", "dot",
                                                                 "tikz"]),
               default="svg", show_default=True, help="The format of -o - (standard output).")
@@ -37,7 +43,8 @@ __all__ = ["draw"]
               help="Show each edge's local derivative.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print what was written as one JSON object.")
-def draw(expression: str, at_items: tuple, output: str, stdout_format: str, kind: str,
+def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
+         stdout_format: str, kind: str,
          steps_dir: str | None, theme: str, rankdir: str, local: bool, as_json: bool) -> None:
     """Draw the graph of EXPRESSION: forward (values), backward (PyTorch's grad_fn
     nodes, .grad after backward) or both side by side.
@@ -49,6 +56,7 @@ def draw(expression: str, at_items: tuple, output: str, stdout_format: str, kind
       symgrad draw "tanh(w*x + b)" -o g.pdf --theme print --rankdir TB
       symgrad draw "x**2*y" --at x=3 --at y=2 -o g.svg --steps frames/
       symgrad draw "-log(x)" -o - --format dot
+      symgrad draw "sum((A @ x - b)**2)" --shape A=n,m -o g.png
     """
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
@@ -60,7 +68,7 @@ def draw(expression: str, at_items: tuple, output: str, stdout_format: str, kind
         bad = expr.domain_error(**at) if complete else None
         if bad is not None:
             raise InputError(f"not defined at the point: {bad.pretty()}")
-        values = {**expr.shape_values(at, scalar=False), **at}
+        values, sizes = _values(expr, at, parse_shapes(shape_items, expr.variables, at))
         out = expr.evaluate(**values)
         if steps_dir and out.numel() != 1:
             raise InputError(f"--steps needs a scalar expression; this one has shape "
@@ -69,7 +77,7 @@ def draw(expression: str, at_items: tuple, output: str, stdout_format: str, kind
             out.backward(retain_graph=True)
         diagram = symgrad.draw(out, kind=kind, names={"f": out}, theme=theme,
                                rankdir=rankdir, show_values=complete, show_grads=complete,
-                               show_local=local, title=expression)
+                               show_local=local, title=expression, sizes=sizes)
         # Everything is rendered before anything is written: all files or none.
         files = {output: diagram.pipe(fmt)}
         frames = {}
@@ -92,3 +100,40 @@ def draw(expression: str, at_items: tuple, output: str, stdout_format: str, kind
         if frames:
             click.echo(f"wrote {len(frames) - 1} frames to {steps_dir}")
 
+
+_SIZE_NAMES = "nmklpqrs"
+
+
+def _values(expr, at: dict, shapes: dict) -> tuple:
+    """Values to trace with, and names for the sizes when none is given: each size that
+    must be equal to another gets one name (``--shape``'s, else n, m, k, ...) and its
+    own number, so that the drawing can write ``n×m`` for every tensor."""
+    fixed, labels = resolve_shapes(shapes)
+    values = {**expr.shape_values({**{k: placeholder(s) for k, s in fixed.items()}, **at},
+                                  scalar=False), **at}
+    if at:
+        return values, None
+    try:
+        classes = dimensions(expr, values, labels)
+    except (NoVectorForm, ValueError, TypeError, RuntimeError):
+        return values, None
+    names: dict = {}
+    for var, cs in classes.items():
+        for c, label in zip(cs, labels.get(var) or (None,) * len(cs)):
+            if label:
+                names.setdefault(c, label)
+    free = iter([n for n in _SIZE_NAMES if n not in names.values()] +
+                [f"n{k}" for k in range(1, 64)])
+    for cs in classes.values():
+        for c in cs:
+            names.setdefault(c, next(free))
+    if not names:
+        return values, None
+    number = {c: k + 2 for k, c in enumerate(sorted(names))}
+    try:
+        sized = {var: placeholder(tuple(number[c] for c in cs))
+                 for var, cs in classes.items()}
+        expr.evaluate(**sized)
+    except (ValueError, TypeError, RuntimeError):  # (a constant of fixed size in the text)
+        return values, None
+    return sized, {number[c]: names[c] for c in names}

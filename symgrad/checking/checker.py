@@ -37,7 +37,8 @@ import sympy as sp
 from .._util import deep
 from ..autograd import grad
 from ..symbolic.bridge import almost_everywhere, graph_leaves, leaf_names, leaf_symbols, to_sympy
-from ..symbolic.expression import Expression, parse, placeholder, resolve_shapes
+from ..symbolic.expression import Expression, parse
+from ..symbolic.shapes import placeholder, resolve_shapes
 from ..symbolic.vectors import NoVectorForm, vector_gradient
 from .decision import compare_symbolically
 from .diagnosis import diagnose_all, shape_mismatches

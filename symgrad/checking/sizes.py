@@ -22,8 +22,8 @@ Examples
 True
 >>> c = counterexample_at_other_sizes(f, {"x": Claim("2 * A @ (A @ x - b)", f.variables)},
 ...                                   point, np.random.default_rng(0), 1e-6, 1e-9)
->>> c["sizes"]
-{'A': [1, 1], 'x': [1], 'b': [1]}
+>>> c["sizes"], c["why"][:18]  # (at 1x1 a matrix is its own transpose)
+({'A': [1, 2], 'x': [2], 'b': [1]}, 'cannot be evaluate')
 """
 from __future__ import annotations
 

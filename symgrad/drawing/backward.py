@@ -49,7 +49,7 @@ def _saved_rows(model: GraphModel, item: Item, dot: DotWriter, key: str, *,
                 alias = None if alias == "…" else alias
             title = f"saved {n}" + (f" (= {alias})" if alias else "")
             dot.node(skey, "saved",
-                     [(title, "title"), (f"{shape_text(v.shape)}  {dtype_text(v)}", "small"),
+                     [(title, "title"), (f"{shape_text(v.shape, model.sizes)}  {dtype_text(v)}", "small"),
                       (format_value(v), "body")],
                      tooltip=f"{item.title}._saved_{n}", indent=indent)
             dot.edge(skey, key, kind="saved", indent=indent)
@@ -70,7 +70,7 @@ def _leaf(model: GraphModel, dot: DotWriter, item: Item, key: str, *, order: int
     leaf_grads = state.get("leaf_grads") if state else None
     grad = leaf_grads.get(item.key) if leaf_grads is not None else leaf_grad(var)
     rows = tensor_rows(var, item.name, as_array(var), show_values=show_values,
-                       show_grads=show_grads, grad=grad, dtype=dtype_text(var))
+                       show_grads=show_grads, grad=grad, dtype=dtype_text(var), sizes=model.sizes)
     if state is not None and grad is None:
         rows.append(("grad = None", "grad"))
     dot.node(key + "_var", "leaf", rows, tooltip=f"leaf {item.name or ''}".strip(),
@@ -108,7 +108,7 @@ def _outputs(model: GraphModel, dot: DotWriter, *, show_values: bool, show_grads
             continue
         name = model.tensor_name(t)
         rows = tensor_rows(t, name or "output", as_array(t), show_values=show_values,
-                           show_grads=False, dtype=dtype_text(t))
+                           show_grads=False, dtype=dtype_text(t), sizes=model.sizes)
         dot.node(okey, "output", rows, tooltip=f"output {name or ''}".strip(),
                  order=item.order if higher else None, indent=indent)
         label = None
@@ -120,7 +120,7 @@ def _outputs(model: GraphModel, dot: DotWriter, *, show_values: bool, show_grads
     for t in model.leaf_only:
         okey = f"{prefix}leafroot{len(outs)}"
         rows = tensor_rows(t, model.tensor_name(t), as_array(t), show_values=show_values,
-                           show_grads=show_grads, grad=leaf_grad(t), dtype=dtype_text(t))
+                           show_grads=show_grads, grad=leaf_grad(t), dtype=dtype_text(t), sizes=model.sizes)
         dot.node(okey, "leaf", rows, tooltip="leaf", indent=indent)
         outs.append(okey)
     return outs

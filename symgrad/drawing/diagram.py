@@ -184,7 +184,7 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
          show_saved: bool = False, show_attrs: bool = False, show_constants: bool = True,
          legend: bool = True, title: str | None = None,
          order_names: Sequence[str] | None = None, fontsize: int = 12,
-         max_nodes: int | None = 300) -> Diagram:
+         max_nodes: int | None = 300, sizes: Mapping[int, str] | None = None) -> Diagram:
     """Draw the graph behind ``t``: forward, backward (``grad_fn`` nodes) or both.
 
     Parameters
@@ -218,6 +218,9 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
         A legend explaining every colour used.
     max_nodes : int or None
         Larger graphs collapse repeated chains, then are cut with a visible note.
+    sizes : dict, optional
+        Names for sizes (``{2: "n", 3: "m"}``): shapes are shown as ``n×m``, for an
+        expression drawn without values whose sizes are symbolic.
 
     Returns
     -------
@@ -239,6 +242,7 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
     explicit.update({n: t for n, t in given.items()
                      if not any(t is u for u in explicit.values())})
     model = GraphModel(roots, merge_names(explicit, auto))
+    model.sizes = dict(sizes) if sizes else None
     edge_grads = _record_edge_grads(model) if show_edge_grads else None
     if order_names is None and len(roots) > 1 and given:
         order_names = [n if "order" in n else f"order {k}: {n}" for k, n in enumerate(given)]

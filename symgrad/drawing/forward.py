@@ -72,7 +72,7 @@ def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_g
             var = item.variable
             rows = tensor_rows(var, item.name, as_array(var), show_values=show_values,
                                show_grads=show_grads, grad=leaf_grad(var),
-                               dtype=dtype_text(var))
+                               dtype=dtype_text(var), sizes=model.sizes)
             dot.node(tkey, "leaf", rows, tooltip=f"leaf {item.name or ''}".strip(),
                      order=order, indent=indent)
             continue
@@ -83,7 +83,7 @@ def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_g
         grad = leaf_grad(t) if t is not None and getattr(t, "retains_grad", False) else None
         rows = tensor_rows(t, name, item.value, show_values=show_values,
                            show_grads=show_grads, grad=grad, shape=item.shape,
-                           dtype=dtype_text(t) if t is not None else "")
+                           dtype=dtype_text(t) if t is not None else "", sizes=model.sizes)
         dot.node(tkey, "output" if id(item) in root_set else "tensor", rows,
                  tooltip=f"tensor {name or ''}".strip(), order=order, indent=indent)
         _operation(model, dot, item, tkey, prefix=prefix, order=order,
@@ -91,7 +91,7 @@ def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_g
     for k, t in enumerate(model.leaf_only):
         key = f"{prefix}leafroot{k}"
         rows = tensor_rows(t, model.tensor_name(t), as_array(t), show_values=show_values,
-                           show_grads=show_grads, grad=leaf_grad(t), dtype=dtype_text(t))
+                           show_grads=show_grads, grad=leaf_grad(t), dtype=dtype_text(t), sizes=model.sizes)
         dot.node(key, "leaf", rows, tooltip="leaf", indent=indent)
         tensor_key[f"leafroot{k}"] = key
     return tensor_key

@@ -98,6 +98,7 @@ class GraphModel:
 
     def __init__(self, roots: Iterable, names: Mapping[str, Any] | None = None) -> None:
         self.roots = list(roots)
+        self.sizes = None  # number -> the name of a symbolic size (draw's ``sizes``)
         self.items: list[Item] = []
         self.by_fn: dict[int, Item] = {}
         self.root_items: list[Item | None] = []

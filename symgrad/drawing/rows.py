@@ -20,7 +20,7 @@ __all__ = ["tensor_rows", "leaf_grad", "order_labels"]
 
 def tensor_rows(t: Any, name: str | None, value: Any, *, show_values: bool,
                 show_grads: bool, grad: Any = None, shape: tuple | None = None,
-                dtype: str = "") -> list:
+                dtype: str = "", sizes: dict | None = None) -> list:
     """``[(text, style), ...]`` for a tensor node (styles as in ``DotWriter.node``)."""
     rows = [(name or "tensor", "title")]
     if shape is None:
@@ -28,7 +28,7 @@ def tensor_rows(t: Any, name: str | None, value: Any, *, show_values: bool,
         if shape is None and value is not None:
             shape = np.shape(value)
     if shape is not None:
-        rows.append((f"{shape_text(shape)}  {dtype}".rstrip(), "small"))
+        rows.append((f"{shape_text(shape, sizes)}  {dtype}".rstrip(), "small"))
     if show_values and value is not None:
         rows.append((format_value(value), "body"))
     if show_grads and grad is not None:

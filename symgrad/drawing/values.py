@@ -6,7 +6,7 @@ arrays and Python numbers alike.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -86,17 +86,22 @@ def as_array(value: Any) -> np.ndarray | None:
     return None
 
 
-def shape_text(shape: Any) -> str:
-    """``"scalar"``, ``"shape (3,)"``, ``"shape (2, 3)"``.
+def shape_text(shape: Any, sizes: Mapping[int, str] | None = None) -> str:
+    """``"scalar"``, ``"shape (3,)"``, ``"shape (2, 3)"``; with ``sizes`` naming the
+    numbers, ``"n×m"`` (a drawing of an expression whose sizes are symbolic).
 
     Examples
     --------
     >>> shape_text(()), shape_text((3,)), shape_text([2, 3])
     ('scalar', 'shape (3,)', 'shape (2, 3)')
+    >>> shape_text((2, 3), {2: "n", 3: "m"}), shape_text((3,), {2: "n", 3: "m"})
+    ('shape n×m', 'shape m')
     """
     shape = tuple(int(n) for n in shape)
     if not shape:
         return "scalar"
+    if sizes and all(n in sizes or n == 1 for n in shape):
+        return "shape " + "×".join(sizes.get(n, "1") for n in shape)
     inner = ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "")
     return f"shape ({inner})"
 

@@ -46,6 +46,7 @@ import sympy as sp
 
 from ..api.tensor import _DERIVED, Tensor
 from ..ir.node import AccumulateGrad, Node
+from ..ir.walk import leaves_of as _leaves_of, topological as _topological
 from .backend import SYMPY
 from .program import GradientProgram, Line, _add_all, _bar, _element_names
 from .symbols import (_nicen, _nicen_all, _obj, _to_public, almost_everywhere, as_sympy,
@@ -99,28 +100,6 @@ def _saved_values(node: Node, arrays: list, attrs: tuple, result) -> list:
 _DEFAULT_NAMES = ("x", "y", "z", "w", "u", "p", "q", "r", "s")
 
 
-def _topological(root: Node) -> list:
-    """Nodes reachable from ``root``, each after all of its inputs (iterative DFS)."""
-    order: list = []
-    state: dict = {}
-    stack = [(root, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            if state.get(n) != 2:
-                state[n] = 2
-                order.append(n)
-            continue
-        if n in state:
-            continue
-        state[n] = 1
-        stack.append((n, True))
-        for x in reversed(n.inputs):
-            if isinstance(x, Node) and x not in state:
-                stack.append((x, False))
-    return order
-
-
 def leaf_names(leaves: Iterable, taken: Iterable[str] = ()) -> dict:
     """Names for leaf tensors: their ``name=`` or stable defaults ``x, y, z, w, ...``.
 
@@ -149,12 +128,6 @@ def graph_leaves(t) -> list:
     if t.grad_fn is None:
         return []
     return [a.variable for a in _leaves_of(_topological(t.grad_fn))]
-
-
-def _leaves_of(order: list) -> list:
-    accs = [n for n in order if isinstance(n, AccumulateGrad)]
-    accs.sort(key=lambda a: a._seq)
-    return accs
 
 
 def _trace(t, names: Mapping | None = None):

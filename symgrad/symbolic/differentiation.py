@@ -32,8 +32,8 @@ from ..autograd import grad
 from ..autograd.functional import hessian
 from ..errors import SymgradError
 from .bridge import GradientProgram
-from .expression import (DerivativeSizeError, EvaluationError, Expression, parse,
-                         placeholder, resolve_shapes)
+from .expression import DerivativeSizeError, EvaluationError, Expression, parse
+from .shapes import placeholder, resolve_shapes
 from .tidy import tidy_all
 from .hessians import hessian_text
 from .vectors import NoVectorForm
@@ -192,7 +192,7 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
         (:mod:`~symgrad.symbolic.tidy`): on small expressions only, on all, nowhere.
     shapes : mapping, optional
         Variable -> shape, for variables without a value: a tuple of sizes and names
-        (``("n", "m")``: see :func:`~symgrad.symbolic.expression.resolve_shapes`).
+        (``("n", "m")``: see :func:`~symgrad.symbolic.shapes.resolve_shapes`).
 
     Returns
     -------

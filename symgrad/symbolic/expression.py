@@ -37,6 +37,7 @@ from ..ops.dtypes import float64
 from . import parser as P
 from .bridge import gradient_program, to_sympy
 from .calls import call
+from .shapes import placeholder, resolve_shapes
 from .parser import ParseError
 from .vectors import vector_gradient
 
@@ -73,35 +74,6 @@ def _value(v):
         v = P.parse_value(v)
     a = np.asarray(v, dtype=np.float64)
     return a
-
-
-def placeholder(shape: tuple):
-    """A value that fixes a variable's shape only: 0.5 everywhere, plus the identity for a
-    square matrix (invertible, for ``inverse(A)`` and ``det(A)``)."""
-    a = np.full(tuple(shape), 0.5)
-    if a.ndim == 2 and a.shape[0] == a.shape[1]:
-        a += np.eye(a.shape[0])
-    return a.tolist() if a.ndim else 0.5
-
-
-def resolve_shapes(spec: Mapping | None) -> tuple[dict, dict]:
-    """Shapes with named sizes -> ``(shapes, labels)``: concrete shapes (distinct names
-    get distinct sizes 2, 3, 4, ... in order of appearance) and the names of each
-    variable's dimensions (None for a size given as a number).
-
-    Examples
-    --------
-    >>> resolve_shapes({"A": ("n", "m"), "x": ("m",), "y": (4,)})
-    ({'A': (2, 3), 'x': (3,), 'y': (4,)}, {'A': ('n', 'm'), 'x': ('m',), 'y': (None,)})
-    """
-    sizes: dict = {}
-    shapes, labels = {}, {}
-    for name, dims in (spec or {}).items():
-        dims = tuple(dims)
-        shapes[name] = tuple(sizes.setdefault(d, len(sizes) + 2) if isinstance(d, str)
-                             else int(d) for d in dims)
-        labels[name] = tuple(d if isinstance(d, str) else None for d in dims)
-    return shapes, labels
 
 
 class Expression:
@@ -277,19 +249,20 @@ class Expression:
         if not free:
             return out
         # Sizes follow a given vector or matrix (dot(x, y) with x=[1, 2]: y has 2), else 3.
-        sizes = [d for v in out.values() for d in np.shape(_value(v))]
-        n = sizes[0] if sizes else 3
-        shaped = {r: placeholder((n,) * r) for r in (0, 1, 2)}
+        # (each size of a given value in turn: A of 2x3 makes x of 3 in A @ x)
+        sizes = list(dict.fromkeys(d for v in out.values() for d in np.shape(_value(v))))
         # Capitalised names (A, W) are matrices first, as in the course notes.
         prefs = tuple(2 if v[:1].isupper() else 0 for v in free)
-        for ranks in _rank_choices(prefs, limit=200):
-            cand = {**out, **{v: shaped[r] for v, r in zip(free, ranks)}}
-            try:
-                t = self._probe(cand)
-            except (ValueError, TypeError):  # EvaluationError: this shape does not fit
-                continue
-            if t.numel() == 1 or not scalar:
-                return {v: cand[v] for v in self.variables}
+        for n in sizes[:4] or [3]:
+            shaped = {r: placeholder((n,) * r) for r in (0, 1, 2)}
+            for ranks in _rank_choices(prefs, limit=200 // min(len(sizes) or 1, 4)):
+                cand = {**out, **{v: shaped[r] for v, r in zip(free, ranks)}}
+                try:
+                    t = self._probe(cand)
+                except (ValueError, TypeError):  # EvaluationError: the shape does not fit
+                    continue
+                if t.numel() == 1 or not scalar:
+                    return {v: cand[v] for v in self.variables}
         return {v: values.get(v, 0.5) for v in self.variables}
 
     shape_values = _shape_values

@@ -391,9 +391,12 @@ def power(base: Mx, e) -> Mx:
     if _is_num(e, 0):
         return num(1)
     if base.kind == "num" and e.kind == "num" and isinstance(e.args[0], int):
-        b = base.args[0]
-        if b != 0 or e.args[0] > 0:
-            return num(Fraction(b) ** e.args[0])
+        b, k = base.args[0], e.args[0]
+        f = Fraction(b) if not isinstance(b, float) or np.isfinite(b) else None
+        # (exact only while small: 0.5 ** 10**100 stays a power, never computed)
+        if f is not None and (b != 0 or k > 0) and abs(k) <= 64 and \
+                max(f.numerator.bit_length(), f.denominator.bit_length()) * abs(k) <= 4096:
+            return num(f ** k)
     if base.kind == "pow" and e.kind == "num" and isinstance(e.args[0], int):
         return power(base.args[0], mul(base.args[1], e))
     if base.kind == "mul" and e.kind == "num" and isinstance(e.args[0], int):

@@ -366,9 +366,15 @@ def _mm_canon(a: Mx, b: Mx) -> Mx:
     return r
 
 
+#: The most terms an expansion may make (proofs of larger ones are left to the numbers).
+MAX_TERMS = 2000
+
+
 def _distribute(a: Mx, b: Mx, op) -> Mx:
     ta = a.args if a.kind == "add" else (a,)
     tb = b.args if b.kind == "add" else (b,)
+    if len(ta) * len(tb) > MAX_TERMS:
+        raise NoVectorForm(f"more than {MAX_TERMS} terms when expanded")
     return add(*(op(x, y) for x in ta for y in tb))
 
 

@@ -20,7 +20,7 @@ Examples
 >>> vector_gradient(parse("sum((A @ x - b)**2)"), "A", A=[[1, 2]], x=[1, 2], b=[1])
 '2 * outer(A @ x - b, x)'
 >>> vector_gradient(parse("log(sum(exp(x)))"), "x", x=[1, 2, 3])
-'softmax(x)'
+'exp(x) / sum(exp(x))'
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ import numpy as np
 from ..api.tensor import Tensor, tensor
 from ..ir.backends import _Numpy
 from ..ir.node import AccumulateGrad, Node
+from ..ir.walk import leaves_of, topological
 from . import matrix as M
 from .matrix_forms import canonical, tidy, to_text
-from .bridge import _leaves_of, _topological
 from .calls import call
 from .matrix import Dim, Mx, NoVectorForm
 
@@ -247,11 +247,11 @@ def matrix_forward(t, names: dict, labels: dict | None = None) -> tuple:
     whose leaves are named in ``names`` (``id(tensor) -> name``); ``labels`` names the
     dimensions of some (``{"A": ("n", "n")}``: equal names, equal sizes)."""
     root = t.grad_fn if t.grad_fn is not None else t._accumulator()
-    order = _topological(root)
+    order = topological(root)
     values: dict = {}
     leaves: dict = {}
     shared: dict = {}
-    for a in _leaves_of(order):
+    for a in leaves_of(order):
         v = a.variable
         name = names[id(v)]
         values[a] = leaves[name] = _leaf(name, tuple(v.shape), labels, shared)
@@ -369,7 +369,10 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
     NoVectorForm
         When the gradient cannot be written in the grammar (the message says why).
     """
-    return to_text(gradient_expression(expr, var, values))
+    try:
+        return to_text(gradient_expression(expr, var, values))
+    except RecursionError:
+        raise NoVectorForm("too deeply nested to print") from None
 
 
 def gradient_expression(expr, var: str, values: dict, labels: dict | None = None) -> Mx:

@@ -167,7 +167,7 @@ def test_symgrad_check_gives_the_verdicts(eq, f, var, dims, identity, mistake):
     assert r.counterexample is not None or "wrong shape" in r.diagnosis[0]
     assert r.variables[var]["true_vector"] == symgrad.parse(f).vector_gradient(
         var, **{k: np.ones(s) for k, s in
-                symgrad.symbolic.expression.resolve_shapes(shapes)[0].items()})
+                symgrad.symbolic.shapes.resolve_shapes(shapes)[0].items()})
 
 
 def test_the_identity_matrix_has_no_vector_form():
