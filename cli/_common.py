@@ -93,21 +93,29 @@ def load_expression(text: str, what: str = "expression") -> "Expression":
         raise InputError(f"in {what}: {err.pretty()}") from None
 
 
-def parse_at(items: Iterable[str], variables: list[str]) -> dict:
-    """``["x=4", "y=[1,2]"]`` -> ``{"x": 4.0, "y": [1.0, 2.0]}``, checked against variables."""
-    values: dict = {}
+def assignments(option: str, items: Iterable[str], variables: list[str], example: str):
+    """``(name, text)`` of each ``VAR=TEXT`` given to ``option``, with the errors every
+    such option gives: no ``=``, a name that is not a variable, a name given twice."""
+    seen: set = set()
     for item in items:
         name, sep, text = item.partition("=")
         name = name.strip()
         if not sep or not name:
-            raise InputError(f"--at {item!r}: expected VAR=VALUE, e.g. --at x=4 or "
-                             "--at v=[1,2,3]")
+            raise InputError(f"{option} {item!r}: expected VAR=..., e.g. {example}")
         if name not in variables:
             known = ", ".join(variables) or "none"
-            raise InputError(f"--at {item!r}: {name!r} is not a variable of the expression "
-                             f"(variables: {known})")
-        if name in values:
-            raise InputError(f"--at {item!r}: {name} is given twice")
+            raise InputError(f"{option} {item!r}: {name!r} is not a variable of the "
+                             f"expression (variables: {known})")
+        if name in seen:
+            raise InputError(f"{option} {item!r}: {name} is given twice")
+        seen.add(name)
+        yield name, text
+
+
+def parse_at(items: Iterable[str], variables: list[str]) -> dict:
+    """``["x=4", "y=[1,2]"]`` -> ``{"x": 4.0, "y": [1.0, 2.0]}``, checked against variables."""
+    values: dict = {}
+    for name, text in assignments("--at", items, variables, "--at x=4 or --at v=[1,2,3]"):
         try:
             values[name] = parse_value(text)
         except ParseError as err:
@@ -125,17 +133,9 @@ def parse_shapes(items: Iterable[str], variables: list[str], at: dict) -> dict:
     (see :func:`symgrad.symbolic.expression.resolve_shapes`); ``x=`` is a scalar.  A
     variable may not have both a --shape and an --at of another shape."""
     shapes: dict = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise InputError(f"--shape {item!r}: expected VAR=DIMS, e.g. --shape A=n,m "
-                             "--shape x=m (or x=3)")
-        if name not in variables:
-            raise InputError(f"--shape {item!r}: {name!r} is not a variable of the "
-                             f"expression (variables: {', '.join(variables) or 'none'})")
-        if name in shapes:
-            raise InputError(f"--shape {item!r}: {name} is given twice")
+    for name, text in assignments("--shape", items, variables,
+                                  "--shape A=n,m --shape x=m (or x=3)"):
+        item = f"{name}={text}"
         dims = [d.strip() for d in text.replace("×", ",").split(",")] if text.strip() else []
         if len(dims) > 2:
             raise InputError(f"--shape {item!r}: at most two dimensions (a matrix)")

@@ -9,7 +9,7 @@ import click
 from symgrad.checking import check as run_check
 
 from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
-                      InputError, echo_json,
+                      InputError, assignments, echo_json,
                       load_expression, parse_at, parse_shapes, style)
 
 try:  # --batch reads TOML: the standard library from Python 3.11, tomli before
@@ -23,19 +23,8 @@ _COLOURS = {"correct": "green", "wrong": "red", "undecided": "yellow"}
 
 
 def _parse_grads(items: tuple, variables: list) -> dict:
-    grads = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise InputError(f"--grad {item!r}: expected VAR=EXPR, e.g. --grad x=\"2*x\"")
-        if name not in variables:
-            raise InputError(f"--grad {item!r}: {name!r} is not a variable of the expression "
-                             f"(variables: {', '.join(variables) or 'none'})")
-        if name in grads:
-            raise InputError(f"--grad {item!r}: {name} is given twice")
-        grads[name] = load_expression(text, what=f"--grad {name}")
-    return grads
+    return {name: load_expression(text, what=f"--grad {name}") for name, text in
+            assignments("--grad", items, variables, '--grad x="2*x"')}
 
 
 def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float,

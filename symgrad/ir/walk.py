@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .node import AccumulateGrad, Node
 
-__all__ = ["topological", "leaves_of"]
+__all__ = ["topological", "leaves_of", "input_gradients"]
 
 
 def topological(root: Node) -> list:
@@ -33,3 +33,17 @@ def leaves_of(order: list) -> list:
     accs = [n for n in order if isinstance(n, AccumulateGrad)]
     accs.sort(key=lambda a: a._seq)
     return accs
+
+
+def input_gradients(node: Node, backend, grad, saved: list, wanted):
+    """``(index, input node, its gradient)`` by the op's rules run on ``backend``, for
+    each input of ``node`` in ``wanted`` that has a rule."""
+    op = node.op
+    for i, x in enumerate(node.inputs):
+        if not isinstance(x, Node) or x not in wanted:
+            continue
+        rule = op.grads[0] if op.variadic else op.grads[i]
+        if rule is None:
+            continue
+        yield i, x, (rule(backend, grad, *saved, i) if op.variadic
+                     else rule(backend, grad, *saved))

@@ -46,7 +46,7 @@ import sympy as sp
 
 from ..api.tensor import _DERIVED, Tensor
 from ..ir.node import AccumulateGrad, Node
-from ..ir.walk import leaves_of as _leaves_of, topological as _topological
+from ..ir.walk import input_gradients, leaves_of as _leaves_of, topological as _topological
 from .backend import SYMPY
 from .program import GradientProgram, Line, _add_all, _bar, _element_names
 from .symbols import (_nicen, _nicen_all, _obj, _to_public, almost_everywhere, as_sympy,
@@ -327,14 +327,7 @@ def gradient_program(t, wrt: Sequence | None = None, names: Mapping | None = Non
         args = [forward_of[x] if isinstance(x, Node) else None if x is None else _obj(
             as_sympy(x) if isinstance(x, Tensor) else x) for x in n.inputs]
         saved = _saved_values(n, args, n.attrs, syms_n)
-        op = n.op
-        for i, x in enumerate(n.inputs):
-            if not isinstance(x, Node) or x not in reaches:
-                continue
-            rule = op.grads[0] if op.variadic else op.grads[i]
-            if rule is None:
-                continue
-            g_in = rule(SYMPY, bar, *saved, i) if op.variadic else rule(SYMPY, bar, *saved)
+        for i, x, g_in in input_gradients(n, SYMPY, bar, saved, reaches):
             shape = np.shape(args[i])
             if np.shape(g_in) != shape:
                 g_in = SYMPY.sum_to(g_in, shape)

@@ -32,7 +32,7 @@ import numpy as np
 from ..api.tensor import Tensor, tensor
 from ..ir.backends import _Numpy
 from ..ir.node import AccumulateGrad, Node
-from ..ir.walk import leaves_of, topological
+from ..ir.walk import input_gradients, leaves_of, topological
 from . import matrix as M
 from .matrix_forms import canonical, tidy, to_text
 from .calls import call
@@ -291,14 +291,9 @@ def matrix_gradient(t, var: str, names: dict, labels: dict | None = None) -> Mx:
         op = n.op
         args = [values[x] if isinstance(x, Node) else _constant(x) for x in n.inputs]
         saved = _saved(n, args, values[n])
-        for i, x in enumerate(n.inputs):
-            if not isinstance(x, Node) or x not in reaches:
-                continue
-            rule = op.grads[0] if op.variadic else op.grads[i]
-            if rule is None:
-                continue
-            with np.errstate(all="ignore"):
-                gi = rule(MATRIX, g, *saved, i) if op.variadic else rule(MATRIX, g, *saved)
+        with np.errstate(all="ignore"):
+            grads = list(input_gradients(n, MATRIX, g, saved, reaches))
+        for i, x, gi in grads:
             if gi is None:
                 raise NoVectorForm(f"{op.name}: no gradient")
             gi = M.sum_to(M._lift(gi), args[i].shape)
