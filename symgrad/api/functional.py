@@ -14,8 +14,8 @@ from ..ops.dtypes import result_type
 from .apply import apply
 from .construct import tensor
 from .core import Tensor
-from .linalg import (bmm, det, diag, dot, inverse, logdet, matmul, mm, mv, outer, slogdet,
-                     trace)
+from .linalg import (bmm, det, diag, dot, inverse, kron, logdet, matmul, mm, mv, outer,
+                     slogdet, trace)
 from .methods import allclose, equal, isclose, maximum, minimum, where
 from .shapes import _wrap_dim
 from .surface import Functions
@@ -126,7 +126,7 @@ def is_tensor(obj) -> bool:
 
 
 __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", "dot", "matmul", "mm", "mv", "bmm",
-                                     "det", "logdet", "slogdet", "inverse", "outer", "diag", "trace",
+                                     "det", "logdet", "slogdet", "inverse", "outer", "diag", "trace", "kron",
                                      "maximum", "minimum", "cat", "concat", "stack", "where",
                                      "is_tensor", "equal", "isclose", "allclose"]
 #: The functions generated from the op table (and the namespaces that receive them).

@@ -24,7 +24,7 @@ from .return_types import slogdet as SignLogAbsDet
 from .shapes import _broadcast_sizes, _strides
 
 __all__ = ["matmul", "mm", "mv", "dot", "bmm", "det", "inverse", "logdet", "slogdet", "solve",
-           "outer", "diag", "trace"]
+           "outer", "diag", "trace", "kron"]
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -250,6 +250,17 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return input.reshape(-1, 1) * vec2
 
 
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product, as PyTorch composes it: each operand viewed with its sizes
+    interleaved with ones, the product, viewed back (UnsafeViewBackward0, MulBackward0)."""
+    n = max(input.ndim, other.ndim)
+    sa = (1,) * (n - input.ndim) + tuple(input.shape)
+    sb = (1,) * (n - other.ndim) + tuple(other.shape)
+    a = apply(O.UNSAFE_VIEW, (input,), (tuple(d for s in sa for d in (s, 1)),))
+    b = apply(O.UNSAFE_VIEW, (other,), (tuple(d for s in sb for d in (1, s)),))
+    return apply(O.UNSAFE_VIEW, (a * b,), (tuple(p * q for p, q in zip(sa, sb)),))
+
+
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A 1-D tensor as the diagonal of a matrix (``DiagEmbedBackward0``), or a matrix's
     diagonal as a 1-D tensor (``DiagonalBackward0_copy``)."""
@@ -312,6 +323,9 @@ class _LinearAlgebra:
 
     def trace(self):
         return trace(self)
+
+    def kron(self, other):
+        return kron(self, other)
 
     def diag(self, diagonal: int = 0):
         return diag(self, diagonal)

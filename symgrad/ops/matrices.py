@@ -16,7 +16,7 @@ from .layers import CONSTANT_PAD_ND as _PAD
 from .record import Op
 
 __all__ = ["TRACE", "LINALG_DET", "LINALG_SLOGDET", "LINALG_INV_EX", "LINALG_SOLVE_EX",
-           "DIAG_EMBED", "DIAGONAL_COPY", "OUTER", "LOGDET", "DIAG"]
+           "DIAG_EMBED", "DIAGONAL_COPY", "OUTER", "LOGDET", "DIAG", "KRON"]
 
 
 def _lu(a) -> tuple:
@@ -158,7 +158,8 @@ LINALG_SOLVE_EX = Op("linalg_solve_ex", inputs=("A", "B"), attrs=("left",), forw
                      derive={"LU": lambda arrays, attrs: _lu(arrays[0])[0],
                              "pivots": lambda arrays, attrs: _lu(arrays[0])[1]},
                      grads=(_solve_grad_A, _solve_grad_B),
-                     local=("-{A}⁻ᵀ(·)Xᵀ", "{A}⁻ᵀ"), symbol="solve")
+                     local=("-{A}⁻ᵀ(·)Xᵀ", "{A}⁻ᵀ"), symbol="solve",
+                     expr="solve", expr_args=(True,))
 
 
 # -- diagonals ---------------------------------------------------------------------------------
@@ -214,3 +215,8 @@ DIAG = Op("diag", inputs=("self",), forward=np.diag, composite=True, function="d
           expr="diag", symbol="diag",
           doc="a vector as the diagonal of a matrix (DiagEmbedBackward0), or a matrix's "
               "diagonal (DiagonalBackward0_copy)")
+
+
+KRON = Op("kron", inputs=("self", "other"), forward=np.kron, composite=True, method="kron",
+          function="kron", expr="kron", symbol="⊗",
+          doc="the Kronecker product: views of both, their product, a view of it")
