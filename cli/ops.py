@@ -22,7 +22,7 @@ def _names(row: dict) -> str:
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--all", "every", is_flag=True,
-              help="Also the ops with no gradient (comparisons, argmax, matmul's dispatch).")
+              help="Also the ops with no gradient (comparisons, argmax).")
 def ops(as_json: bool, every: bool) -> None:
     """List the op table: each op, its PyTorch node name, its derivative rule, and its
     names on every surface (symgrad.f, Tensor.m, nn.functional, the expression language).
@@ -32,7 +32,9 @@ def ops(as_json: bool, every: bool) -> None:
       symgrad ops
       symgrad ops --all --json
     """
-    rows = [op.describe() for op in OPS.values() if every or op.differentiable]
+    # (compositions such as outer and kron differentiate through what they are made of)
+    rows = [op.describe() for op in OPS.values()
+            if every or op.differentiable or op.composite]
     if as_json:
         echo_json({"ops": rows})
         return
@@ -40,5 +42,6 @@ def ops(as_json: bool, every: bool) -> None:
     node_w = max(len(r["node"] or "") for r in rows)
     for r in rows:
         names = _names(r)
+        rule = "; ".join(r["derivative"]) or "(a composition: recorded as its parts)"
         click.echo(f"{style(r['op'].ljust(width), bold=True)}  {(r['node'] or '').ljust(node_w)}  "
-                   + "; ".join(r["derivative"]) + (f"  [{names}]" if names else ""))
+                   + rule + (f"  [{names}]" if names else ""))
