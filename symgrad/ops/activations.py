@@ -17,10 +17,13 @@ from . import dtype_rules as R
 from .elementwise import SIGMOID, TANH
 from .functions import ERF
 from .kernels import _sympy
-from .record import Op
+from .record import Op, not_implemented
 
 __all__ = ["HARDTANH", "LEAKY_RELU", "LEAKY_RELU_", "ELU", "ELU_", "CELU", "CELU_", "GELU",
-           "SILU", "MISH", "SOFTPLUS", "HARDSIGMOID", "HARDSWISH", "LOG_SIGMOID"]
+           "SILU", "MISH", "SOFTPLUS", "HARDSIGMOID", "HARDSWISH", "LOG_SIGMOID",
+           "HARDTANH_BACKWARD", "LEAKY_RELU_BACKWARD", "ELU_BACKWARD", "GELU_BACKWARD",
+           "SOFTPLUS_BACKWARD", "HARDSWISH_BACKWARD", "HARDSIGMOID_BACKWARD",
+           "LOG_SIGMOID_BACKWARD"]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -62,15 +65,14 @@ HARDTANH = Op("hardtanh", functional="hardtanh", attrs=("min_val", "max_val"), d
               saves=("max_val", "min_val", "self"),
               sym=_sym(lambda sp, x, lo, hi: sp.Max(lo, sp.Min(x, hi))),
               grads=(lambda m, grad, max_val, min_val, self:
-                     m.where(m.logical_and(m.gt(self, min_val), m.lt(self, max_val)),
-                             grad, 0.0),),
+                     m.call(HARDTANH_BACKWARD, grad, self, min_val, max_val),),
               local=("[min < {self} < max]",), expr="hardtanh", expr_args=(-1.0, 1.0))
 LEAKY_RELU = Op("leaky_relu", functional="leaky_relu", attrs=("negative_slope",), dtype=R.same,
                 forward=lambda a, s: np.where(a > 0, a, a * s),
                 saves=("negative_slope", "self"),
                 sym=_sym(lambda sp, x, s: _piecewise(sp, x > 0, x, s * x)),
                 grads=(lambda m, grad, negative_slope, self:
-                       m.where(m.gt(self, 0), grad, m.mul_scalar(grad, negative_slope)),),
+                       m.call(LEAKY_RELU_BACKWARD, grad, self, negative_slope, False),),
                 local=("[{self} > 0] + slope·[{self} ≤ 0]",), expr="leaky_relu",
                 expr_args=(0.01,))
 # In place (F.leaky_relu(x, inplace=True)): the result is saved, as PyTorch does.
@@ -79,25 +81,19 @@ LEAKY_RELU_ = Op("leaky_relu", 1, attrs=("negative_slope",), dtype=R.same,
                  sym=LEAKY_RELU.sym,
                  grads=(lambda m, grad, negative_slope, result:
                         _refuse_negative(negative_slope, "leakyReLu")
-                        or m.where(m.gt(result, 0), grad, m.mul_scalar(grad, negative_slope)),),
+                        or m.call(LEAKY_RELU_BACKWARD, grad, result, negative_slope, True),),
                  local=LEAKY_RELU.local)
 HARDSIGMOID = Op("hardsigmoid", functional="hardsigmoid", dtype=R.floating,
                  forward=lambda a: np.clip(a / 6 + 0.5, 0.0, 1.0).astype(np.result_type(a)),
                  saves=("self",),
                  sym=_sym(lambda sp, x: sp.Max(0, sp.Min(1, x / 6 + sp.Rational(1, 2)))),
-                 grads=(lambda m, grad, self:
-                        m.where(m.logical_and(m.gt(self, -3.0), m.lt(self, 3.0)),
-                                m.div_scalar(grad, 6), 0.0),),
+                 grads=(lambda m, grad, self: m.call(HARDSIGMOID_BACKWARD, grad, self),),
                  local=("[|{self}| < 3]/6",), expr="hardsigmoid")
 HARDSWISH = Op("hardswish", functional="hardswish", dtype=R.floating,
                forward=lambda a: a * np.clip(a + 3, 0.0, 6.0) / 6,
                saves=("self",),
                sym=_sym(lambda sp, x: x * sp.Max(0, sp.Min(6, x + 3)) / 6),
-               grads=(lambda m, grad, self:
-                      m.where(m.le(self, -3.0), 0.0,
-                              m.where(m.lt(self, 3.0),
-                                      grad * m.add_scalar(m.div_scalar(self, 3), 0.5),
-                                      grad)),),
+               grads=(lambda m, grad, self: m.call(HARDSWISH_BACKWARD, grad, self),),
                local=("[-3 < {self} < 3](2{self} + 3)/6 + [{self} ≥ 3]",), expr="hardswish")
 
 # -- exponential ---------------------------------------------------------------------------
@@ -112,9 +108,7 @@ ELU = Op("elu", functional="elu", attrs=("alpha", "scale", "input_scale"), dtype
          sym=_sym(lambda sp, x, al, sc, ins:
                   _piecewise(sp, x > 0, sc * x, sc * al * (sp.exp(x * ins) - 1))),
          grads=(lambda m, grad, alpha, input_scale, scale, self:
-                m.where(m.gt(self, 0), m.mul_scalar(grad, scale),
-                        grad * m.mul_scalar(m.exp(m.mul_scalar(self, input_scale)),
-                                            input_scale * scale * alpha)),),
+                m.call(ELU_BACKWARD, grad, self, alpha, scale, input_scale, False),),
          local=("[{self} > 0] + α·exp({self})·[{self} ≤ 0]",), expr="elu",
          expr_args=(1.0, 1, 1))
 ELU_ = Op("elu", 1, attrs=("alpha", "scale", "input_scale"), dtype=R.floating,
@@ -122,24 +116,21 @@ ELU_ = Op("elu", 1, attrs=("alpha", "scale", "input_scale"), dtype=R.floating,
           # (from the result: exp(x * input_scale) = result / (alpha * scale) + 1)
           grads=(lambda m, grad, alpha, input_scale, result, scale:
                  _refuse_negative(alpha, "elu")
-                 or m.where(m.gt(result, 0), m.mul_scalar(grad, scale),
-                         grad * m.mul_scalar(m.add_scalar(result, alpha * scale),
-                                             input_scale)),),
+                 or m.call(ELU_BACKWARD, grad, result, alpha, scale, input_scale, True),),
           local=ELU.local)
 CELU = Op("celu", functional="celu", attrs=("alpha",), dtype=R.floating,
           forward=lambda a, alpha: np.where(a > 0, a, np.expm1(a / alpha) * alpha),
           saves=("alpha", "self"),
           sym=_sym(lambda sp, x, al: _piecewise(sp, x > 0, x, al * (sp.exp(x / al) - 1))),
           grads=(lambda m, grad, alpha, self:
-                 m.where(m.gt(self, 0), grad, grad * m.exp(m.div_scalar(self, alpha))),),
+                 m.call(ELU_BACKWARD, grad, self, alpha, 1.0, 1.0 / alpha, False),),
           local=("[{self} > 0] + exp({self}/α)·[{self} ≤ 0]",), expr="celu",
           expr_args=(1.0,))
 CELU_ = Op("celu", 1, attrs=("alpha",), dtype=R.floating, forward=CELU.forward,
            saves=("alpha", "result"), sym=CELU.sym,
            grads=(lambda m, grad, alpha, result:
                   _refuse_negative(alpha, "elu")
-                  or m.where(m.gt(result, 0), grad,
-                          grad * m.add_scalar(m.div_scalar(result, alpha), 1)),),
+                  or m.call(ELU_BACKWARD, grad, result, alpha, 1.0, 1.0 / alpha, True),),
            local=CELU.local)
 
 # -- smooth --------------------------------------------------------------------------------
@@ -158,20 +149,10 @@ def _gelu_sym(sp, x, approximate):
     return x * (1 + sp.erf(x / sp.sqrt(2))) / 2
 
 
-def _gelu_grad(m, grad, approximate, self):
-    if approximate == "tanh":
-        inner = m.mul_scalar(self + m.mul_scalar(self ** 3, _GELU_C), _GELU_K)
-        t = m.call(TANH, inner)
-        dinner = m.mul_scalar(m.add_scalar(m.mul_scalar(self * self, 3 * _GELU_C), 1), _GELU_K)
-        return grad * (m.mul_scalar(m.add_scalar(t, 1), 0.5)
-                       + m.mul_scalar(self * (1 - t * t) * dinner, 0.5))
-    cdf = m.mul_scalar(m.add_scalar(m.call(ERF, m.mul_scalar(self, 1 / math.sqrt(2.0))), 1), 0.5)
-    pdf = m.mul_scalar(m.exp(m.mul_scalar(self * self, -0.5)), 1 / math.sqrt(2 * math.pi))
-    return grad * (cdf + self * pdf)
-
-
 GELU = Op("gelu", functional="gelu", attrs=("approximate",), dtype=R.floating, forward=_gelu,
-          saves=("approximate", "self"), sym=_sym(_gelu_sym), grads=(_gelu_grad,),
+          saves=("approximate", "self"), sym=_sym(_gelu_sym),
+          grads=(lambda m, grad, approximate, self:
+                 m.call(GELU_BACKWARD, grad, self, approximate),),
           local=("Φ({self}) + {self}·φ({self})",), expr="gelu", expr_args=("none",))
 SILU = Op("silu", functional="silu", dtype=R.floating, forward=lambda a: a / (1 + np.exp(-a)),
           saves=("self",), sym=_sym(lambda sp, x: x / (1 + sp.exp(-x))),
@@ -193,8 +174,7 @@ SOFTPLUS = Op("softplus", functional="softplus", attrs=("beta", "threshold"), dt
               sym=_sym(lambda sp, x, b, t:
                        _piecewise(sp, x * b > t, x, sp.log(1 + sp.exp(b * x)) / b)),
               grads=(lambda m, grad, beta, self, threshold:
-                     m.where(m.gt(m.mul_scalar(self, beta), threshold), grad,
-                             grad * m.call(SIGMOID, m.mul_scalar(self, beta))),),
+                     m.call(SOFTPLUS_BACKWARD, grad, self, beta, threshold),),
               # (in the expression language softplus is the function of mathematics: the
               # threshold, numerics past which log(1 + exp(x)) is x to rounding, is off)
               local=("σ(β{self})",), expr="softplus", expr_args=(1, float("inf")))
@@ -220,6 +200,188 @@ LOG_SIGMOID = Op("log_sigmoid", dtype=R.floating, node="LogSigmoidBackward0",
                  forward=lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))),
                  saves=("self", "buffer"), derive={"buffer": _buffer},
                  sym=_sym(lambda sp, x: -sp.log(1 + sp.exp(-x))),
-                 grads=(lambda m, grad, self, buffer: grad * m.call(SIGMOID, -self),),
+                 grads=(lambda m, grad, self, buffer: m.call(LOG_SIGMOID_BACKWARD, grad, self),),
                  local=("σ(-{self})",), functional="logsigmoid",
                  expr=("logsigmoid", "log_sigmoid"))
+
+
+# -- their gradients as ops of their own ----------------------------------------------------
+# As in PyTorch, each first derivative is one op (hardtanh_backward, elu_backward, ...), so
+# that a graph built with create_graph=True has PyTorch's nodes (HardtanhBackwardBackward0)
+# and stays connected to the input even where the second derivative is zero.  Their own
+# gradients are PyTorch's double-backward formulas (derivatives.yaml).
+def _between(x, lo, hi):
+    return (x > lo) & (x < hi)
+
+
+HARDTANH_BACKWARD = Op(
+    "hardtanh_backward", inputs=("grad_output", "self"), attrs=("min_val", "max_val"),
+    forward=lambda g, x, lo, hi: np.where(_between(x, lo, hi), g, 0.0).astype(
+        np.result_type(g, x)),
+    saves=("max_val", "min_val", "self"),
+    sym=_sym(lambda sp, g, x, lo, hi: _piecewise(sp, sp.And(x > lo, x < hi), g, 0), 2),
+    grads=(lambda m, grad, max_val, min_val, self:
+           m.call(HARDTANH_BACKWARD, grad, self, min_val, max_val),
+           lambda m, grad, max_val, min_val, self: m.zeros_like(grad)),
+    local=("[min < {self} < max]", "0"), doc="grad_output where min_val < self < max_val")
+
+
+def _leaky(g, x, slope, is_result):
+    return np.where(x > 0, g, g * slope)
+
+
+LEAKY_RELU_BACKWARD = Op(
+    "leaky_relu_backward", inputs=("grad_output", "self"),
+    attrs=("negative_slope", "self_is_result"), forward=_leaky,
+    saves=("negative_slope", "self"),
+    sym=_sym(lambda sp, g, x, s, r: _piecewise(sp, x > 0, g, s * g), 2),
+    grads=(lambda m, grad, negative_slope, self:
+           m.call(LEAKY_RELU_BACKWARD, grad, self, negative_slope, False),
+           lambda m, grad, negative_slope, self: m.zeros_like(grad)),
+    local=("[{self} > 0] + slope·[{self} ≤ 0]", "0"),
+    doc="grad_output, times negative_slope where self <= 0")
+
+
+def _elu_backward(g, x, alpha, scale, input_scale, is_result):
+    if is_result:  # (x is the result: exp(input * input_scale) = x / (alpha * scale) + 1)
+        return np.where(x > 0, g * scale, g * input_scale * (x + alpha * scale))
+    with np.errstate(over="ignore"):
+        return np.where(x > 0, g * scale,
+                        g * (input_scale * scale * alpha) * np.exp(x * input_scale))
+
+
+def _elu_double(m, grad, alpha, grad_output, input_scale, is_result, scale, self_or_result):
+    x = self_or_result
+    if is_result:
+        return m.where(m.lt(x, 0), m.mul_scalar(grad * grad_output, input_scale), 0.0)
+    inner = m.mul_scalar(grad * grad_output, input_scale)
+    return m.where(m.lt(x, 0), m.call(ELU_BACKWARD, inner, x, alpha, scale, input_scale,
+                                      False), 0.0)
+
+
+ELU_BACKWARD = Op(
+    "elu_backward", inputs=("grad_output", "self_or_result"),
+    attrs=("alpha", "scale", "input_scale", "is_result"), dtype=R.floating,
+    forward=_elu_backward,
+    saves=("alpha", "grad_output", "input_scale", "is_result", "scale", "self_or_result"),
+    sym=_sym(lambda sp, g, x, al, sc, ins, r: _piecewise(
+        sp, x > 0, g * sc, g * ins * (x + al * sc) if r else g * ins * sc * al * sp.exp(x * ins)),
+        2),
+    grads=(lambda m, grad, alpha, grad_output, input_scale, is_result, scale, x:
+           m.call(ELU_BACKWARD, grad, x, alpha, scale, input_scale, is_result),
+           _elu_double),
+    local=("[x > 0]·scale + α·exp(x)·[x ≤ 0]", "α·exp(x)·[x < 0]·grad_output"),
+    doc="elu's gradient, from the input or (is_result) the output")
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_PDF = 1 / math.sqrt(2 * math.pi)
+
+
+def _gelu_backward(g, x, approximate):
+    if approximate == "tanh":
+        u = _GELU_K * (x + _GELU_C * x ** 3)
+        t = np.tanh(u)
+        du = _GELU_K * (1 + 3 * _GELU_C * x * x)
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+    return g * (0.5 * (1 + ERF.forward(x * _SQRT_HALF)) + x * _PDF * np.exp(-0.5 * x * x))
+
+
+def _gelu_double(m, grad, approximate, grad_output, self):
+    x = self
+    gg = grad * grad_output
+    if approximate == "tanh":
+        t = m.call(TANH, m.mul_scalar(x + m.mul_scalar(x * x * x, _GELU_C), _GELU_K))
+        du = m.mul_scalar(m.add_scalar(m.mul_scalar(x * x, 3 * _GELU_C), 1), _GELU_K)
+        ddu = m.mul_scalar(x, 6 * _GELU_C * _GELU_K)
+        sech2 = 1 - t * t
+        return gg * (sech2 * du + m.mul_scalar(x * sech2 * (ddu - m.mul_scalar(t * du * du, 2)),
+                                               0.5))
+    pdf = m.mul_scalar(m.exp(m.mul_scalar(x * x, -0.5)), _PDF)
+    return gg * (m.mul_scalar(pdf, 2) - x * x * pdf)
+
+
+GELU_BACKWARD = Op(
+    "gelu_backward", inputs=("grad_output", "self"), attrs=("approximate",),
+    dtype=R.floating, forward=_gelu_backward, saves=("approximate", "grad_output", "self"),
+    sym=_sym(lambda sp, g, x, a: g * _gelu_derivative(sp, x, a), 2),
+    grads=(lambda m, grad, approximate, grad_output, self:
+           m.call(GELU_BACKWARD, grad, self, approximate), _gelu_double),
+    local=("Φ({self}) + {self}·φ({self})", "(2 - {self}²)·φ({self})·grad_output"),
+    doc="gelu's gradient")
+
+
+def _gelu_derivative(sp, x, approximate):
+    u = sp.Dummy("u")
+    return sp.diff(_gelu_sym(sp, u, approximate), u).subs(u, x)
+
+
+def _softplus_backward(g, x, beta, threshold):
+    z = x * beta
+    with np.errstate(over="ignore"):
+        return np.where(z > threshold, g, g / (1 + np.exp(-z)))
+
+
+def _softplus_double(m, grad, beta, grad_output, self, threshold):
+    z = m.mul_scalar(self, beta)
+    s = m.call(SIGMOID, z)
+    return m.where(m.lt(z, threshold), m.mul_scalar(grad * grad_output * s * (1 - s), beta),
+                   0.0)
+
+
+SOFTPLUS_BACKWARD = Op(
+    "softplus_backward", inputs=("grad_output", "self"), attrs=("beta", "threshold"),
+    dtype=R.floating, forward=_softplus_backward,
+    saves=("beta", "grad_output", "self", "threshold"),
+    sym=_sym(lambda sp, g, x, b, t: _piecewise(sp, x * b > t, g, g / (1 + sp.exp(-b * x))),
+             2),
+    grads=(lambda m, grad, beta, grad_output, self, threshold:
+           m.call(SOFTPLUS_BACKWARD, grad, self, beta, threshold), _softplus_double),
+    local=("σ(β{self})", "β·σ'(β{self})·grad_output"), doc="softplus's gradient")
+
+
+HARDSWISH_BACKWARD = Op(
+    "hardswish_backward", inputs=("grad_output", "self"), dtype=R.floating,
+    forward=lambda g, x: np.where(x <= -3, 0.0, np.where(x < 3, g * (x / 3 + 0.5), g)).astype(
+        np.result_type(g, x)),
+    saves=("grad_output", "self"),
+    sym=_sym(lambda sp, g, x: sp.Piecewise((0, x <= -3), (g * (x / 3 + sp.Rational(1, 2)),
+                                                          x < 3), (g, True)), 2),
+    grads=(lambda m, grad, grad_output, self: m.call(HARDSWISH_BACKWARD, grad, self),
+           lambda m, grad, grad_output, self:
+           m.where(m.logical_and(m.gt(self, -3.0), m.lt(self, 3.0)),
+                   m.div_scalar(grad * grad_output, 3.0), 0.0)),
+    local=("[-3 < {self} < 3](2{self} + 3)/6 + [{self} ≥ 3]", "[|{self}| < 3]/3·grad_output"),
+    doc="hardswish's gradient")
+
+
+_NO_DOUBLE = not_implemented("derivative for aten::hardsigmoid_backward is not implemented",
+                             RuntimeError)
+
+
+# PyTorch has no second derivative of hardsigmoid: its gradient's node is "NotImplemented".
+HARDSIGMOID_BACKWARD = Op(
+    "hardsigmoid_backward", inputs=("grad_output", "self"), node="NotImplemented",
+    dtype=R.floating,
+    forward=lambda g, x: np.where(_between(x, -3.0, 3.0), g / 6, 0.0).astype(
+        np.result_type(g, x)),
+    sym=_sym(lambda sp, g, x: _piecewise(sp, sp.And(x > -3, x < 3), g / 6, 0), 2),
+    grads=(_NO_DOUBLE, _NO_DOUBLE),
+    local=("[|{self}| < 3]/6", "—"), doc="hardsigmoid's gradient (no second derivative)")
+
+
+def _log_sigmoid_double(m, grad, buffer, grad_output, self):
+    z = m.call(SIGMOID, self)
+    return grad * grad_output * m.add_scalar(z, -1) * z
+
+
+LOG_SIGMOID_BACKWARD = Op(
+    "log_sigmoid_backward", inputs=("grad_output", "self"), dtype=R.floating,
+    forward=lambda g, x: g / (1 + np.exp(np.clip(x, None, 700))),
+    saves=("buffer", "grad_output", "self"), derive={"buffer": lambda arrays, attrs:
+                                                     _buffer(arrays[1:], attrs)},
+    sym=_sym(lambda sp, g, x: g / (1 + sp.exp(x)), 2),
+    grads=(lambda m, grad, buffer, grad_output, self: m.call(LOG_SIGMOID_BACKWARD, grad, self),
+           _log_sigmoid_double),
+    local=("σ(-{self})", "-σ({self})(1 - σ({self}))·grad_output"),
+    doc="log_sigmoid's gradient")

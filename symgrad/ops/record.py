@@ -30,11 +30,11 @@ def node_name(name: str, overload: int) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + f"Backward{overload}"
 
 
-def not_implemented(message: str) -> Callable:
+def not_implemented(message: str, error: type = NotImplementedError) -> Callable:
     """A gradient rule that PyTorch does not implement: ``backward()`` raises
-    ``NotImplementedError(message)`` (the rule is marked, so checks can tell)."""
+    ``error(message)`` (the rule is marked, so checks can tell)."""
     def rule(m, grad, *saved):
-        raise NotImplementedError(message)
+        raise error(message)
     rule.not_implemented = message
     return rule
 

@@ -6,7 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import symgrad  # noqa: E402
 import symgrad.nn.functional  # noqa: E402,F401
+TF = torch.nn.functional
 from test_ops_against_torch import Leaf, compare  # noqa: E402
 
 X = Leaf([[-3.5, -1.5, -0.2], [0.5, 2.0, 4.0]])
@@ -70,3 +72,38 @@ def test_underscore_forms(name):
 
 def test_torch_level_names():
     compare(lambda L, x: L.selu(x) + L.celu(x, 1.5), X)
+
+
+DOUBLE = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",
+          "softplus", "softsign", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid",
+          "tanhshrink", "sigmoid", "tanh"]
+
+
+@pytest.mark.parametrize("name", DOUBLE)
+@pytest.mark.parametrize("kwargs", [{}, {"inplace": True}], ids=["", "inplace"])
+def test_double_backward_nodes_and_values(name, kwargs):
+    """The first derivative built with create_graph=True has PyTorch's node (EluBackward-
+    Backward0, HardtanhBackwardBackward0, ...), stays connected to the input where the
+    second derivative is zero, and the second and third derivatives equal PyTorch's
+    (hardsigmoid: PyTorch's error)."""
+    def run(lib, F):
+        x = lib.tensor([0.3, -1.2, 2.5, -0.05], dtype=lib.float64, requires_grad=True)
+        f = getattr(F, name, None) or getattr(lib, name)
+        if kwargs:
+            if name not in IN_PLACE:
+                pytest.skip("no in-place form")
+            y = f(x * 1.0, **kwargs)
+        else:
+            y = f(x)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        out = [type(g.grad_fn).__name__]
+        try:
+            (h,) = lib.autograd.grad(g.sum(), x, create_graph=True)
+            out.append(h.detach().numpy().round(9).tolist())
+            out.append(lib.autograd.grad(h.sum(), x, allow_unused=True,
+                                         materialize_grads=True)[0].numpy().round(9).tolist()
+                       if h.requires_grad else None)
+        except RuntimeError as err:
+            out.append(f"{type(err).__name__}: {err}")
+        return out
+    assert run(symgrad, symgrad.nn.functional) == run(torch, TF)
