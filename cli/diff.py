@@ -15,6 +15,9 @@ from ._common import (ExpressionCommand, InputError, echo_json, fmt, load_expres
 __all__ = ["diff"]
 
 _SUP = dict(enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")) | {10: "¹⁰"}
+#: Programs longer than this print f as written, not rebuilt in SymPy (it would only
+#: repeat the text, slowly).
+_LARGE = 200
 
 
 @click.command(cls=ExpressionCommand)
@@ -70,10 +73,13 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: 
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
     # (SymPy prints recursively: a deeply nested result is printed on a deep stack)
-    if as_json:
-        echo_json(deep(lambda: _as_json(d, expression, latex, steps, labels)))
-    else:
-        deep(lambda: _print(d, latex, steps, elements, labels))
+    try:
+        if as_json:
+            echo_json(deep(lambda: _as_json(d, expression, latex, steps, labels)))
+        else:
+            deep(lambda: _print(d, latex, steps, elements, labels))
+    except ValueError as err:  # (a power too large to compute, met while printing)
+        raise InputError(str(err)) from None
 
 
 def _mark(agree: bool) -> str:
@@ -121,57 +127,61 @@ def _as_json(d: Derivatives, expression: str, latex: bool, steps: bool, labels: 
 
 
 def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dict) -> None:
+    lines: list = []  # (all printed at once: an error leaves no half report)
     variables, at = d.expression.variables, d.at
     shaped = {k: s for k, s in _shapes(d, labels).items() if s}
-    if shaped and not elements:  # the expression as written: it holds for every size
-        click.echo(f"f({', '.join(variables)}) = {d.expression}")
-        click.echo("  shapes: " + ", ".join(f"{k} {'×'.join(map(str, s))}"
-                                            for k, s in shaped.items()))
+    large = d.program is not None and len(d.program.lines) > _LARGE
+    if (shaped and not elements) or large:  # the expression as written (every size)
+        lines.append(f"f({', '.join(variables)}) = {d.expression}")
+        if shaped:
+            lines.append("  shapes: " + ", ".join(f"{k} {'×'.join(map(str, s))}"
+                                                for k, s in shaped.items()))
     else:
-        click.echo(f"f({', '.join(variables)}) = {d.function()}")
+        lines.append(f"f({', '.join(variables)}) = {d.function()}")
     if d.complete and variables:
         point = ", ".join(f"{k} = {fmt(at[k])}" for k in variables)
-        click.echo(f"at {point}:  f = {fmt(d.value)}")
+        lines.append(f"at {point}:  f = {fmt(d.value)}")
     elif not variables:
-        click.echo(f"f = {fmt(d.value)}   (a constant: no variables to differentiate)")
+        lines.append(f"f = {fmt(d.value)}   (a constant: no variables to differentiate)")
     for n in d.wrt:
         sym = d.symbolic[n]
         if isinstance(sym, sp.MatrixBase) and not latex:
             vector, why = d.vector_form(n)
             if vector:
-                click.echo(f"\n∂f/∂{n} = {vector}")
+                lines.append(f"\n∂f/∂{n} = {vector}")
             else:
-                click.echo(f"\n∂f/∂{n} = (per element: no vector form: {why})")
+                lines.append(f"\n∂f/∂{n} = (per element: no vector form: {why})")
             if elements or not vector:
                 for ix, e in zip(np.ndindex(*d.symbols[n].shape), sym):
-                    click.echo(f"  [{', '.join(map(str, ix))}]  {e}")
+                    lines.append(f"  [{', '.join(map(str, ix))}]  {e}")
         else:
-            click.echo(f"\n∂f/∂{n} = {sp.latex(sym) if latex else sym}")
+            lines.append(f"\n∂f/∂{n} = {sp.latex(sym) if latex else sym}")
         if d.complete:
-            click.echo(f"  symbolic at the point: {fmt(d.symbolic_at[n])}")
-            click.echo(f"  reverse mode:          {fmt(d.gradient[n])}   "
+            lines.append(f"  symbolic at the point: {fmt(d.symbolic_at[n])}")
+            lines.append(f"  reverse mode:          {fmt(d.gradient[n])}   "
                        f"{_mark(d.agrees[n])}")
     if d.hessian is not None:
         h = d.hessian
         blocks = {k: v for k, v in (h.blocks or {}).items() if v is not None}
         if shaped and blocks and not latex:
-            click.echo("\nHessian in matrix form (I the identity):")
+            lines.append("\nHessian in matrix form (I the identity):")
             for (x, y), text in blocks.items():
-                click.echo(f"  ∂²f/∂{x}∂{y} = {text}")
+                lines.append(f"  ∂²f/∂{x}∂{y} = {text}")
         if not (shaped and len(blocks) == len(h.blocks) and not elements and not latex):
-            click.echo("\nHessian over (" + ", ".join(str(s) for s in h.symbols) + "):")
-            click.echo(sp.latex(h.symbolic) if latex else
+            lines.append("\nHessian over (" + ", ".join(str(s) for s in h.symbols) + "):")
+            lines.append(sp.latex(h.symbolic) if latex else
                        sp.pretty(h.symbolic, use_unicode=True))
         if h.value is not None:
-            click.echo(f"  reverse mode (twice): {fmt(h.value)}   {_mark(h.agree)}")
+            lines.append(f"  reverse mode (twice): {fmt(h.value)}   {_mark(h.agree)}")
     for n, r in (d.higher or {}).items():
         sup = _SUP[r.order]
-        click.echo(f"\n∂{sup}f/∂{n}{sup} = {sp.latex(r.symbolic) if latex else r.symbolic}")
+        lines.append(f"\n∂{sup}f/∂{n}{sup} = {sp.latex(r.symbolic) if latex else r.symbolic}")
         if r.value is not None:
-            click.echo(f"  reverse mode ({r.order} times): {fmt(r.value)}   {_mark(r.agree)}")
+            lines.append(f"  reverse mode ({r.order} times): {fmt(r.value)}   {_mark(r.agree)}")
     if steps and d.program:
-        click.echo("\nChain rule, step by step (one line per graph node):")
-        click.echo(str(d.program))
+        lines.append("\nChain rule, step by step (one line per graph node):")
+        lines.append(str(d.program))
     if not d.complete and at:
         missing = [v for v in variables if v not in at]
-        click.echo(f"\n(no values: give --at for {', '.join(missing)} too)")
+        lines.append(f"\n(no values: give --at for {', '.join(missing)} too)")
+    click.echo("\n".join(lines))

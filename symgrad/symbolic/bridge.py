@@ -48,7 +48,7 @@ from ..api.tensor import _DERIVED, Tensor
 from ..ir.node import AccumulateGrad, Node
 from ..ir.walk import input_gradients, leaves_of as _leaves_of, topological as _topological
 from .backend import SYMPY
-from .program import GradientProgram, Line, _add_all, _bar, _element_names
+from .program import GradientProgram, Line, _add_all, _bar, _element_names, substitute
 from .symbols import (_nicen, _nicen_all, _obj, _to_public, almost_everywhere, as_sympy,
                      leaf_symbols, nice_number)
 
@@ -217,7 +217,7 @@ def to_sympy(t, names: Mapping | None = None):
     env: dict = {}
     for line in lines:
         for sym, e in zip(np.ravel(line.symbols), np.ravel(line.expr)):
-            env[sym] = sp.sympify(e).xreplace(env)
+            env[sym] = substitute(sp.sympify(e), env)
     syms = values[root]
     return _to_public(np.frompyfunc(lambda s: env[s], 1, 1)(syms) if syms.ndim
                       else _obj(env[syms[()]]))

@@ -166,6 +166,11 @@ class Derivatives:
             return None, str(err)
 
 
+#: The largest closed form built to be shown (operations): past it a gradient is given by
+#: the chain rule's straight-line program, whose size is linear in the graph's.
+MAX_SHOWN_OPS = 3000
+
+
 def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
                 at: Mapping | None = None, order: int = 1,
                 timeout: float = 10.0, simplify: str = "auto",
@@ -244,7 +249,8 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
                                   "order")
     program = f.gradient_program(names, **shapes) if names else None
     d = Derivatives(f, names, at, shapes, program,
-                    program.closed_form(simplify, timeout) if program else {})
+                    program.closed_form(simplify, timeout, MAX_SHOWN_OPS) if program
+                    else {})
     if d.complete:
         d.value = f.evaluate(**at)
         d.gradient = f.gradient(**at)

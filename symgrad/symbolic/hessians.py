@@ -48,7 +48,12 @@ def hessian_form(expr, x: str, y: str, values: dict, labels: dict | None = None)
 
 def hessian_text(expr, x: str, y: str, values: dict, labels: dict | None = None) -> str:
     """:func:`hessian_form` as text, ``I`` standing for the identity matrix."""
-    return to_text(hessian_form(expr, x, y, values, labels), identity="I")
+    try:
+        return to_text(hessian_form(expr, x, y, values, labels), identity="I")
+    except (NoVectorForm, ValueError):
+        raise
+    except Exception as err:  # noqa: BLE001 - a form the algebra cannot follow
+        raise NoVectorForm(f"a step the matrix algebra cannot follow ({err})") from None
 
 
 def _find(e: Mx, name: str) -> Mx | None:

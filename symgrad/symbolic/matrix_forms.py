@@ -258,7 +258,7 @@ def _factor(terms: list) -> Mx:
     if len(terms) > 1 and all(c != 1 for c in coefs):
         g = _gcd(coefs)
         if g not in (1, -1) and g != 0:
-            inner = add(*(mul(num(Fraction(c) / g), _split(t)[1]) for c, t in
+            inner = add(*(mul(num(Fraction(c) / g), _split(t)[1] or num(1)) for c, t in
                           zip(coefs, terms)))
             return mul(num(g), Mx("add", inner.args, inner.shape) if inner.kind == "add"
                        else inner)

@@ -8,6 +8,7 @@ import numpy as np
 import sympy as sp
 
 from ..ops.kernels import check_exact_power
+from .numeric import Unknown, evaluate
 from .symbols import _obj, _to_public, leaf_symbols
 from .tidy import tidy_all
 
@@ -81,6 +82,14 @@ def _add_all(parts: list) -> np.ndarray:
     return _obj(total) if not isinstance(total, np.ndarray) else total
 
 
+def substitute(e, env: dict):
+    """``e.xreplace(env)``, refusing first a power of numbers too large to compute
+    exactly (SymPy would evaluate ``0.5**(10**100)`` at once, without bound)."""
+    for p in e.atoms(sp.Pow):
+        check_exact_power(p.base.xreplace(env), p.exp.xreplace(env))
+    return e.xreplace(env)
+
+
 class GradientProgram:
     """Symbolic reverse mode of a traced scalar, as a straight-line program.
 
@@ -149,9 +158,7 @@ class GradientProgram:
                     e = sp.sympify(e)
                     if e.has(sp.zoo):  # (complex infinity has no float: nan, as 0**-1 is)
                         e = e.xreplace({sp.zoo: sp.nan})
-                    args = sorted(e.free_symbols, key=lambda s: s.name)
-                    fn = sp.lambdify(args, e, modules="numpy", dummify=True)
-                    steps.append((sym, args, fn))
+                    steps.append((sym, e))
             self._compiled = steps
         return self._compiled
 
@@ -170,8 +177,13 @@ class GradientProgram:
             raise ValueError(f"unknown variables: {', '.join(sorted(values))}")
         # numpy floats, not Python's: 1/0 is inf (as in reverse mode), not an exception.
         with np.errstate(all="ignore"):
-            for sym, args, fn in self._compile():
-                r = fn(*(env[a] for a in args))
+            for sym, e in self._compile():
+                try:
+                    r = evaluate(e, env)
+                except Unknown:  # (a node the walk does not know: compiled, once)
+                    args = sorted(e.free_symbols, key=lambda s: s.name)
+                    r = sp.lambdify(args, e, modules="numpy", dummify=True)(
+                        *(env[a] for a in args))
                 # A complex value (log of a negative constant) has no real meaning: nan.
                 env[sym] = (np.float64(np.nan) if np.iscomplexobj(r) and np.imag(r) != 0
                             else np.float64(np.real(r)))
@@ -201,18 +213,45 @@ class GradientProgram:
         return env[self.output.symbols[()]]
 
     # -- closed form ---------------------------------------------------------------------
-    def inline(self) -> dict:
-        """Every line's symbols -> its expression in terms of the leaves (unsimplified)."""
-        env: dict = {}
+    def sizes(self) -> dict:
+        """Every line's symbols -> the operation count its inlined expression would have
+        (estimated without building it: the line's own operations plus, for each use of
+        an earlier line, that line's count)."""
+        size: dict = {}
         for line in self.lines:
             for sym, e in zip(np.ravel(line.symbols), np.ravel(line.expr)):
                 e = sp.sympify(e)
-                for p in e.atoms(sp.Pow):  # (SymPy would evaluate 0.5**(10**100) at once)
-                    check_exact_power(p.base.xreplace(env), p.exp.xreplace(env))
-                env[sym] = e.xreplace(env)
+                size[sym] = int(sp.count_ops(e)) + sum(
+                    size[a] * e.count(a) for a in e.free_symbols if a in size)
+        return size
+
+    def _needed(self, grads: dict) -> set:
+        """The line symbols the gradients in ``grads`` are built from."""
+        expr_of = {sym: sp.sympify(e) for line in self.lines
+                   for sym, e in zip(np.ravel(line.symbols), np.ravel(line.expr))}
+        need: set = set()
+        stack = [s for syms in grads.values() for s in np.ravel(syms)]
+        while stack:
+            s = stack.pop()
+            if s in need or s not in expr_of:
+                continue
+            need.add(s)
+            stack.extend(expr_of[s].free_symbols)
+        return need
+
+    def inline(self, only: set | None = None) -> dict:
+        """Every line's symbols (or those in ``only``) -> its expression in terms of the
+        leaves (unsimplified)."""
+        env: dict = {}
+        for line in self.lines:
+            for sym, e in zip(np.ravel(line.symbols), np.ravel(line.expr)):
+                if only is not None and sym not in only:
+                    continue
+                env[sym] = substitute(sp.sympify(e), env)
         return env
 
-    def closed_form(self, simplify: bool | str = True, timeout: float = 10.0) -> dict:
+    def closed_form(self, simplify: bool | str = True, timeout: float = 10.0,
+                    max_ops: int | None = None) -> dict:
         """The gradients in terms of the leaves: name -> SymPy expression or Matrix.
 
         ``simplify`` says how each element is tidied (:mod:`~symgrad.symbolic.tidy`):
@@ -220,12 +259,24 @@ class GradientProgram:
         rewrites small elements cheaply; ``"full"`` (or ``True``) also runs
         ``sympy.simplify`` on all of them; ``"none"`` (or ``False``) keeps the inlined
         form.  Rewrites run in a child process given ``timeout`` seconds and are kept only
-        where they are shorter.
+        where they are shorter.  With ``max_ops``, a gradient whose closed form would
+        have more operations is not built: it is a symbol that says so (the program's
+        lines give it, in linear size).
         """
         mode = {True: "full", False: "none"}.get(simplify, simplify)
-        env = self.inline()
+        sizes = self.sizes() if max_ops is not None else {}
+        shown = {k: s for k, s in self._grads.items()
+                 if max(sizes.get(e, 0) for e in np.ravel(s)) <= (max_ops or 0)} \
+            if max_ops is not None else self._grads
+        env = self.inline(self._needed(shown) if max_ops is not None else None)
         raw = {}
         for name, syms in self._grads.items():
+            big = max((sizes.get(s, 0) for s in np.ravel(syms)), default=0)
+            if name not in shown:
+                raw[name] = np.full(syms.shape, sp.Symbol(
+                    f"(too large to print: about {big} operations; --steps gives it line "
+                    "by line)"), dtype=object)
+                continue
             raw[name] = (np.frompyfunc(lambda s: env[s], 1, 1)(syms) if syms.ndim
                          else _obj(env[syms[()]]))
         done = tidy_all(raw, mode, timeout)

@@ -31,6 +31,11 @@ def test_random_command_lines(seed, tmp_path):
     ["diff", "sin(0)**x", "--at", "x=[0]"],  # complex infinity in a compiled step
     ["check", "--", "--grad", "x=1"],         # after --, everything is an argument
     ["diff", "(pi * det((1e300 / log(x.T))))", "--order", "3"],  # numpy's overflow warning
+    # (the matrix algebra's Hessians: a constant term when factoring a sum)
+    ["diff", "atan((w + sign(ln(log1p(1e300)))))", "--order", "2"],
+    ["diff", "(abs(sqrt((z @ (z - 2.5)))) + tanh(sum(2.5)))", "--order", "2", "--json"],
+    # (a power too large to compute, met first when printing f)
+    ["diff", "x + (y*0+0.5)**((y*0+10)**(y*0+100))"],
 ])
 def test_found_by_the_fuzzer(args, tmp_path):
     os.chdir(tmp_path)
