@@ -19,66 +19,34 @@ import operator
 __all__ = ["max", "min", "MinMax", "slogdet"]
 
 
-class _ValuesIndices(tuple):
-    """A ``(values, indices)`` pair; the class name is the function's, as in PyTorch."""
-
-    __slots__ = ()
-    __module__ = "torch.return_types"
-    n_fields = n_sequence_fields = 2
-    n_unnamed_fields = 0
-
-    def __new__(cls, values, indices=None):
-        if indices is None:  # PyTorch's structseq also takes one sequence
-            values, indices = values
-        return tuple.__new__(cls, (values, indices))
-
-    values = property(operator.itemgetter(0))
-    indices = property(operator.itemgetter(1))
+def _pair(name: str, first: str, second: str, doc: str) -> type:
+    """A two-field named result as PyTorch's structseq: a tuple with named fields, built
+    from the two values or from one sequence, printed as PyTorch prints it."""
+    def __new__(cls, a, b=None):
+        if b is None:  # PyTorch's structseq also takes one sequence
+            a, b = a
+        return tuple.__new__(cls, (a, b))
 
     def __repr__(self) -> str:
-        return (f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\n"
-                f"indices={self.indices!r})")
+        return f"torch.return_types.{name}(\n{first}={self[0]!r},\n{second}={self[1]!r})"
 
     def __reduce__(self):
         return type(self), (tuple(self),)
+    return type(name, (tuple,), {
+        "__slots__": (), "__module__": "torch.return_types", "__doc__": doc,
+        "n_fields": 2, "n_sequence_fields": 2, "n_unnamed_fields": 0,
+        "__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__,
+        first: property(operator.itemgetter(0)), second: property(operator.itemgetter(1))})
 
 
-class max(_ValuesIndices):  # noqa: A001 - PyTorch's name
-    """``torch.return_types.max(values=..., indices=...)``."""
-
-    __slots__ = ()
-    __module__ = "torch.return_types"
-
-
-class min(_ValuesIndices):  # noqa: A001 - PyTorch's name
-    """``torch.return_types.min(values=..., indices=...)``."""
-
-    __slots__ = ()
-    __module__ = "torch.return_types"
+max = _pair("max", "values", "indices",  # noqa: A001 - PyTorch's name
+            "``torch.return_types.max(values=..., indices=...)``.")
+min = _pair("min", "values", "indices",  # noqa: A001 - PyTorch's name
+            "``torch.return_types.min(values=..., indices=...)``.")
+slogdet = _pair("slogdet", "sign", "logabsdet",
+                "``torch.return_types.slogdet(sign=..., logabsdet=...)``.")
 
 
-def MinMax(values, indices, kind: str = "max") -> _ValuesIndices:  # noqa: N802
+def MinMax(values, indices, kind: str = "max"):  # noqa: N802
     """The named pair of ``max(dim)`` (``kind="max"``) or ``min(dim)``."""
     return (max if kind == "max" else min)(values, indices)
-
-
-
-class slogdet(tuple):  # noqa: N801 - PyTorch's name
-    """``torch.return_types.slogdet(sign=..., logabsdet=...)``."""
-
-    __slots__ = ()
-    __module__ = "torch.return_types"
-    n_fields = n_sequence_fields = 2
-    n_unnamed_fields = 0
-
-    def __new__(cls, sign, logabsdet=None):
-        if logabsdet is None:
-            sign, logabsdet = sign
-        return tuple.__new__(cls, (sign, logabsdet))
-
-    sign = property(operator.itemgetter(0))
-    logabsdet = property(operator.itemgetter(1))
-
-    def __repr__(self) -> str:
-        return (f"torch.return_types.slogdet(\nsign={self.sign!r},\n"
-                f"logabsdet={self.logabsdet!r})")

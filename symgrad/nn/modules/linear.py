@@ -14,6 +14,17 @@ from .module import Module
 __all__ = ["Identity", "Linear", "Bilinear"]
 
 
+def _weight_and_bias(module: Module, shape: tuple, bias: bool, device, dtype) -> None:
+    """A layer's ``weight`` of ``shape`` and its ``bias`` (one per output, or None),
+    initialised by the layer's ``reset_parameters``."""
+    module.weight = Parameter(empty(shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(empty(shape[0], device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
 class Identity(Module):
     """Returns its input (arguments are accepted and ignored, as in PyTorch)."""
 
@@ -43,12 +54,7 @@ class Linear(Module):
                  dtype=None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), bias, device, dtype)
 
     def reset_parameters(self) -> None:
         # kaiming_uniform_ with a = sqrt(5): the bound 1/sqrt(fan_in), PyTorch's default
@@ -78,13 +84,8 @@ class Bilinear(Module):
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
-        self.weight = Parameter(empty((out_features, in1_features, in2_features),
-                                      device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in1_features, in2_features), bias, device,
+                         dtype)
 
     def reset_parameters(self) -> None:
         bound = 1 / math.sqrt(self.weight.shape[1])
