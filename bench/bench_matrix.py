@@ -59,6 +59,7 @@ SYMPY = {
     "57": lambda s: sp.log(sp.Abs(_det(s["X"]))),
     "57 logdet": lambda s: sp.log(_det(s["X"])),
     "58 k=2": lambda s: _det(s["X"] * s["X"]),
+    "59-60": lambda s: _tr(s["C"].T * s["X"].I),  # (sum(C * X^-1), as SymPy writes it)
     "61": lambda s: s["a"].T * s["X"].I * s["b"],
     "62": lambda s: _det(s["X"].I),
     "63": lambda s: _tr(s["A"] * s["X"].I * s["B"]),

@@ -27,6 +27,8 @@ COOKBOOK = [
     ("57 logdet", "logdet(X)", "X", {"X": "nn"}, "inverse(X.T)", "inverse(X)"),
     ("58 k=2", "det(X @ X)", "X", {"X": "nn"}, "2 * det(X @ X) * inverse(X).T",
      "2 * det(X @ X) * inverse(X)"),
+    ("59-60", "sum(C * inverse(X))", "X", {"C": "nn", "X": "nn"},
+     "-inverse(X).T @ C @ inverse(X).T", "-inverse(X) @ C @ inverse(X)"),
     ("61", "a @ inverse(X) @ b", "X", {"a": "n", "X": "nn", "b": "n"},
      "-inverse(X).T @ outer(a, b) @ inverse(X).T", "-inverse(X) @ outer(a, b) @ inverse(X)"),
     ("62", "det(inverse(X))", "X", {"X": "nn"}, "-det(inverse(X)) * inverse(X).T",
