@@ -9,6 +9,7 @@ every size.
 """
 from __future__ import annotations
 
+import threading
 from fractions import Fraction
 from math import gcd
 
@@ -294,7 +295,11 @@ def _gcd(values) -> Fraction:
 def canonical(e: Mx) -> Mx:
     """Fully expanded, with sums and elementwise products in sorted order: equal
     canonical forms (:attr:`Mx.key`) mean equal expressions for every size."""
-    return _sorted_tree(_canonical(e))
+    _WORK.left = MAX_WORK
+    try:
+        return _sorted_tree(_canonical(e))
+    finally:
+        _WORK.left = MAX_WORK
 
 
 def _sorted_tree(e: Mx) -> Mx:
@@ -370,10 +375,17 @@ def _mm_canon(a: Mx, b: Mx) -> Mx:
 MAX_TERMS = 2000
 
 
+#: The most terms all the expansions of one canonical form may make together.
+MAX_WORK = 20_000
+_WORK = threading.local()
+
+
 def _distribute(a: Mx, b: Mx, op) -> Mx:
     ta = a.args if a.kind == "add" else (a,)
     tb = b.args if b.kind == "add" else (b,)
-    if len(ta) * len(tb) > MAX_TERMS:
+    n = len(ta) * len(tb)
+    _WORK.left = getattr(_WORK, "left", MAX_WORK) - n
+    if n > MAX_TERMS or _WORK.left < 0:
         raise NoVectorForm(f"more than {MAX_TERMS} terms when expanded")
     return add(*(op(x, y) for x in ta for y in tb))
 
