@@ -430,8 +430,6 @@ def mm(a: Mx, b: Mx) -> Mx:
         return mul(*sa, *sb, mm(a, b))
     if a.kind == "add":
         return add(*(mm(t, b) for t in a.args))
-    if b.kind == "add" and a.kind != "add" and False:
-        return add(*(mm(a, t) for t in b.args))
     unify(a.shape[-1], b.shape[0])
     if a.kind == "eye":
         return b
@@ -458,9 +456,6 @@ def mm(a: Mx, b: Mx) -> Mx:
         return outer(mm(a, u), v)
     if a.kind == "mm" and a.rank == 2:  # right-nested chains: (A @ B) @ c = A @ (B @ c)
         return mm(a.args[0], mm(a.args[1], b))
-    if a.rank == 1 and b.rank == 1 and b.kind == "mm" and b.args[0].rank == 2:
-        # u @ (M @ v): the scalar u^T M v, kept in the order written
-        pass
     shape = a.shape[:-1] + b.shape[1:]
     return Mx("mm", (a, b), shape)
 
