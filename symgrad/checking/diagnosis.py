@@ -23,11 +23,17 @@ from ..symbolic.bridge import almost_everywhere
 from ..symbolic.expression import Expression
 from .sampling import Samples, close
 
-__all__ = ["explain", "diagnose", "diagnose_all", "factor_text", "shape_mismatches"]
+__all__ = ["SIMPLIFY_OPS", "explain", "diagnose", "diagnose_all", "factor_text", "shape_mismatches"]
 
 # Diagnoses read off the numbers alone; any other is worth the symmetric-matrix test.
 _NUMERIC_KINDS = ("wrong sign", "missing factor", "extra factor", "transposed",
                   "wrong variable", "the claimed gradient is")
+
+
+#: SymPy's ``simplify`` (and its rewrites) run only on expressions of at most this many
+#: operations: on larger ones, nested ``tanh`` for one, it can take seconds to minutes.
+#: The corpus's proofs that need it have at most 12; larger ones get ``expand``/``cancel``.
+SIMPLIFY_OPS = 24
 
 
 def _small(e, limit: int = 12) -> bool:
@@ -40,15 +46,19 @@ def explain(claimed: sp.Expr, true: sp.Expr) -> list:
     try:
         true = almost_everywhere(true)
         claimed = almost_everywhere(claimed)
-        diff = sp.simplify(true - claimed)
+        # (simplify only small expressions: its time has no useful bound on larger ones)
+        big = sp.count_ops(true) + sp.count_ops(claimed) > SIMPLIFY_OPS
+        simplify = sp.cancel if big else sp.simplify
+        diff = simplify(true - claimed)
         if diff != 0 and _small(diff):
             terms = sp.Add.make_args(sp.expand(true))
-            if any(sp.simplify(t - diff) == 0 for t in terms):
+            if any(simplify(t - diff) == 0 for t in terms):
                 return [("missing", diff)]
-            if any(sp.simplify(t - diff / 2) == 0 for t in terms):
+            if any(simplify(t - diff / 2) == 0 for t in terms):
                 return [("sign", diff / 2)]
         if true != 0 and claimed != 0:
-            ratio = sp.factor(sp.simplify(true / claimed))
+            ratio = simplify(true / claimed)
+            ratio = ratio if big else sp.factor(ratio)
             if ratio.is_number and ratio.is_finite and ratio != 0:
                 return [("const", ratio)]
             num, den = sp.fraction(ratio)
@@ -58,7 +68,7 @@ def explain(claimed: sp.Expr, true: sp.Expr) -> list:
                 return [("factor", ratio)]
         if diff != 0 and _small(diff):
             terms = sp.Add.make_args(sp.expand(claimed))
-            if any(sp.simplify(t + diff) == 0 for t in terms):
+            if any(simplify(t + diff) == 0 for t in terms):
                 hints.append(("extra", -diff))
             else:
                 hints.append(("differs", -diff))

@@ -90,3 +90,47 @@ TABLE = [
 def test_calculus_table(expr, grad, verdict):
     code, rep = check(expr, f"x={grad}")
     assert rep["verdict"] == verdict, rep
+
+
+# Course gradients (a network, logistic regression, softmax cross-entropy), right in other
+# forms and with typical mistakes.  The wrong ones are decided by the numbers, without
+# SymPy's simplify of the difference (which took 10 s on the first of them).
+_NET = "tanh(w2*tanh(w1*x + b1) + b2)"
+_H1, _OUT = "tanh(b1 + w1*x)", "tanh(b2 + w2*tanh(b1 + w1*x))"
+_LOGISTIC = "log(1 + exp(w1*x1 + w2*x2 + b)) - y*(w1*x1 + w2*x2 + b)"
+COURSE = [
+    (_NET, f"w1=w2*x*(1 - {_H1}**2)*(1 - {_OUT}**2)", "correct"),
+    (_NET, f"w1=w2*x/cosh(b1 + w1*x)**2*(1 - {_OUT}**2)", "correct"),
+    (_NET, f"w1=x*w2*(1 - {_H1})*(1 + {_H1})*(1 - {_OUT}**2)", "correct"),
+    (_NET, f"b2=1 - {_OUT}**2", "correct"),
+    (_NET, f"w1=w2*x*(1 - {_H1}**2)*(1 - {_OUT})", "wrong"),
+    (_NET, f"w1=w2*(1 - {_H1}**2)*(1 - {_OUT}**2)", "wrong"),
+    (_NET, f"w2=(1 - {_OUT}**2)", "wrong"),
+    (_LOGISTIC, "w1=x1*(sigmoid(w1*x1 + w2*x2 + b) - y)", "correct"),
+    (_LOGISTIC, "w1=x1*(1/(1 + exp(-(w1*x1 + w2*x2 + b))) - y)", "correct"),
+    (_LOGISTIC, "b=exp(w1*x1 + w2*x2 + b)/(1 + exp(w1*x1 + w2*x2 + b)) - y", "correct"),
+    (_LOGISTIC, "w1=x1*(sigmoid(w1*x1 + w2*x2 + b) + y)", "wrong"),
+    (_LOGISTIC, "w1=sigmoid(w1*x1 + w2*x2 + b) - y", "wrong"),
+    ("-sum(y*log_softmax(z))", "z=softmax(z)*sum(y) - y", "correct"),
+    ("-sum(y*log_softmax(z))", "z=softmax(z) - y", "wrong"),
+]
+
+
+@pytest.mark.parametrize("expr, grad, verdict", COURSE)
+def test_course_gradients(expr, grad, verdict):
+    extra = ["--shape", "y=n", "--shape", "z=n"] if "softmax" in expr else []
+    code, rep = check(expr, grad, *extra)
+    assert rep["verdict"] == verdict, rep
+
+
+def test_undecided_where_no_bounded_method_settles_it():
+    # A three-layer net's gradient written with 1/cosh**2: right, but the difference has
+    # 56 operations, past the bounded rewrites (REWRITE_OPS; cancel of its exponential
+    # form takes 1.5 s, simplify minutes): undecided, with the numbers agreeing.
+    h1, h2 = "tanh(w1*x + b1)", "tanh(w2*tanh(w1*x + b1) + b2)"
+    f = f"tanh(w3*{h2} + b3)"
+    claim = (f"w1=w3*w2*x/cosh(w3*{h2} + b3)**2/cosh(w2*{h1} + b2)**2"
+             f"/cosh(w1*x + b1)**2")
+    code, rep = check(f, claim)
+    assert (code, rep["verdict"]) == (3, "undecided"), rep
+    assert rep["variables"]["w1"]["numeric"] == "agree"

@@ -429,7 +429,7 @@ def test_check_undecided_is_exit_3(monkeypatch):
     import time
     C = sys.modules["symgrad.checking.decision"]
 
-    def slow(pairs):
+    def slow(pairs, differ):
         time.sleep(30)
     monkeypatch.setattr(C, "symbolic_job", slow)
     r = run("check", "x**2*sin(x)", "--grad", "x=x*(2*sin(x) + x*cos(x))", "--timeout",
