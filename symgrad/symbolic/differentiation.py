@@ -166,9 +166,12 @@ class Derivatives:
             return None, str(err)
 
 
-#: The largest closed form built to be shown (operations): past it a gradient is given by
-#: the chain rule's straight-line program, whose size is linear in the graph's.
-MAX_SHOWN_OPS = 3000
+#: The largest closed form built to be shown (operations; 800 is about 4,000 characters,
+#: a screenful): past it a gradient is given by the chain rule's straight-line program,
+#: whose size is linear in the graph's (a closed form repeats inner expressions: a tanh
+#: chain of depth 16 has 760 operations, of depth 32 2,800, so building and printing it
+#: would make the command's time grow quadratically with depth).
+MAX_SHOWN_OPS = 800
 
 
 def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,

@@ -321,6 +321,27 @@ def test_diff_steps_and_latex():
     assert "v̄" in r.output and "TanhBackward0" in r.output and "\\tanh" in r.output
 
 
+def test_a_closed_form_too_large_to_read_is_given_by_its_steps():
+    # A tanh chain's closed form repeats the inner chains (quadratic in depth); past
+    # MAX_SHOWN_OPS it is not built, and --steps gives the gradient line by line.
+    from symgrad.symbolic.differentiation import MAX_SHOWN_OPS
+    e = "x"
+    for _ in range(24):
+        e = f"tanh(1.1*{e} + 0.1)"
+    r = run("diff", e, "--at", "x=0.3", "--steps", "--json")
+    assert r.exit_code == 0, r.output
+    obj = json.loads(r.output)
+    grad = obj["gradient"]["x"]
+    ops = int(grad["symbolic"].split("about ")[1].split(" operations")[0])
+    assert ops > MAX_SHOWN_OPS and "--steps" in grad["symbolic"]
+    assert sum(line.startswith("v̄") for line in obj["steps"]) >= 24
+    u, want = 0.3, 1.0  # the chain rule by hand: a product of 1.1*(1 - tanh(.)**2)
+    for _ in range(24):
+        u = np.tanh(1.1 * u + 0.1)
+        want *= 1.1 * (1 - u ** 2)
+    assert abs(grad["value"] - want) < 1e-12 * abs(want)
+
+
 def test_parse_error_has_a_caret_under_the_column():
     r = run("diff", "sin(x) + + cos(")
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
