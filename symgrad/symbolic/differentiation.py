@@ -293,8 +293,12 @@ def _hessian(d: Derivatives, simplify: str, timeout: float) -> Hessian:
     syms = [s for n in names for s in np.ravel(d.symbols[n])]
     h = Hessian(syms, _tidied(sp.hessian(d.function(), syms), simplify, timeout))
     h.blocks = {}
-    for x in names:
-        for y in names:
+    scalars = all(np.ndim(d.shapes[n]) == 0 for n in names)
+    for i, x in enumerate(names):
+        for j, y in enumerate(names):
+            if scalars:  # (each block is one element: no matrix form to build)
+                h.blocks[x, y] = str(h.symbolic[i, j])
+                continue
             try:
                 h.blocks[x, y] = hessian_text(d.expression, x, y, d.shapes)
             except (NoVectorForm, ValueError, TypeError, RuntimeError):

@@ -7,8 +7,8 @@ and shared factors appear once per use.  What it needs is tidying, not search:
 * :func:`tidy` (always, in the caller's process: linear in the expression's size) drops
   ``Piecewise`` branches taken on null sets and pulls out common factors;
 * mode ``"auto"`` (the default) then tries cheap rational rewrites (``together``,
-  ``factor(cancel(e))``) on small expressions, where they are quick, and keeps one only
-  where it is shorter: ``(x**2 - 2*x - 1)/(x - 1)**2``, ``exp(x)/(exp(x) + 1)**2``;
+  ``factor(cancel(e))``) on small expressions that divide by something, where they are
+  quick, and keeps one only where it is shorter: ``(x**2 - 2*x - 1)/(x - 1)**2``, ``exp(x)/(exp(x) + 1)**2``;
 * mode ``"full"`` (the CLI's ``--simplify``) runs ``sympy.simplify`` on everything, whose
   time has no useful bound and whose forms (``cosh``, ``sech``) a course may not want.
 
@@ -64,6 +64,11 @@ def tidy(e):
     return factored if _ops(factored) < n else e
 
 
+def _has_fraction(e) -> bool:
+    """Whether ``e`` divides by something (what the rational rewrites can combine)."""
+    return any(p.exp.is_negative for p in e.atoms(sp.Pow))
+
+
 def _cheap(e) -> list:
     return [sp.together(e), sp.factor(sp.cancel(e))]
 
@@ -81,20 +86,23 @@ def tidy_all(arrays: dict, mode: str = "auto", timeout: float = 10.0) -> dict:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     keep = (lambda e: e) if mode == "none" else tidy
-    flat = {k: [keep(e) for e in np.ravel(np.asarray(a, dtype=object))]
+    # Each distinct element once (a Hessian's mirrored halves, repeated entries).
+    flat = {k: [sp.sympify(e) for e in np.ravel(np.asarray(a, dtype=object))]
             for k, a in arrays.items()}
+    done = {e: keep(e) for e in dict.fromkeys(e for es in flat.values() for e in es)}
     if mode != "none":
-        picks = [(k, i) for k, es in flat.items() for i, e in enumerate(es)
-                 if mode == "full" or 0 < _ops(e) <= SMALL]
+        picks = [e for e, t in done.items()
+                 if mode == "full" or (0 < _ops(t) <= SMALL and _has_fraction(t))]
         if picks:
             budget = timeout if mode == "full" else min(timeout, SMALL_BUDGET)
-            status, done = run_with_timeout(
-                _rewrite_each, ([flat[k][i] for k, i in picks], mode == "full"), budget)
+            status, forms = run_with_timeout(
+                _rewrite_each, ([done[e] for e in picks], mode == "full"), budget)
             if status == "ok":
-                for (k, i), candidates in zip(picks, done):
+                for e, candidates in zip(picks, forms):
                     best = min(candidates, key=_ops)
-                    if _ops(best) < _ops(flat[k][i]):
-                        flat[k][i] = best
+                    if _ops(best) < _ops(done[e]):
+                        done[e] = best
+    flat = {k: [done[e] for e in es] for k, es in flat.items()}
     out = {}
     for k, a in arrays.items():
         shape = np.shape(a)
