@@ -14,6 +14,8 @@ from ._common import (ExpressionCommand, InputError, echo_json, fmt, load_expres
 
 __all__ = ["diff"]
 
+#: A Hessian wider than this (characters) is printed one element per line.
+_WIDTH = 100
 _SUP = dict(enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")) | {10: "¹⁰"}
 #: Programs longer than this print f as written, not rebuilt in SymPy (it would only
 #: repeat the text, slowly).
@@ -126,6 +128,25 @@ def _as_json(d: Derivatives, expression: str, latex: bool, steps: bool, labels: 
     return obj
 
 
+def _hessian_lines(h, latex: bool) -> list:
+    """The element Hessian as a matrix where it fits the screen's width, else one line
+    per pair of variables (it is symmetric: each pair once)."""
+    head = "\nHessian over (" + ", ".join(str(s) for s in h.symbols) + ")"
+    if latex:
+        return [head + ":", sp.latex(h.symbolic)]
+    texts = [[str(e) for e in row] for row in h.symbolic.tolist()]
+    width = sum(max(len(t) for t in col) + 2 for col in zip(*texts)) if texts else 0
+    if width <= _WIDTH:
+        return [head + ":", sp.pretty(h.symbolic, use_unicode=True)]
+    out = [head + ", one line per pair (symmetric):"]
+    for i, a in enumerate(h.symbols):
+        for j in range(i, len(h.symbols)):
+            b = h.symbols[j]
+            wrt = f"∂{a}²" if i == j else f"∂{a}∂{b}"
+            out.append(f"  ∂²f/{wrt} = {texts[i][j]}")
+    return out
+
+
 def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dict) -> None:
     lines: list = []  # (all printed at once: an error leaves no half report)
     variables, at = d.expression.variables, d.at
@@ -168,9 +189,7 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
             for (x, y), text in blocks.items():
                 lines.append(f"  ∂²f/∂{x}∂{y} = {text}")
         if not (shaped and len(blocks) == len(h.blocks) and not elements and not latex):
-            lines.append("\nHessian over (" + ", ".join(str(s) for s in h.symbols) + "):")
-            lines.append(sp.latex(h.symbolic) if latex else
-                       sp.pretty(h.symbolic, use_unicode=True))
+            lines.extend(_hessian_lines(h, latex))
         if h.value is not None:
             lines.append(f"  reverse mode (twice): {fmt(h.value)}   {_mark(h.agree)}")
     for n, r in (d.higher or {}).items():

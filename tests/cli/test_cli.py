@@ -647,3 +647,26 @@ def test_trace_script_error_is_one_line(tmp_path):
     r = run("trace", str(script), "-o", str(tmp_path / "g.dot"), "--json")
     assert r.exit_code == 0
     assert json.loads(r.stdout)["variables"] == ["f"]  # the script's print went to stderr
+
+
+def test_a_wide_hessian_is_printed_one_pair_per_line():
+    # A two-layer net's Hessian does not fit a screen as a matrix: one line per pair
+    # (15 for 5 variables), each equal to SymPy's second derivative.
+    r = run("diff", "tanh(w2*tanh(w1*x + b1) + b2)", "--order", "2")
+    assert r.exit_code == 0, r.output
+    pairs = [ln.strip() for ln in r.output.splitlines() if ln.strip().startswith("∂²f/")]
+    assert len(pairs) == 15 and "one line per pair" in r.output
+    names = sp.symbols("w2 w1 x b1 b2")
+    w2, w1, x, b1, b2 = names
+    f = sp.tanh(w2 * sp.tanh(w1 * x + b1) + b2)
+    point = dict(zip(names, (0.7, -1.3, 0.4, 0.2, -0.5)))
+    by_name = {str(s): s for s in names}
+    for line in pairs:
+        wrt, text = line[len("∂²f/"):].split(" = ", 1)
+        if wrt.endswith("²"):
+            a = b = by_name[wrt[1:-1]]
+        else:
+            a, b = (by_name[p] for p in wrt[1:].split("∂"))
+        got = sp.sympify(text, locals=by_name).subs(point)
+        want = sp.diff(f, a, b).subs(point)
+        assert abs(float(got) - float(want)) < 1e-12, line
