@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arithmetic import _maybe_multiply
 from .kernels import _strides
 from . import dtype_rules as R
 from .record import Op
@@ -75,11 +76,11 @@ ADDMM = Op("addmm", inputs=("self", "mat1", "mat2"), attrs=("beta", "alpha"),
                       "mat1_sym_strides": ("mat1",), "mat2_sym_strides": ("mat2",)},
            ranks=((0, 1, 2), (2,), (2,)), broadcasts=True, dtype=R.promote_strict,
            grads=(lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
-                  m.mul_scalar(grad, beta),
+                  _maybe_multiply(m, grad, beta),
                   lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
-                  m.mul_scalar(m.matmul(grad, m.t(mat2)), alpha),
+                  _maybe_multiply(m, m.matmul(grad, m.t(mat2)), alpha),
                   lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
-                  m.mul_scalar(m.matmul(m.t(mat1), grad), alpha)),
+                  _maybe_multiply(m, m.matmul(m.t(mat1), grad), alpha)),
            local=("β", "{mat2}ᵀ", "{mat1}ᵀ"), symbol="addmm",
            method="addmm", function="addmm")
 

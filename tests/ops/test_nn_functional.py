@@ -124,3 +124,37 @@ def test_dropout_keeps_the_expectation():
     y.sum().backward()
     assert np.array_equal(x.grad.numpy(), y.detach().numpy())
     assert y.grad_fn.name() == "MulBackward0"
+
+
+def _double(lib, fn, leaves):
+    """The first gradients with create_graph (their graphs, with saved values, as
+    ``graph_desc`` describes them) and the gradients of their sum of squares."""
+    from test_ops_against_torch import graph_desc
+    made = [leaf.make(lib) for leaf in leaves]
+    try:
+        out = fn(lib, *made)
+    except Exception as e:  # noqa: BLE001 - the error is compared (first in the forward)
+        return {"raises": (type(e).__name__, str(e))}
+    wrt = [m for m in made if getattr(m, "requires_grad", False)]
+    g = lib.tensor(np.linspace(0.5, 2.0, out.numel()).reshape(tuple(out.shape)), dtype=out.dtype)
+    firsts = lib.autograd.grad(out, wrt, g, create_graph=True, allow_unused=True)
+    report = {"graphs": [None if f is None else graph_desc(f.grad_fn, made) for f in firsts]}
+    total = sum((f * f).sum() for f in firsts if f is not None and f.requires_grad)
+    if getattr(total, "requires_grad", False):
+        seconds = lib.autograd.grad(total, wrt, allow_unused=True)
+        # (PyTorch's zero second derivatives can be ZeroTensors: numpy(force=True))
+        report["second"] = [None if h is None else np.round(
+            h.detach().numpy(force=True) if lib is torch else h.detach().numpy(), 9).tolist()
+            for h in seconds]
+    return report
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if not n.startswith(
+    ("one_hot", "dropout"))))
+def test_double_backward_matches_torch(name):
+    # Second derivatives of the losses and layers: the first gradients' graphs are
+    # PyTorch's (MseLossBackwardBackward0, NllLossBackwardBackward0, ... with their saved
+    # values) and the second derivatives equal PyTorch's.
+    fn, *leaves = CASES[name]
+    s, t = _double(symgrad, fn, leaves), _double(torch, fn, leaves)
+    assert s == t, f"\nsymgrad {s}\ntorch   {t}"

@@ -250,7 +250,7 @@ for _op in DIFFERENTIABLE:
 # embedding's indices), optional tensor inputs (layer_norm's weight and bias).
 # tests/ops/test_nn_functional.py and tests/ops/test_layers_vs_torch.py check them with
 # finite differences and PyTorch.
-BY_HAND = {"nll_loss", "embedding", "embedding_dense_backward", "native_layer_norm"}
+BY_HAND = {"nll_loss", "nll_loss_backward", "embedding", "embedding_dense_backward", "native_layer_norm"}
 # Ops PyTorch has no second derivative of (its gradient's node is "NotImplemented"):
 # tests/ops/test_activations_vs_torch.py compares that error.
 FIRST_ORDER_ONLY = {"hardsigmoid"}
