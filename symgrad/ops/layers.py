@@ -1,7 +1,8 @@
 """The layers PyTorch runs as ops of their own: ``embedding`` (``EmbeddingBackward0``,
 whose gradient is ``embedding_dense_backward``: rows added back at their indices),
-``native_layer_norm`` (``NativeLayerNormBackward0``) and ``constant_pad_nd``
-(``F.pad``'s constant mode; its gradient is the pad undone, a crop).
+``native_layer_norm`` (``NativeLayerNormBackward0``), ``constant_pad_nd``
+(``F.pad``'s constant mode; its gradient is the pad undone, a crop) and ``_trilinear``
+(``F.bilinear``'s product of three tensors, ``TrilinearBackward0``).
 
 Layer norm over the last dims ``D`` (``normalized_shape``), ``N`` elements each:
 ``x̂ = (x - mean) · rstd``, ``rstd = 1/sqrt(var + eps)``, ``y = x̂ · weight + bias``, and
@@ -13,11 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dtype_rules as R
 from .functions import RSQRT
 from .kernels import _sym_map
 from .record import Op
 
-__all__ = ["EMBEDDING", "EMBEDDING_DENSE_BACKWARD", "NATIVE_LAYER_NORM", "CONSTANT_PAD_ND"]
+__all__ = ["EMBEDDING", "EMBEDDING_DENSE_BACKWARD", "NATIVE_LAYER_NORM", "CONSTANT_PAD_ND",
+           "TRILINEAR"]
 
 
 # -- embedding --------------------------------------------------------------------------------
@@ -158,3 +161,30 @@ CONSTANT_PAD_ND = Op("constant_pad_nd", attrs=("pad", "value"), forward=_constan
                      grads=(lambda m, grad, pad:
                             m.call(CONSTANT_PAD_ND, grad, tuple(-p for p in pad), 0),),
                      local=("1 inside, 0 in the padding",), symbol="pad {pad}")
+
+
+# -- trilinear ---------------------------------------------------------------------------------
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """PyTorch's ``_trilinear``: each input gets new axes at its ``expand`` positions, the
+    three are multiplied (broadcasting) and summed over ``sumdim``.  ``F.bilinear`` is
+    ``_trilinear(x1, W, x2, (1, 3), (0,), (1, 2), (2, 3))``: (N,1,in1,1)·(1,out,in1,in2)·
+    (N,1,1,in2) summed over in1 and in2."""
+    a, b, c = (np.expand_dims(np.asarray(x), tuple(e)) if e else np.asarray(x)
+               for x, e in ((i1, expand1), (i2, expand2), (i3, expand3)))
+    return np.sum(a * b * c, axis=tuple(sumdim))
+
+
+# The gradient of each input is _trilinear again, with the gradient in its place and its
+# expand and sumdim exchanged (PyTorch's _trilinear_backward).
+TRILINEAR = Op("_trilinear", inputs=("i1", "i2", "i3"),
+               attrs=("expand1", "expand2", "expand3", "sumdim", "unroll_dim"),
+               forward=_trilinear, dtype=R.promote,
+               saves=("expand1", "expand2", "expand3", "i1", "i2", "i3", "sumdim"),
+               grads=(lambda m, grad, e1, e2, e3, i1, i2, i3, sumdim:
+                      m.call(TRILINEAR, grad, i2, i3, sumdim, e2, e3, e1, 1),
+                      lambda m, grad, e1, e2, e3, i1, i2, i3, sumdim:
+                      m.call(TRILINEAR, i1, grad, i3, e1, sumdim, e3, e2, 1),
+                      lambda m, grad, e1, e2, e3, i1, i2, i3, sumdim:
+                      m.call(TRILINEAR, i1, i2, grad, e1, e2, sumdim, e3, 1)),
+               local=("{i2}·{i3}", "{i1}·{i3}", "{i1}·{i2}"), symbol="trilinear",
+               doc="Σ over sumdim of i1·i2·i3, each expanded")

@@ -18,6 +18,7 @@ B = const([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
 P = const([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
 Y = const([2, 0], "int64")
 W3 = const([1.0, 2.0, 3.0])
+WB = Leaf(np.linspace(-1.0, 1.5, 12).reshape(2, 3, 2).tolist())  # bilinear's (out, in1, in2)
 
 
 def F(L):
@@ -79,6 +80,10 @@ CASES = {
                       Leaf([[1.0, 0.5], [2.0, -1.0], [0.0, 3.0]])),
     "linear-3d": (lambda L, x, w: F(L).linear(x.view(1, 2, 3), w.t(), w[2]), X,
                   Leaf([[1.0, 0.5], [2.0, -1.0], [0.0, 3.0]])),
+    "bilinear": (lambda L, x, w: F(L).bilinear(x, x[:, :2] * 2, w, w[0, 0]), X, WB),
+    "bilinear-1d": (lambda L, x, w: F(L).bilinear(x[0], x[1, :2], w), X, WB),
+    "bilinear-3d": (lambda L, x, w: F(L).bilinear(x.view(2, 1, 3), x[:, None, 1:], w[:, :, :2]),
+                    X, WB),
     "softmax": (lambda L, x, t: F(L).softmax(x, dim=1) * t, X, T),
     "log_softmax": (lambda L, x, t: F(L).log_softmax(x, 0) * t, X, T),
     "normalize": (lambda L, x, t: F(L).normalize(x, dim=1), X, T),

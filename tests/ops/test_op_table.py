@@ -247,10 +247,12 @@ for _op in DIFFERENTIABLE:
 
 
 # Ops whose inputs the generic sampler cannot make: class indices (nll_loss's target,
-# embedding's indices), optional tensor inputs (layer_norm's weight and bias).
+# embedding's indices), optional tensor inputs (layer_norm's weight and bias), shapes that
+# must fit the attributes (_trilinear's expand and sumdim).
 # tests/ops/test_nn_functional.py and tests/ops/test_layers_vs_torch.py check them with
 # finite differences and PyTorch.
-BY_HAND = {"nll_loss", "nll_loss_backward", "embedding", "embedding_dense_backward", "native_layer_norm"}
+BY_HAND = {"nll_loss", "nll_loss_backward", "embedding", "embedding_dense_backward",
+           "native_layer_norm", "_trilinear"}
 # Ops PyTorch has no second derivative of (its gradient's node is "NotImplemented"):
 # tests/ops/test_activations_vs_torch.py compares that error.
 FIRST_ORDER_ONLY = {"hardsigmoid"}

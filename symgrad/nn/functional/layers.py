@@ -176,10 +176,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``y[..., o] = Σ_ij input1[..., i] · weight[o, i, j] · input2[..., j] + bias[o]``.
-
-    Composed of matrix products (PyTorch runs one ``_trilinear`` op instead: the values
-    and gradients agree, the graph's nodes differ)."""
+    """``y[..., o] = Σ_ij input1[..., i] · weight[o, i, j] · input2[..., j] + bias[o]``: as
+    PyTorch records it, ``_trilinear`` (TrilinearBackward0) of the inputs as matrices,
+    viewed to the output's shape, plus the bias."""
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError("bilinear(): input batch dimensions do not match: got "
                            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
@@ -187,10 +186,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
             or weight.shape[2] != input2.shape[-1]:
         raise RuntimeError(f"bilinear(): weight has shape {list(weight.shape)}, expected "
                            f"[out, {input1.shape[-1]}, {input2.shape[-1]}]")
-    lead = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, input1.shape[-1])
     x2 = input2.reshape(-1, input2.shape[-1])
-    y = ((x1 @ weight) * x2).sum(-1).t()  # (out, N, in2) · (N, in2) -> (N, out)
-    if bias is not None:
-        y = y + bias
-    return y.reshape(*lead, weight.shape[0])
+    y = apply(O.TRILINEAR, (x1, weight, x2), ((1, 3), (0,), (1, 2), (2, 3), 1))
+    y = y.reshape(*input1.shape[:-1], weight.shape[0])
+    return y + bias if bias is not None else y
