@@ -15,7 +15,8 @@ from __future__ import annotations
 from . import ops as O
 from .api.apply import apply
 from .api.core import Tensor
-from .api.linalg import LinAlgError, det, slogdet, solve
+from .api.linalg import LinAlgError, det, solve
+from .api.linalg import linalg_slogdet as slogdet
 from .api.linalg import inverse as inv
 
 __all__ = ["det", "slogdet", "inv", "solve", "norm", "vector_norm", "matrix_norm",

@@ -166,6 +166,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     if nrs is not None:
         out.grad_fn._input_nrs = tuple(nrs)
         out.grad_fn._plain = False
+    if op.outputs:  # the output computed is the last of the node's (op.outputs)
+        out._output_nr, out._multi_output = len(op.outputs) - 1, True
     return out
 
 

@@ -20,7 +20,8 @@ from .construct import tensor
 from .core import Tensor
 from .messages import _SCALAR_NAMES
 from .methods import where
-from .return_types import slogdet as SignLogAbsDet
+from .return_types import linalg_slogdet as LinalgSlogdetResult
+from .return_types import slogdet as SlogdetResult
 from .shapes import _broadcast_sizes, _strides
 
 __all__ = ["matmul", "mm", "mv", "dot", "bmm", "det", "inverse", "logdet", "slogdet", "solve",
@@ -204,11 +205,21 @@ def inverse(A: Tensor) -> Tensor:
 
 
 def slogdet(A: Tensor):
-    """``(sign, logabsdet)`` of ``det(A)`` (``LinalgSlogdetBackward0`` on logabsdet; the
-    sign is a number here, with no gradient)."""
+    """``torch.slogdet``: :func:`linalg_slogdet` named ``torch.return_types.slogdet``."""
+    return SlogdetResult(*linalg_slogdet(A))
+
+
+def linalg_slogdet(A: Tensor):
+    """``(sign, logabsdet)`` of ``det(A)``: both outputs of one ``LinalgSlogdetBackward0``
+    node, as in PyTorch (output 0, the sign, has no gradient: a gradient reaching only it
+    leaves ``A.grad`` None)."""
     _square("linalg.slogdet", A)
     sign = tensor(np.linalg.slogdet(A._data)[0], dtype=A.dtype)
-    return SignLogAbsDet(sign, apply(O.LINALG_SLOGDET, (A,)))
+    logabsdet = apply(O.LINALG_SLOGDET, (A,))
+    node = logabsdet.grad_fn
+    if node is not None:  # (the op's node has both outputs: sign 0, logabsdet 1)
+        sign.grad_fn, sign._output_nr, sign._multi_output = node, 0, True
+    return LinalgSlogdetResult(sign, logabsdet)
 
 
 def logdet(A: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["max", "min", "MinMax", "slogdet"]
+__all__ = ["max", "min", "MinMax", "slogdet", "linalg_slogdet"]
 
 
 def _pair(name: str, first: str, second: str, doc: str) -> type:
@@ -45,6 +45,8 @@ min = _pair("min", "values", "indices",  # noqa: A001 - PyTorch's name
             "``torch.return_types.min(values=..., indices=...)``.")
 slogdet = _pair("slogdet", "sign", "logabsdet",
                 "``torch.return_types.slogdet(sign=..., logabsdet=...)``.")
+linalg_slogdet = _pair("linalg_slogdet", "sign", "logabsdet",
+                       "``torch.return_types.linalg_slogdet(sign=..., logabsdet=...)``.")
 
 
 def MinMax(values, indices, kind: str = "max"):  # noqa: N802

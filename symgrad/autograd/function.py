@@ -17,8 +17,8 @@ import numpy as np
 
 from ..ops import Op, unregister
 from ..ir.backends import NUMPY
-from ..ir.node import GRAD_MODE, Node, RemovableHandle, _version_error
-from ..engine.hooks import call_hooks, wrap
+from ..ir.node import GRAD_MODE, MultiOutput, Node, _version_error
+from ..engine.hooks import wrap
 from ..engine.rules import FREED_MESSAGE
 from ..api.tensor import Tensor, _make
 
@@ -52,7 +52,7 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
-class BackwardCFunction(Node, FunctionCtx):
+class BackwardCFunction(MultiOutput, Node, FunctionCtx):
     """The graph node of a custom Function; also the ``ctx`` of its forward and backward."""
 
     __slots__ = ()
@@ -70,39 +70,6 @@ class BackwardCFunction(Node, FunctionCtx):
             if isinstance(s, Tensor) and s._vc[0] != self._versions[i]:
                 raise _version_error(self, i, s, i in self._saved_outputs)
         return tuple(self._saved)
-
-    @property
-    def _retain(self):
-        r = self.__dict__.get("_retains")
-        return None if r is None or self._n_outputs != 1 else r.get(0)
-
-    @_retain.setter
-    def _retain(self, ref) -> None:
-        # Tensor.retain_grad stores a weak reference to itself: remember its output number.
-        t = ref() if ref is not None else None
-        nr = 0 if t is None else t._output_nr
-        self.__dict__.setdefault("_retains", {})[nr] = ref
-
-    def _register_tensor_hook(self, fn, nr: int = 0) -> RemovableHandle:
-        if self._n_outputs == 1:
-            return Node._register_tensor_hook(self, fn)
-        hooks = self.__dict__.setdefault("_output_hooks", {}).setdefault(nr, [])
-        hooks.append(fn)
-        return RemovableHandle(hooks, fn)
-
-    def _output_tensor_hooks(self, gs: list, m) -> list:
-        """Tensor hooks, then retain_grad, of each output of a multi-output node."""
-        gs = list(gs)
-        hooks = self.__dict__.get("_output_hooks", {})
-        retains = self.__dict__.get("_retains", {})
-        for nr in range(self._n_outputs):
-            if hooks.get(nr):
-                gs[nr] = call_hooks(hooks[nr], gs[nr], m)
-            ref = retains.get(nr)
-            t = ref() if ref is not None else None
-            if t is not None and gs[nr] is not None:
-                m.retain(t, gs[nr])
-        return gs
 
     # -- the backward -------------------------------------------------------------
     def _custom_backward(self, g, m, needed) -> list:

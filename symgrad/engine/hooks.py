@@ -95,7 +95,7 @@ def call_post_hooks(node: Node, grads, g, m):
 def tensor_hooks(node: Node, g, m):
     """The gradient of a node's output(s) after the tensors' hooks, retained if asked."""
     if node._n_outputs != 1:
-        return node._output_tensor_hooks(g, m)
+        return _output_tensor_hooks(node, g, m)
     if node._tensor_pre_hooks:
         g = call_hooks(node._tensor_pre_hooks, g, m)
     if node._retain is not None:
@@ -103,6 +103,21 @@ def tensor_hooks(node: Node, g, m):
         if t is not None and g is not None:
             m.retain(t, g)
     return g
+
+
+def _output_tensor_hooks(node: Node, gs: list, m) -> list:
+    """Tensor hooks, then retain_grad, of each output of a multi-output node."""
+    gs = list(gs)
+    hooks = node.__dict__.get("_output_hooks", {})
+    retains = node.__dict__.get("_retains", {})
+    for nr in range(node._n_outputs):
+        if hooks.get(nr):
+            gs[nr] = call_hooks(hooks[nr], gs[nr], m)
+        ref = retains.get(nr)
+        t = ref() if ref is not None else None
+        if t is not None and gs[nr] is not None:
+            m.retain(t, gs[nr])
+    return gs
 
 
 def root_tensor_hooks(node: Node, g, m) -> None:

@@ -34,6 +34,13 @@ def input_grads(node: Node, g, m, needed) -> list:
     custom = node._custom_backward
     if custom is not None:
         return custom(g, m, needed)
+    if node._n_outputs != 1 and isinstance(g, list):
+        # An op with several outputs, run by the engine (one gradient per output): the
+        # rules differentiate the last (the others have no gradient: a gradient reaching
+        # only them reaches no input).  Callers outside the engine pass that one.
+        g = g[-1]
+        if g is None:
+            return [None] * len(node.inputs)
     if node._released:
         raise RuntimeError(FREED_MESSAGE)
     saved = node._saved

@@ -22,7 +22,7 @@ from ..ops import Op, dtypes, subscribe
 from ..ops.record import INT64_NAMES
 from .injected import INJECTED
 
-__all__ = ["Node", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle", "Packed"]
+__all__ = ["Node", "MultiOutput", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle", "Packed"]
 
 
 class _GradMode(threading.local):
@@ -131,7 +131,7 @@ class Node:
         super().__init_subclass__(**kwargs)
         op = getattr(cls, "op", None)
         cls._plain = (cls._custom_backward is None and op is not None and not op.variadic
-                      and "_retain" not in vars(cls))
+                      and cls._n_outputs == 1 and "_retain" not in vars(cls))
 
     def __init__(self, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
                  meta: tuple) -> None:
@@ -334,6 +334,34 @@ class AccumulateGrad(Node):
         raise AttributeError(f"'AccumulateGrad' object has no attribute '{name}'")
 
 
+class MultiOutput:
+    """What a node with several outputs adds (custom Functions; ops with ``outputs``): a
+    tensor hook and ``retain_grad`` per output number (the engine runs them:
+    ``engine.hooks.tensor_hooks``)."""
+
+    __slots__ = ()
+
+    @property
+    def _retain(self):
+        r = self.__dict__.get("_retains")
+        return None if r is None or self._n_outputs != 1 else r.get(0)
+
+    @_retain.setter
+    def _retain(self, ref) -> None:
+        # Tensor.retain_grad stores a weak reference to itself: remember its output number.
+        t = ref() if ref is not None else None
+        nr = 0 if t is None else t._output_nr
+        self.__dict__.setdefault("_retains", {})[nr] = ref
+
+    def _register_tensor_hook(self, fn, nr: int = 0) -> RemovableHandle:
+        if self._n_outputs == 1:
+            return Node._register_tensor_hook(self, fn)
+        hooks = self.__dict__.setdefault("_output_hooks", {}).setdefault(nr, [])
+        hooks.append(fn)
+        self._plain = False
+        return RemovableHandle(hooks, fn)
+
+
 _CLASSES: dict[str, type] = {}
 
 
@@ -348,7 +376,10 @@ def node_class(op: Op) -> type:
             # PyTorch's hand-written nodes (torch::autograd::CopyBackwards) report their
             # qualified name from name(); the Python class is still CopyBackwards.
             namespace["name"] = lambda self: qualified
-        cls = type(qualified.rsplit("::", 1)[-1], (Node,), namespace)
+        if op.outputs:
+            namespace["_n_outputs"] = len(op.outputs)
+        bases = (MultiOutput, Node) if op.outputs else (Node,)
+        cls = type(qualified.rsplit("::", 1)[-1], bases, namespace)
         _CLASSES[op.key] = cls
         op.node_class = cls
     return cls

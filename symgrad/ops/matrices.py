@@ -106,12 +106,24 @@ def _sign(arrays, attrs):
         return np.asarray(np.linalg.slogdet(a)[0], dtype=a.dtype)
 
 
-# The logabsdet output of PyTorch's linalg_slogdet (its sign has no gradient: a number).
+def _slogdet_grad(m, grad, A, LU, pivots, sign):
+    # A⁻ᵀ·grad.  Recorded (create_graph), as PyTorch's slogdet_backward records it: the
+    # solve of Aᵀ X = (grad·I)ᵀ, grad·I a diag_embed of grad expanded to n; elsewhere
+    # (arrays, the symbolic and matrix algebras) as the product it is.
+    if not m.records:
+        return _mT(m, m.call(LINALG_INV_EX, A)) * grad
+    n = m.shape(A)[-1]
+    d = m.call(DIAG_EMBED, m.expand(m.unsqueeze(grad, -1), (n,)), 0, -2, -1)
+    return m.call(LINALG_SOLVE_EX, _mT(m, A), _mT(m, d), True)
+
+
+# PyTorch's linalg_slogdet: one node, two outputs; the forward computes logabsdet, the one
+# with a gradient (the front end makes the sign, output 0, from the derived "sign").
 LINALG_SLOGDET = Op("linalg_slogdet", inputs=("A",), forward=_logabsdet, dtype=R.floating,
+                    outputs=("sign", "logabsdet"),
                     saves=("A", "LU", "pivots", "sign"), ranks=((2,),),
                     derive={**_DET_LU, "sign": _sign},
-                    grads=(lambda m, grad, A, LU, pivots, sign:
-                           _mT(m, m.call(LINALG_INV_EX, A)) * grad,),
+                    grads=(_slogdet_grad,),
                     local=("{A}⁻ᵀ",), symbol="log|det|")
 
 

@@ -59,7 +59,7 @@ class Op:
                  "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative",
                  "function", "functions", "methods", "inplace", "functional", "expr", "exprs",
                  "expr_args",
-                 "composite")
+                 "composite", "outputs")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
@@ -72,7 +72,8 @@ class Op:
                  commutative: bool = False, function: str | tuple | None = None,
                  method: str | tuple = (), inplace: str | None = None,
                  functional: str | None = None, expr: str | tuple | None = None,
-                 expr_args: tuple = (), composite: bool = False) -> None:
+                 expr_args: tuple = (), composite: bool = False,
+                 outputs: tuple | None = None) -> None:
         self.name = name
         self.overload = overload
         self.inputs = tuple(inputs)
@@ -114,6 +115,10 @@ class Op:
         # A composite has no kernel and no node of its own: its front end decomposes it
         # into other ops (matmul into mm, mv, dot, bmm); ``forward`` is its numpy meaning.
         self.composite = composite
+        # An op whose node has several outputs (linalg_slogdet: sign, logabsdet) names
+        # them; ``forward`` computes the one the rules differentiate, the last (the
+        # others have no gradient, and the front end makes them).
+        self.outputs = outputs
         self.variadic = self.inputs == ("tensors",)
         self.domain = tuple(domain)
         self.ranks = None if ranks is None else tuple(tuple(r) for r in ranks)

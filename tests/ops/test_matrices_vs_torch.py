@@ -89,3 +89,42 @@ def test_errors(scenario):
 def test_logdet_of_negative_and_singular():
     check_same(lambda L: [L.tensor([[-1.0, 0.0], [0.0, 1.0]]).logdet(),
                           L.tensor([[1.0, 2.0], [2.0, 4.0]]).logdet()])
+
+
+def _slogdet_story(L):
+    """slogdet's two outputs share one LinalgSlogdetBackward0 node (sign 0, logabsdet
+    1); a gradient reaching only the sign reaches no input; under create_graph the
+    gradient is PyTorch's solve (LinalgSolveExBackward0)."""
+    A = L.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=L.float64, requires_grad=True)
+    out = []
+    r = L.linalg.slogdet(A)
+    out += [repr(r), repr(L.slogdet(A)), repr(A.slogdet()), r.sign.grad_fn is r.logabsdet.grad_fn,
+            (r.sign.output_nr, r.logabsdet.output_nr), type(r.sign.grad_fn).__name__]
+    r.sign.sum().backward()
+    out.append(A.grad)
+    try:
+        r.logabsdet.backward()
+    except RuntimeError as e:
+        out.append(str(e)[:60])
+    s, l = L.linalg.slogdet(A)
+    (s * l).backward()
+    out.append(A.grad.clone())
+    s, l = L.linalg.slogdet(A * 2)
+    out.append(L.autograd.grad(s, A, allow_unused=True))
+    s, l = L.linalg.slogdet(A * 2)
+    out.append(L.autograd.grad([s, l], A))
+    s, l = L.linalg.slogdet(A)
+    s.retain_grad()
+    seen = []
+    l.register_hook(lambda g: seen.append(g.item()))
+    l.backward()
+    out += [s.grad, seen]
+    g, = L.autograd.grad(L.linalg.slogdet(A).logabsdet * 3, A, create_graph=True)
+    fn = g.grad_fn
+    out += [g, type(fn).__name__, [type(n).__name__ for n, _ in fn.next_functions]]
+    out.append(L.autograd.grad(g.sum(), A))
+    return out
+
+
+def test_slogdet_two_outputs_as_torch():
+    check_same(_slogdet_story, rtol=1e-12, atol=1e-12)

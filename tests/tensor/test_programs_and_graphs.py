@@ -1410,13 +1410,13 @@ def test_programs_reach_every_differentiable_op():
     # (linalg_slogdet: see the matrices spec; tests/ops/test_matrices_vs_torch.py)
     wanted = {k for k, op in sg_ops.OPS.items() if op.differentiable
               and not any(hasattr(r, "not_implemented") for r in op.grads)} - {"linalg_slogdet"}
-    # The activations and losses: PyTorch records their first derivatives as ops of their
-    # own (LeakyReluBackwardBackward0 ...), whose graphs these programs would compare;
-    # symgrad records them as compositions of ops, with the same values.  Their values
-    # and first-order graphs are compared in tests/ops/test_activations_vs_torch.py and
-    # test_nn_functional.py, their second derivatives in tests/ops/test_op_table.py.
+    # The activations, losses and _trilinear (F.bilinear) are not in these programs'
+    # vocabulary: their values and graphs, first and second order, are compared with
+    # PyTorch in tests/ops/test_activations_vs_torch.py and test_nn_functional.py, their
+    # rules with finite differences in tests/ops/test_op_table.py.
     wanted -= {k for k, op in sg_ops.OPS.items()
                if op in vars(sg_ops.activations).values() or op in vars(sg_ops.losses).values()}
+    wanted -= {"_trilinear"}
     # Reached only in gradients of gradients (max(dim)'s scatter -> gather -> scatter_add,
     # max()'s masked_fill -> masked_select): test_op_table checks their rules,
     # tests/ops/test_ops_against_torch.py their graphs against torch.
