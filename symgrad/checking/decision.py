@@ -26,7 +26,7 @@ from ..symbolic.tidy import tidy_all
 from .diagnosis import SIMPLIFY_OPS, explain
 from .sampling import fit
 
-__all__ = ["REWRITE_OPS", "is_zero", "exact", "proved_different", "symbolic_job", "compare_symbolically"]
+__all__ = ["GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact", "proved_different", "symbolic_job", "compare_symbolically"]
 
 
 #: ``cancel`` of the exponential rewrite runs on differences of at most this many operations
@@ -34,11 +34,74 @@ __all__ = ["REWRITE_OPS", "is_zero", "exact", "proved_different", "symbolic_job"
 REWRITE_OPS = 40
 
 
+#: The generator rewrite (:func:`exp_generators`) runs on differences of at most this many
+#: operations (a three-layer tanh net's gradient in another form: 56, 0.07 s).
+GENERATOR_OPS = 200
+_MAX_POWER = 16  # exp(k·u) is E_u**k for |k| up to this; past it a generator of its own
+
+
+def exp_generators(e):
+    """``e`` with ``exp``, the hyperbolic and the trigonometric functions written as rational
+    functions of one fresh symbol per distinct exponential: ``exp(2x + y)`` is
+    ``E_x**2 · E_y``, ``tanh(u)`` is ``(E_u - 1/E_u)/(E_u + 1/E_u)``, ``sin(u)`` uses
+    ``exp(i·u)``; arguments are rewritten first (a ``tanh`` inside a ``tanh``), exponentials
+    of constants are evaluated (``exp(iπ/4)`` is ``(1 + i)/√2``).
+
+    Treating the generators as independent symbols only forgets relations, so a
+    difference that ``cancel`` makes 0 afterwards is 0: a proof, found without expanding
+    the arguments (which ``rewrite(exp)`` followed by ``cancel`` does, at great cost).
+
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x", real=True)
+    >>> sp.cancel(exp_generators(1 / sp.cosh(x) ** 2 - (1 - sp.tanh(x) ** 2)))
+    0
+    """
+    gens: dict = {}
+
+    def gen(u):
+        out = sp.Integer(1)
+        for term in sp.Add.make_args(u):
+            if not term.free_symbols:
+                out *= sp.expand_complex(sp.exp(term))
+                continue
+            c, rest = term.as_coeff_Mul()
+            if not (c.is_Integer and abs(c) <= _MAX_POWER):
+                c, rest = sp.Integer(1), term
+            if rest not in gens:
+                gens[rest] = sp.Dummy("E")
+            out *= gens[rest] ** c
+        return out
+
+    def conv(x):
+        if x.is_Atom:
+            return x
+        args = [conv(a) for a in x.args]
+        f = x.func
+        if f is sp.exp:
+            return gen(args[0])
+        if f in _HYPERBOLIC:
+            g = gen(args[0])
+            ch, sh = (g + 1 / g) / 2, (g - 1 / g) / 2
+        elif f in _TRIGONOMETRIC:
+            g = gen(sp.I * args[0])
+            ch, sh = (g + 1 / g) / 2, (g - 1 / g) / (2 * sp.I)
+        else:
+            return f(*args) if args != list(x.args) else x
+        return {"cos": ch, "sin": sh, "tan": sh / ch, "sec": 1 / ch, "csc": 1 / sh,
+                "cot": ch / sh}[f.__name__.replace("h", "")]
+    return conv(e)
+
+
+_HYPERBOLIC = (sp.cosh, sp.sinh, sp.tanh, sp.sech, sp.csch, sp.coth)
+_TRIGONOMETRIC = (sp.cos, sp.sin, sp.tan, sp.sec, sp.csc, sp.cot)
+
+
 def is_zero(d, depth: int = 0, thorough: bool = True) -> bool:
     """Whether ``d`` is zero almost everywhere (a proof, or False when none is found).
 
-    Cheap proofs first (``expand``, ``cancel``); when ``thorough``, ``cancel`` of the
-    exponential rewrite (``1/cosh(u)**2`` is ``1 - tanh(u)**2``) on expressions of at most
+    Cheap proofs first (``expand``, ``cancel``); when ``thorough``, ``cancel`` in
+    exponential generators (:func:`exp_generators`) on expressions of at most
+    ``GENERATOR_OPS`` operations, ``cancel`` of the exponential rewrite (``1/cosh(u)**2`` is ``1 - tanh(u)**2``) on expressions of at most
     ``REWRITE_OPS`` operations, then ``simplify``, the exponential rewrite simplified and
     trigonometric expansion on those of at most ``SIMPLIFY_OPS``."""
     d = almost_everywhere(sp.sympify(d))
@@ -46,6 +109,8 @@ def is_zero(d, depth: int = 0, thorough: bool = True) -> bool:
         return True
     attempts = [sp.expand, sp.cancel]
     ops = sp.count_ops(d) if thorough else None
+    if thorough and ops <= GENERATOR_OPS:
+        attempts.append(lambda e: sp.cancel(exp_generators(e)))
     if thorough and ops <= REWRITE_OPS:  # a rational function of exponentials
         attempts.append(lambda e: sp.cancel(e.rewrite(sp.exp)))
     if thorough and ops <= SIMPLIFY_OPS:
