@@ -42,9 +42,10 @@ SMALL = 60
 #: Seconds the rewrites of mode "auto" may take in all (they take hundredths: the budget
 #: only guards against SymPy's rare pathological cases, such as a huge power to expand).
 SMALL_BUDGET = 2.0
-#: Past this many operations even factoring is skipped: such a form (a deep chain's
-#: product of dozens of factors) is read through its program (``--steps``), not tidied.
-LARGE = 2000
+#: Past this many operations even factoring is skipped (its cost grows faster than the
+#: form's size: 0.1-0.2 s at 760 operations): such a form (a deep chain's product of
+#: dozens of factors) is read through its program (``--steps``), not tidied.
+LARGE = 400
 
 
 def _ops(e) -> int:
