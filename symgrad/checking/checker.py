@@ -43,7 +43,7 @@ from ..symbolic.vectors import NoVectorForm, vector_gradient
 from .decision import compare_symbolically
 from .diagnosis import diagnose_all, shape_mismatches
 from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Report, listify)
-from .sampling import (Claim, close, finite_difference_witness, forgive_rounding,
+from .sampling import (Claim, close, finite_difference_witness, forgive_rounding, wide_sweep,
                        point_value, random_point, sample)
 from .sizes import counterexample_at_other_sizes, proved_for_every_size
 
@@ -179,6 +179,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         if all(v["numeric"] != "differ" for v in per_var.values()):
             found.counterexample = None
         _exactly_different(claims, per_var, found, notes)
+        wide_sweep(f, claims, per_var, sym_pairs, found, shapes, rng, rtol, atol, notes)
 
     if found.used and any(shapes[k] != () for k in claims):
         _every_size(f, claims, shapes, labels, base, at, per_var, found, rng, rtol, atol,

@@ -29,7 +29,11 @@ from ..symbolic.parser import parse_value
 from .report import CheckError, listify
 
 __all__ = ["Claim", "Samples", "close", "fit", "point_value", "random_point", "sample",
-           "central_differences", "finite_difference_witness", "forgive_rounding"]
+           "central_differences", "finite_difference_witness", "forgive_rounding",
+           "wide_sweep", "WIDE_POINTS"]
+
+#: Points of other scales tried where the numbers agree but no proof settles a claim.
+WIDE_POINTS = 24
 
 
 def close(a, b, rtol: float, atol: float) -> np.ndarray:
@@ -280,6 +284,83 @@ def finite_difference_witness(f: Expression, claims: dict, point: dict, notes: l
     return fd
 
 
+def _at_30_digits(claimed: list, true: list, point: dict, shapes: dict) -> list:
+    """Each element pair evaluated exactly at ``point`` (its floats as exact rationals),
+    to 30 digits: ``(claimed, true)`` complex pairs, None where one is no number."""
+    subs = {}
+    for name, shape in shapes.items():
+        syms = leaf_symbols(name, shape)
+        v = np.asarray(point[name], dtype=np.float64)
+        for ix in np.ndindex(*shape):
+            subs[syms[ix]] = sp.Rational(float(v[ix]))
+    out = []
+    for c, t in zip(claimed, true):
+        a = sp.N(almost_everywhere(sp.sympify(c)).xreplace(subs), 30)
+        b = sp.N(almost_everywhere(sp.sympify(t)).xreplace(subs), 30)
+        out.append((complex(a), complex(b)) if a.is_number and b.is_number else None)
+    return out
+
+
+def _exactly_close(claimed: list, true: list, point: dict, shapes: dict) -> bool:
+    """Whether the claim equals the truth at ``point`` to 12 digits, computed exactly."""
+    return all(p is not None and abs(p[0] - p[1]) <= 1e-12 * max(1.0, abs(p[1]))
+               for p in _at_30_digits(claimed, true, point, shapes))
+
+
+def _exactly_apart(claimed: list, true: list, point: dict, shapes: dict, rtol: float) -> bool:
+    """Whether the claim differs from the truth at ``point`` by more than ``rtol``
+    (relative), computed exactly: a difference that is no float64 rounding."""
+    return any(p is not None and abs(p[0] - p[1]) > rtol * max(1.0, abs(p[1]))
+               for p in _at_30_digits(claimed, true, point, shapes))
+
+
+def wide_sweep(f: Expression, claims: dict, per_var: dict, sym_pairs: list, found: Samples,
+               shapes: dict, rng, rtol: float, atol: float, notes: list,
+               points: int = WIDE_POINTS) -> None:
+    """For claims the numbers agree with but no proof settles: points at other scales,
+    each coordinate ``±10**u`` with ``u`` uniform in [-2, 3], tried smallest first, where a
+    difference that shows only far out (``relu(x - 5)`` added to the gradient) is found.  A difference counts
+    only when exact evaluation at 30 digits confirms it (no float64 rounding)."""
+    todo = [i for i, k in enumerate(claims) if per_var[k]["numeric"] == "agree"
+            and per_var[k]["symbolic"] not in ("equal", "skipped")]
+    if not todo:
+        return
+    candidates = [{k: rng.choice([-1.0, 1.0], size=s) * 10.0 ** rng.uniform(-2, 3, size=s)
+                   for k, s in shapes.items()} for _ in range(points)]
+    # smallest first: the counterexample a reader can check by hand
+    candidates.sort(key=lambda p: max((float(np.max(np.abs(v))) for v in p.values()
+                                       if np.size(v)), default=0.0))
+    for point in candidates:
+        try:
+            with np.errstate(all="ignore"):
+                true = f.gradient(**point)
+                rows = {k: np.asarray(c.value(point), dtype=np.float64)
+                        for k, c in claims.items()}
+        except Exception:  # noqa: BLE001 - outside the domain: another point
+            continue
+        for i in list(todo):
+            k = list(claims)[i]
+            t = np.asarray(true[k], dtype=np.float64)
+            if not _finite(t):
+                continue
+            c = np.broadcast_to(rows[k], t.shape)
+            if _finite(c) and np.all(close(c, t, rtol, atol)):
+                continue
+            claimed, exact_true = sym_pairs[i]
+            if not _exactly_apart(claimed, exact_true, point, shapes, 10 * rtol):
+                continue
+            todo.remove(i)
+            per_var[k]["numeric"] = "differ"
+            notes.append(f"{k}: the claim agrees near the scale of 1 but not at this point of "
+                         "another scale")
+            if found.counterexample is None:
+                found.counterexample = {"point": {n: listify(v) for n, v in point.items()},
+                                        "variable": k, "claimed": listify(c),
+                                        "true": listify(t)}
+        if not todo:
+            return
+
+
 def forgive_rounding(claims: dict, per_var: dict, sym_pairs: list, found: Samples,
                      shapes: dict, rtol: float, atol: float, notes: list) -> None:
     """Float rounding, not a mistake: proved equal, and equal at 30 digits where not.
@@ -295,23 +376,7 @@ def forgive_rounding(claims: dict, per_var: dict, sym_pairs: list, found: Sample
         claimed, true = sym_pairs[i]
         bad = [ev[3] for ev in found.evidence[k] if not np.all(close(
             np.broadcast_to(ev[0], ev[1].shape), ev[1], rtol, atol))]
-        ok = True
-        for point in bad[:3]:
-            subs = {}
-            for name, shape in shapes.items():
-                syms = leaf_symbols(name, shape)
-                v = np.asarray(point[name], dtype=np.float64)
-                for ix in np.ndindex(*shape):
-                    subs[syms[ix]] = sp.Rational(float(v[ix]))
-            for c, t in zip(claimed, true):
-                a = sp.N(almost_everywhere(sp.sympify(c)).xreplace(subs), 30)
-                b = sp.N(almost_everywhere(sp.sympify(t)).xreplace(subs), 30)
-                if not (a.is_number and b.is_number) or abs(complex(a) - complex(b)) > (
-                        1e-12 * max(1.0, abs(complex(b)))):
-                    ok = False
-                    break
-            if not ok:
-                break
+        ok = all(_exactly_close(claimed, true, point, shapes) for point in bad[:3])
         if ok:
             per_var[k]["numeric"] = "agree (after rounding)"
             notes.append(f"{k}: float64 values differ by rounding only (equal symbolically "

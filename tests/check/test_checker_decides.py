@@ -141,3 +141,27 @@ def test_undecided_where_no_bounded_method_settles_it():
     code, rep = check("log(x)", "x=log(exp(1/x))")
     assert (code, rep["verdict"]) == (3, "undecided"), rep
     assert rep["variables"]["x"]["numeric"] == "agree"
+
+
+@pytest.mark.parametrize("grad, where", [
+    ("x=2*x + relu(x - 5)", lambda x: x > 5),
+    ("x=2*x + relu(-x - 8)", lambda x: x < -8),
+    ("x=2*x*(1 + relu(x - 20)/x)", lambda x: x > 20),
+])
+def test_a_mistake_that_shows_only_at_another_scale_is_found(grad, where):
+    # Right near the scale of 1 (where the random points are), wrong far out: points of
+    # other scales find it, smallest first, confirmed exactly.
+    code, rep = check("x**2", grad)
+    assert (code, rep["verdict"]) == (1, "wrong"), rep
+    x = rep["counterexample"]["point"]["x"]
+    assert where(x) and rep["counterexample"]["claimed"] != rep["counterexample"]["true"]
+
+
+@pytest.mark.parametrize("expr, grad", [
+    ("relu(x - 5)**2", "x=2*relu(x - 5)"),
+    ("x**2 + relu(x - 5)", "x=2*x + relu(x - 5)/(x - 5)"),
+    ("exp(x)", "x=exp(x)*(1 + 0*relu(x - 5))"),
+])
+def test_other_scales_do_not_refute_a_right_claim(expr, grad):
+    code, rep = check(expr, grad)
+    assert rep["verdict"] in ("correct", "undecided") and code in (0, 3), rep
