@@ -63,7 +63,8 @@ def explain(claimed: sp.Expr, true: sp.Expr) -> list:
                 return [("const", ratio)]
             num, den = sp.fraction(ratio)
             # A factor reads well as a monomial over anything: 2*x, 1/(1 + x**2).
-            plain = not (isinstance(num, sp.Add) or ratio.has(sp.Piecewise))
+            plain = not (isinstance(num, sp.Add) or ratio.has(sp.Piecewise, sp.Max, sp.Min,
+                                                               sp.Heaviside, sp.Abs, sp.sign))
             if ratio.free_symbols and _small(ratio, 8) and plain:
                 return [("factor", ratio)]
         if diff != 0 and _small(diff):

@@ -350,6 +350,10 @@ def wide_sweep(f: Expression, claims: dict, per_var: dict, sym_pairs: list, foun
             if not _exactly_apart(claimed, exact_true, point, shapes, 10 * rtol):
                 continue
             todo.remove(i)
+            found.used += 1
+            found.evidence[k].append((rows[k], t, true, point))
+            per_var[k]["max_error"] = max(per_var[k]["max_error"],
+                                          float(np.max(np.abs(c - t))) if t.size else 0.0)
             per_var[k]["numeric"] = "differ"
             notes.append(f"{k}: the claim agrees near the scale of 1 but not at this point of "
                          "another scale")
