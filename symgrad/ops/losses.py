@@ -56,7 +56,7 @@ def _ones_like(m, a):
     return m.add_scalar(m.zeros_like(a), 1)
 
 
-def _pointwise(name: str, loss, d_self, dd_self, attrs=(), local: str = ""):
+def _pointwise(name: str, loss, d_self, dd_self, attrs=(), local: str = "", local2: str = ""):
     """A loss that is a sum (or mean) of ``loss(np_, self, target, *attrs)`` per element, and
     its gradient as PyTorch records it: an op ``<name>_backward`` of its own
     (``MseLossBackwardBackward0`` in a double-backward graph) computing
@@ -93,7 +93,7 @@ def _pointwise(name: str, loss, d_self, dd_self, attrs=(), local: str = ""):
                dd(m, grad * grad_output, self, target, rest, reduction),
                lambda m, grad, grad_output, reduction, self, target, *rest:
                -dd(m, grad * grad_output, self, target, rest, reduction)),
-        local=(local, "d²", "-d²"), doc=f"{name}'s gradient")
+        local=(local, local2, f"-({local2})"), doc=f"{name}'s gradient")
     loss_op = Op(name, inputs=("self", "target"), attrs=attrs + ("reduction",),
                  broadcasts=True, dtype=R.promote, saves=("reduction", "self", "target") + attrs,
                  forward=lambda a, t, *rest: _reduce(loss(np, a, t, *rest[:-1]), rest[-1]),
@@ -130,7 +130,7 @@ MSE_LOSS, MSE_LOSS_BACKWARD = _pointwise(
     lambda np_, s, t: 2 * (s - t),
     lambda m, g, s, t: m.mul_scalar(m.expand(g, np.broadcast_shapes(
         m.shape(g), m.shape(s), m.shape(t))), 2),
-    local="2({self} - {target})")
+    local="2({self} - {target})", local2="2·{grad_output}")
 SMOOTH_L1_LOSS, SMOOTH_L1_LOSS_BACKWARD = _pointwise(
     "smooth_l1_loss", lambda np_, a, t, beta: np_.where(np_.abs(a - t) < beta, 0.5 * (a - t) ** 2 / beta,
                                       np_.abs(a - t) - 0.5 * beta)
@@ -138,13 +138,15 @@ SMOOTH_L1_LOSS, SMOOTH_L1_LOSS_BACKWARD = _pointwise(
     lambda np_, s, t, beta: np_.clip((s - t) / beta, -1, 1) if beta else np_.sign(s - t),
     lambda m, g, s, t, beta: m.div_scalar(g * m.lt(m.abs(s - t), beta), beta) if beta
     else m.zeros_like(g * s),
-    attrs=("beta",), local="clip(({self} - {target})/β, -1, 1)")
+    attrs=("beta",), local="clip(({self} - {target})/β, -1, 1)",
+    local2="{grad_output}·[|{self} - {target}| < β]/β")
 HUBER_LOSS, HUBER_LOSS_BACKWARD = _pointwise(
     "huber_loss", lambda np_, a, t, delta: np_.where(np_.abs(a - t) <= delta, 0.5 * (a - t) ** 2,
                                        delta * (np_.abs(a - t) - 0.5 * delta)),
     lambda np_, s, t, delta: np_.clip(s - t, -delta, delta),
     lambda m, g, s, t, delta: g * m.lt(m.abs(s - t), delta),
-    attrs=("delta",), local="clip({self} - {target}, -δ, δ)")
+    attrs=("delta",), local="clip({self} - {target}, -δ, δ)",
+    local2="{grad_output}·[|{self} - {target}| < δ]")
 
 
 # -- binary cross-entropy -----------------------------------------------------------------
@@ -208,7 +210,9 @@ BINARY_CROSS_ENTROPY_BACKWARD = Op(
     attrs=("weight", "reduction"), dtype=R.promote, forward=_bce_backward,
     sym=_bce_backward_sym, domain=(0, 1), saves=("grad_output", "reduction", "self", "target", "weight"),
     grads=(_bce_gg_output, _bce_gg_self, _bce_gg_target),
-    local=("({self} - {target})/({self}(1 - {self}))", "d²", "d²"),
+    local=("({self} - {target})/({self}(1 - {self}))",
+           "{grad_output}·({self}² - 2{self}{target} + {target})/({self}(1 - {self}))²",
+           "-{grad_output}/({self}(1 - {self}))"),
     doc="binary_cross_entropy's gradient")
 BINARY_CROSS_ENTROPY = Op(
     "binary_cross_entropy", functional="binary_cross_entropy", inputs=("self", "target"),
