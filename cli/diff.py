@@ -93,10 +93,17 @@ def _shapes(d: Derivatives, labels: dict) -> dict:
     return {k: list(labels.get(k) or np.shape(d.shapes[k])) for k in d.expression.variables}
 
 
+def _forms(d: Derivatives) -> dict:
+    """Variable -> (vector form, why none): for vectors and matrices, and for scalars in
+    an expression that has any (``s*dot(x, x)``: ∂f/∂s is ``dot(x, x)`` for every size,
+    where the elements would name the traced size's ``x_0``, ``x_1``)."""
+    shaped = any(np.ndim(d.shapes[k]) for k in d.expression.variables)
+    return {n: d.vector_form(n) if shaped else (None, None) for n in d.wrt}
+
+
 def _as_json(d: Derivatives, expression: str, latex: bool, steps: bool, labels: dict) -> dict:
     names = d.wrt
-    forms = {n: d.vector_form(n) if isinstance(d.symbolic[n], sp.MatrixBase) else (None, None)
-             for n in names}
+    forms = _forms(d)
     obj = {"expression": expression, "variables": d.expression.variables,
            "shapes": _shapes(d, labels),
            "at": {k: to_plain(v) for k, v in d.at.items()},
@@ -164,17 +171,27 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
         lines.append(f"at {point}:  f = {fmt(d.value)}")
     elif not variables:
         lines.append(f"f = {fmt(d.value)}   (a constant: no variables to differentiate)")
+    forms = _forms(d) if not latex else {}
     for n in d.wrt:
         sym = d.symbolic[n]
+        vector, why = forms.get(n, (None, None))
         if isinstance(sym, sp.MatrixBase) and not latex:
-            vector, why = d.vector_form(n)
             if vector:
                 lines.append(f"\n∂f/∂{n} = {vector}")
+            elif labels:  # (named sizes: the elements are those of the traced size)
+                size = "×".join(map(str, np.shape(d.shapes[n])))
+                lines.append(f"\n∂f/∂{n} = (no vector form: {why}; per element at the "
+                             f"traced size {size}, not for every size)")
             else:
                 lines.append(f"\n∂f/∂{n} = (per element: no vector form: {why})")
             if elements or not vector:
                 for ix, e in zip(np.ndindex(*d.symbols[n].shape), sym):
                     lines.append(f"  [{', '.join(map(str, ix))}]  {e}")
+        elif vector is not None and not elements:  # a scalar, for every size
+            lines.append(f"\n∂f/∂{n} = {vector}")
+        elif why is not None and labels and not elements:
+            # (its elements would be the traced size's: x_0, x_1)
+            lines.append(f"\n∂f/∂{n} = (no form for every size: {why})")
         else:
             lines.append(f"\n∂f/∂{n} = {sp.latex(sym) if latex else sym}")
         if d.complete:

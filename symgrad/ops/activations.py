@@ -60,14 +60,16 @@ def _refuse_negative(slope: float, name: str) -> None:
 
 
 # -- piecewise linear ---------------------------------------------------------------------
-HARDTANH = Op("hardtanh", functional="hardtanh", attrs=("min_val", "max_val"), dtype=R.same,
+HARDTANH = Op("hardtanh", elementwise=True,
+              functional="hardtanh", attrs=("min_val", "max_val"), dtype=R.same,
               forward=lambda a, lo, hi: np.where(a < lo, lo, np.where(a > hi, hi, a)),
               saves=("max_val", "min_val", "self"),
               sym=_sym(lambda sp, x, lo, hi: sp.Max(lo, sp.Min(x, hi))),
               grads=(lambda m, grad, max_val, min_val, self:
                      m.call(HARDTANH_BACKWARD, grad, self, min_val, max_val),),
               local=("[min < {self} < max]",), expr="hardtanh", expr_args=(-1.0, 1.0))
-LEAKY_RELU = Op("leaky_relu", functional="leaky_relu", attrs=("negative_slope",), dtype=R.same,
+LEAKY_RELU = Op("leaky_relu", elementwise=True,
+                functional="leaky_relu", attrs=("negative_slope",), dtype=R.same,
                 forward=lambda a, s: np.where(a > 0, a, a * s),
                 saves=("negative_slope", "self"),
                 sym=_sym(lambda sp, x, s: _piecewise(sp, x > 0, x, s * x)),
@@ -83,13 +85,13 @@ LEAKY_RELU_ = Op("leaky_relu", 1, attrs=("negative_slope",), dtype=R.same,
                         _refuse_negative(negative_slope, "leakyReLu")
                         or m.call(LEAKY_RELU_BACKWARD, grad, result, negative_slope, True),),
                  local=LEAKY_RELU.local)
-HARDSIGMOID = Op("hardsigmoid", functional="hardsigmoid", dtype=R.floating,
+HARDSIGMOID = Op("hardsigmoid", elementwise=True, functional="hardsigmoid", dtype=R.floating,
                  forward=lambda a: np.clip(a / 6 + 0.5, 0.0, 1.0).astype(np.result_type(a)),
                  saves=("self",),
                  sym=_sym(lambda sp, x: sp.Max(0, sp.Min(1, x / 6 + sp.Rational(1, 2)))),
                  grads=(lambda m, grad, self: m.call(HARDSIGMOID_BACKWARD, grad, self),),
                  local=("[|{self}| < 3]/6",), expr="hardsigmoid")
-HARDSWISH = Op("hardswish", functional="hardswish", dtype=R.floating,
+HARDSWISH = Op("hardswish", elementwise=True, functional="hardswish", dtype=R.floating,
                forward=lambda a: a * np.clip(a + 3, 0.0, 6.0) / 6,
                saves=("self",),
                sym=_sym(lambda sp, x: x * sp.Max(0, sp.Min(6, x + 3)) / 6),
@@ -103,7 +105,8 @@ def _elu(a, alpha, scale, input_scale):
     return np.where(a > 0, a * scale, np.expm1(a * input_scale) * (alpha * scale))
 
 
-ELU = Op("elu", functional="elu", attrs=("alpha", "scale", "input_scale"), dtype=R.floating, forward=_elu,
+ELU = Op("elu", elementwise=True,
+         functional="elu", attrs=("alpha", "scale", "input_scale"), dtype=R.floating, forward=_elu,
          saves=("alpha", "input_scale", "scale", "self"),
          sym=_sym(lambda sp, x, al, sc, ins:
                   _piecewise(sp, x > 0, sc * x, sc * al * (sp.exp(x * ins) - 1))),
@@ -118,7 +121,7 @@ ELU_ = Op("elu", 1, attrs=("alpha", "scale", "input_scale"), dtype=R.floating,
                  _refuse_negative(alpha, "elu")
                  or m.call(ELU_BACKWARD, grad, result, alpha, scale, input_scale, True),),
           local=ELU.local)
-CELU = Op("celu", functional="celu", attrs=("alpha",), dtype=R.floating,
+CELU = Op("celu", elementwise=True, functional="celu", attrs=("alpha",), dtype=R.floating,
           forward=lambda a, alpha: np.where(a > 0, a, np.expm1(a / alpha) * alpha),
           saves=("alpha", "self"),
           sym=_sym(lambda sp, x, al: _piecewise(sp, x > 0, x, al * (sp.exp(x / al) - 1))),
@@ -149,12 +152,14 @@ def _gelu_sym(sp, x, approximate):
     return x * (1 + sp.erf(x / sp.sqrt(2))) / 2
 
 
-GELU = Op("gelu", functional="gelu", attrs=("approximate",), dtype=R.floating, forward=_gelu,
+GELU = Op("gelu", elementwise=True,
+          functional="gelu", attrs=("approximate",), dtype=R.floating, forward=_gelu,
           saves=("approximate", "self"), sym=_sym(_gelu_sym),
           grads=(lambda m, grad, approximate, self:
                  m.call(GELU_BACKWARD, grad, self, approximate),),
           local=("Φ({self}) + {self}·φ({self})",), expr="gelu", expr_args=("none",))
-SILU = Op("silu", functional="silu", dtype=R.floating, forward=lambda a: a / (1 + np.exp(-a)),
+SILU = Op("silu", elementwise=True,
+          functional="silu", dtype=R.floating, forward=lambda a: a / (1 + np.exp(-a)),
           saves=("self",), sym=_sym(lambda sp, x: x / (1 + sp.exp(-x))),
           grads=(lambda m, grad, self: _silu_grad(m, grad, self),),
           local=("σ({self})(1 + {self}(1 - σ({self})))",), expr=("silu", "swish"))
@@ -169,7 +174,8 @@ def _softplus(a, beta, threshold):
     return np.where(a * beta > threshold, a, np.logaddexp(0, a * beta) / beta)
 
 
-SOFTPLUS = Op("softplus", functional="softplus", attrs=("beta", "threshold"), dtype=R.floating, forward=_softplus,
+SOFTPLUS = Op("softplus", elementwise=True,
+              functional="softplus", attrs=("beta", "threshold"), dtype=R.floating, forward=_softplus,
               saves=("beta", "self", "threshold"),
               sym=_sym(lambda sp, x, b, t:
                        _piecewise(sp, x * b > t, x, sp.log(1 + sp.exp(b * x)) / b)),
@@ -178,7 +184,7 @@ SOFTPLUS = Op("softplus", functional="softplus", attrs=("beta", "threshold"), dt
               # (in the expression language softplus is the function of mathematics: the
               # threshold, numerics past which log(1 + exp(x)) is x to rounding, is off)
               local=("σ(β{self})",), expr="softplus", expr_args=(1, float("inf")))
-MISH = Op("mish", functional="mish", dtype=R.floating,
+MISH = Op("mish", elementwise=True, functional="mish", dtype=R.floating,
           forward=lambda a: a * np.tanh(np.logaddexp(0, a)), saves=("self",),
           sym=_sym(lambda sp, x: x * sp.tanh(sp.log(1 + sp.exp(x)))),
           grads=(lambda m, grad, self: _mish_grad(m, grad, self),),
@@ -196,7 +202,7 @@ def _buffer(arrays, attrs):
     return a if getattr(a, "dtype", None) == object else np.exp(-np.abs(a))
 
 
-LOG_SIGMOID = Op("log_sigmoid", dtype=R.floating, node="LogSigmoidBackward0",
+LOG_SIGMOID = Op("log_sigmoid", elementwise=True, dtype=R.floating, node="LogSigmoidBackward0",
                  forward=lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))),
                  saves=("self", "buffer"), derive={"buffer": _buffer},
                  sym=_sym(lambda sp, x: -sp.log(1 + sp.exp(-x))),

@@ -57,7 +57,7 @@ def _clamp_mask(m, x, lo, hi):
     return mask
 
 
-ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
+ABS = Op("abs", elementwise=True, forward=np.abs, saves=("self",), sym="Abs",
          refuse={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')},
          grads=(lambda m, grad, self: grad * m.sgn(self),), local=("sign({self})",),
          method=("abs", "__abs__"), inplace="abs_", function="abs", expr="abs")
@@ -65,7 +65,8 @@ ABS = Op("abs", forward=np.abs, saves=("self",), sym="Abs",
 
 # sign and sgn: zero gradient, but recorded, so that abs's gradient stays connected to its
 # input (a second derivative of zero, not "does not require grad"), as in PyTorch.
-SIGN = Op("sign", forward=_sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
+SIGN = Op("sign", elementwise=True,
+          forward=_sign, sym="sign", grads=(lambda m, grad: m.zeros_like(grad),),
           local=("0",),
           method="sign", inplace="sign_", function="sign", expr="sign")
 
@@ -75,41 +76,44 @@ SGN = Op("sgn", forward=np.sign, sym="sign", saves=("result", "self"),
          method="sgn", inplace="sgn_", function="sgn")
 
 
-EXP = Op("exp", dtype=R.floating, forward=np.exp, saves=("result",), sym="exp",
+EXP = Op("exp", elementwise=True, dtype=R.floating, forward=np.exp, saves=("result",), sym="exp",
          grads=(lambda m, grad, result: grad * result,), local=("exp({self})",),
          method="exp", inplace="exp_", function="exp", expr="exp")
 
 
-LOG = Op("log", dtype=R.floating, forward=np.log, domain=(0, np.inf), saves=("self",), sym="log",
+LOG = Op("log", elementwise=True,
+         dtype=R.floating, forward=np.log, domain=(0, np.inf), saves=("self",), sym="log",
          grads=(lambda m, grad, self: grad / self,), local=("1/{self}",),
          method="log", inplace="log_", function="log", expr=("log", "ln"))
 
 
-SQRT = Op("sqrt", dtype=R.floating, forward=np.sqrt, domain=(0, np.inf), saves=("result",),
+SQRT = Op("sqrt", elementwise=True,
+          dtype=R.floating, forward=np.sqrt, domain=(0, np.inf), saves=("result",),
           sym="sqrt",
           grads=(lambda m, grad, result: grad / m.mul_scalar(result, 2),),
           local=("1/(2√{self})",),
           method="sqrt", inplace="sqrt_", function="sqrt", expr="sqrt")
 
 
-SIN = Op("sin", dtype=R.floating, forward=np.sin, saves=("self",), sym="sin",
+SIN = Op("sin", elementwise=True, dtype=R.floating, forward=np.sin, saves=("self",), sym="sin",
          grads=(lambda m, grad, self: grad * m.cos(self),), local=("cos({self})",),
          method="sin", inplace="sin_", function="sin", expr="sin")
 
 
-COS = Op("cos", dtype=R.floating, forward=np.cos, saves=("self",), sym="cos",
+COS = Op("cos", elementwise=True, dtype=R.floating, forward=np.cos, saves=("self",), sym="cos",
          grads=(lambda m, grad, self: grad * -m.sin(self),), local=("-sin({self})",),
          method="cos", inplace="cos_", function="cos", expr="cos")
 
 
-TAN = Op("tan", dtype=R.floating, forward=np.tan, domain=(-np.pi / 2, np.pi / 2),
+TAN = Op("tan", elementwise=True, dtype=R.floating, forward=np.tan, domain=(-np.pi / 2, np.pi / 2),
          saves=("result",), sym="tan",
          grads=(lambda m, grad, result: grad * m.add_scalar(result ** 2, 1),),
          local=("1 + tan²({self})",),
          method="tan", inplace="tan_", function="tan", expr="tan")
 
 
-TANH = Op("tanh", dtype=R.floating, forward=np.tanh, saves=("result",), sym="tanh",
+TANH = Op("tanh", elementwise=True,
+          dtype=R.floating, forward=np.tanh, saves=("result",), sym="tanh",
           grads=(lambda m, grad, result: m.tanh_backward(grad, result),),
           local=("1 - tanh²({self})",),
           method="tanh", inplace="tanh_", function="tanh", functional="tanh", expr="tanh")
@@ -135,7 +139,7 @@ SIGMOID_BACKWARD = Op(
     doc="grad_output * output * (1 - output)")
 
 
-SIGMOID = Op("sigmoid", dtype=R.floating, saves=("result",), sym="sigmoid",
+SIGMOID = Op("sigmoid", elementwise=True, dtype=R.floating, saves=("result",), sym="sigmoid",
              forward=lambda a: 0.5 * np.tanh(0.5 * a) + 0.5,
              grads=(lambda m, grad, result: m.sigmoid_backward(grad, result),),
              local=("σ({self})(1 - σ({self}))",),
@@ -143,7 +147,7 @@ SIGMOID = Op("sigmoid", dtype=R.floating, saves=("result",), sym="sigmoid",
              expr="sigmoid")
 
 
-RELU = Op("relu", functional="relu", forward=_relu, saves=("result",), sym="relu",
+RELU = Op("relu", elementwise=True, functional="relu", forward=_relu, saves=("result",), sym="relu",
           refuse={"bool": (RuntimeError, "Boolean inputs not supported for relu")},
           grads=(lambda m, grad, result: m.threshold_backward(grad, result, 0),),
           local=("[{self} > 0]",),

@@ -90,7 +90,8 @@ def _unary(name: str, sym, grad, *, saves=("self",), domain=(-np.inf, np.inf), l
     """A unary floating function with its names on every surface: ``torch.name``,
     ``x.name()``, ``x.name_()`` and, unless ``expr`` says otherwise, the expression
     language (aliases such as ``arcsin`` for both)."""
-    return Op(name, dtype=dtype, forward=getattr(np, _NUMPY.get(name, name), None)
+    return Op(name, dtype=dtype, elementwise=True,
+              forward=getattr(np, _NUMPY.get(name, name), None)
               or _FORWARD[name], saves=saves, sym=sym, domain=domain, grads=(grad,),
               local=(local,), node=node, method=(name,) + alias, function=(name,) + alias,
               inplace=name + "_" if name not in _NO_INPLACE_GRAD else None,
@@ -174,7 +175,7 @@ ERFINV = _unary("erfinv", "erfinv",
 
 
 def _flat(name: str, sym_name: str, alias: tuple = ()) -> Op:
-    return Op(name, forward=getattr(np, name), sym=lambda a: np.frompyfunc(
+    return Op(name, elementwise=True, forward=getattr(np, name), sym=lambda a: np.frompyfunc(
         sym_flat(sym_name), 1, 1)(a), grads=(lambda m, grad: m.zeros_like(grad),),
         local=("0",), method=(name,) + alias, function=(name,) + alias,
         inplace=name + "_", expr=(name,) + alias)

@@ -62,7 +62,7 @@ def _trace_grad(m, grad, self_sym_sizes):
     return m.expand(grad, tuple(self_sym_sizes)) * eye
 
 
-TRACE = Op("trace", forward=lambda a: np.asarray(np.trace(a)), saves=("self_sym_sizes",),
+TRACE = Op("trace", linear=True, forward=lambda a: np.asarray(np.trace(a)), saves=("self_sym_sizes",),
            ranks=((2,),), grads=(_trace_grad,), local=("I",), symbol="trace",
            method="trace", function="trace", expr="trace")
 
@@ -81,7 +81,7 @@ def _det(a):
         return np.asarray(np.linalg.det(a), dtype=a.dtype)
 
 
-LINALG_DET = Op("linalg_det", inputs=("A",), forward=_det, dtype=R.floating,
+LINALG_DET = Op("linalg_det", inputs=("A",), square=True, forward=_det, dtype=R.floating,
                 saves=("A", "LU", "pivots", "result"), ranks=((2,),),
                 derive=_DET_LU,
                 grads=(lambda m, grad, A, LU, pivots, result:
@@ -119,7 +119,7 @@ def _slogdet_grad(m, grad, A, LU, pivots, sign):
 
 # PyTorch's linalg_slogdet: one node, two outputs; the forward computes logabsdet, the one
 # with a gradient (the front end makes the sign, output 0, from the derived "sign").
-LINALG_SLOGDET = Op("linalg_slogdet", inputs=("A",), forward=_logabsdet, dtype=R.floating,
+LINALG_SLOGDET = Op("linalg_slogdet", inputs=("A",), square=True, forward=_logabsdet, dtype=R.floating,
                     outputs=("sign", "logabsdet"),
                     saves=("A", "LU", "pivots", "sign"), ranks=((2,),),
                     derive={**_DET_LU, "sign": _sign},
@@ -136,7 +136,7 @@ def _inv(a):
         return np.linalg.inv(a)
 
 
-LINALG_INV_EX = Op("linalg_inv_ex", inputs=("A",), forward=_inv, dtype=R.floating,
+LINALG_INV_EX = Op("linalg_inv_ex", inputs=("A",), square=True, forward=_inv, dtype=R.floating,
                    saves=("inverse",), ranks=((2,),),
                    grads=(lambda m, grad, inverse:
                           -m.matmul(m.matmul(_mT(m, inverse), grad), _mT(m, inverse)),),
@@ -217,7 +217,7 @@ OUTER = Op("outer", inputs=("self", "vec2"), forward=np.multiply.outer, composit
            doc="the outer product self vec2ᵀ: a view of self times vec2 (MulBackward0)")
 
 
-LOGDET = Op("logdet", inputs=("self",), forward=lambda a: np.log(np.linalg.det(a)),
+LOGDET = Op("logdet", inputs=("self",), square=True, forward=lambda a: np.log(np.linalg.det(a)),
             composite=True, method="logdet", function="logdet", expr="logdet",
             symbol="log det",
             doc="log(det(self)): slogdet's logabsdet where the sign is +1, else nan")

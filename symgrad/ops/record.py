@@ -59,7 +59,7 @@ class Op:
                  "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative",
                  "function", "functions", "methods", "inplace", "functional", "expr", "exprs",
                  "expr_args",
-                 "composite", "outputs")
+                 "composite", "outputs", "elementwise", "square", "linear")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
@@ -73,7 +73,8 @@ class Op:
                  method: str | tuple = (), inplace: str | None = None,
                  functional: str | None = None, expr: str | tuple | None = None,
                  expr_args: tuple = (), composite: bool = False,
-                 outputs: tuple | None = None) -> None:
+                 outputs: tuple | None = None, elementwise: bool = False,
+                 square: bool = False, linear: bool = False) -> None:
         self.name = name
         self.overload = overload
         self.inputs = tuple(inputs)
@@ -119,6 +120,13 @@ class Op:
         # them; ``forward`` computes the one the rules differentiate, the last (the
         # others have no gradient, and the front end makes them).
         self.outputs = outputs
+        # What the matrix algebra (symgrad.symbolic.matrix) needs to know of a function:
+        # applied element by element (its result has its argument's shape), defined on
+        # square matrices only (det, inverse: the two sizes are one), linear in its
+        # argument (sum, trace: a directional derivative passes through).
+        self.elementwise = elementwise
+        self.square = square
+        self.linear = linear
         self.variadic = self.inputs == ("tensors",)
         self.domain = tuple(domain)
         self.ranks = None if ranks is None else tuple(tuple(r) for r in ranks)

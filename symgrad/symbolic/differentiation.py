@@ -36,7 +36,7 @@ from .expression import DerivativeSizeError, EvaluationError, Expression, parse
 from .shapes import placeholder, resolve_shapes
 from .tidy import tidy_all
 from .hessians import hessian_text
-from .vectors import NoVectorForm
+from .vectors import NoVectorForm, vector_text
 
 __all__ = ["derivatives", "Derivatives", "HigherDerivative", "Hessian", "DerivativeError",
            "OutsideDomain"]
@@ -127,11 +127,13 @@ class Derivatives:
     """
 
     def __init__(self, expression: Expression, wrt: list, at: dict, shapes: dict,
-                 program: GradientProgram | None, symbolic: dict) -> None:
+                 program: GradientProgram | None, symbolic: dict,
+                 labels: dict | None = None) -> None:
         self.expression = expression
         self.wrt = wrt
         self.at = at
         self.shapes = shapes
+        self.labels = labels or {}  # variable -> its sizes' names (--shape x=n)
         self.complete = all(v in at for v in expression.variables)
         self.program = program
         self.symbolic = symbolic
@@ -161,7 +163,7 @@ class Derivatives:
     def vector_form(self, name: str) -> tuple:
         """``(vector form, None)``, or ``(None, why there is none)``."""
         try:
-            return self.expression.vector_gradient(name, **self.shapes), None
+            return vector_text(self.expression, name, self.shapes, self.labels), None
         except (NoVectorForm, ValueError) as err:
             return None, str(err)
 
@@ -234,8 +236,10 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
         if n not in f.variables:
             raise DerivativeError(f"wrt {n}: not a variable of the expression (variables: "
                                   f"{', '.join(f.variables) or 'none'})", "wrt")
-    shapes = f.shape_values({**{k: placeholder(s) for k, s in resolve_shapes(shapes)[0].items()
-                                if k not in at}, **at})
+    sized, labels = resolve_shapes(shapes)
+    shapes = f.shape_values({**{k: placeholder(s) for k, s in sized.items() if k not in at},
+                             **at})
+    labels = {k: v for k, v in labels.items() if k not in at}
     if all(v in at for v in f.variables):
         bad = f.domain_error(**at)
         if bad is not None:
@@ -253,7 +257,7 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
     program = f.gradient_program(names, **shapes) if names else None
     d = Derivatives(f, names, at, shapes, program,
                     program.closed_form(simplify, timeout, MAX_SHOWN_OPS) if program
-                    else {})
+                    else {}, labels)
     if d.complete:
         d.value = f.evaluate(**at)
         d.gradient = f.gradient(**at)
@@ -300,7 +304,7 @@ def _hessian(d: Derivatives, simplify: str, timeout: float) -> Hessian:
                 h.blocks[x, y] = str(h.symbolic[i, j])
                 continue
             try:
-                h.blocks[x, y] = hessian_text(d.expression, x, y, d.shapes)
+                h.blocks[x, y] = hessian_text(d.expression, x, y, d.shapes, d.labels)
             except (NoVectorForm, ValueError, TypeError, RuntimeError):
                 h.blocks[x, y] = None
     if not d.complete:

@@ -112,10 +112,10 @@ def _function(e: Mx, d) -> Mx:
     du = d(u)
     if M._is_num(du, 0):
         return M.num(0)
-    if name in ("sum", "trace"):
-        return M.fn(name, du, shape=e.shape)
     op = P.FUNCTION_OPS.get(name)
-    if name not in M.ELEMENTWISE or op is None or op.grads is None or \
+    if op is not None and op.linear:  # (sum, trace)
+        return M.fn(name, du, shape=e.shape)
+    if not M.elementwise(name) or op is None or op.grads is None or \
             _grammar_attrs(op) is None:
         raise NoVectorForm(f"a second derivative through {name}()")
     saved = []

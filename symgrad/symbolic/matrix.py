@@ -23,10 +23,13 @@ from itertools import count
 
 import numpy as np
 
+from ..ops import OPS
+from .parser import FUNCTION_OPS
+
 
 __all__ = ["Dim", "Mx", "NoVectorForm", "sym", "num", "fn", "add", "mul", "power", "mm",
            "transpose", "outer", "unsqueeze", "squeeze", "uniform", "eye", "reshape",
-           "sum_to", "ELEMENTWISE"]
+           "sum_to", "elementwise"]
 
 
 class NoVectorForm(ValueError):
@@ -40,10 +43,11 @@ class Dim(int):
 
     _ids = count()
 
-    def __new__(cls, size: int) -> "Dim":
+    def __new__(cls, size: int, named: bool = False) -> "Dim":
         d = super().__new__(cls, size)
         d.parent = None
         d._id = next(Dim._ids)
+        d.named = named  # a size the user named (--shape x=n): no traced value stands in
         return d
 
     @property
@@ -66,19 +70,38 @@ def unify(a, b) -> None:
         ra, rb = a.find(), b.find()
         if ra is not rb:
             rb.parent = ra
+            ra.named = ra.named or rb.named
+
+
+def named_size(shape) -> bool:
+    """Whether a size of ``shape`` was named by the user (its traced value is no answer
+    for every size: a count of elements over it has no form)."""
+    return any(isinstance(d, Dim) and d.find().named for d in shape)
 
 
 def _dim_key(d):
     return ("1",) if not isinstance(d, Dim) else ("d", d.find()._id)
 
 
-#: Functions applied element by element (their result has their argument's shape);
-#: the others of the grammar reduce to a scalar or are matrix functions.
-ELEMENTWISE = frozenset(
-    "sin cos tan exp log sqrt tanh sigmoid abs sign asin acos atan sinh cosh asinh acosh "
-    "atanh exp2 expm1 log2 log10 log1p rsqrt erf erfc erfinv relu softplus silu mish gelu "
-    "elu selu celu leaky_relu hardtanh hardsigmoid hardswish logsigmoid floor ceil round "
-    "trunc frac".split())
+def _op_of(name: str):
+    """The op a function name of the algebra stands for: the expression language's name
+    (``sin``, ``arcsin``) or ``<key>`` for an op of the table without one
+    (``<linalg_det>``)."""
+    if name.startswith("<") and name.endswith(">"):
+        return OPS.get(name[1:-1])
+    return FUNCTION_OPS.get(name)
+
+
+def elementwise(name: str) -> bool:
+    """Whether the function ``name`` applies element by element (its result has its
+    argument's shape): the op table says (``Op.elementwise``)."""
+    op = _op_of(name)
+    return op is not None and op.elementwise
+
+
+def _square(name: str) -> bool:
+    op = _op_of(name)
+    return op is not None and op.square
 
 
 class Mx:
@@ -505,7 +528,7 @@ def transpose(a: Mx) -> Mx:
         return outer(a.args[1], a.args[0])
     if k == "unsq":
         return unsqueeze(a.args[0], 1 - a.args[1])
-    if k == "fn" and a.args[0] in ELEMENTWISE:
+    if k == "fn" and elementwise(a.args[0]):
         return fn(a.args[0], transpose(a.args[1]))
     if k == "fn" and a.args[0] == "inverse" and transpose(a.args[1]).same(a.args[1]):
         return a  # the inverse of a symmetric matrix (X.T @ X) is symmetric
@@ -553,7 +576,7 @@ def squeeze(a: Mx, dim: int) -> Mx:
             return mm(x, y.args[0])
     if k == "T":
         return squeeze(a.args[0], 1 - dim)
-    if k == "fn" and a.args[0] in ELEMENTWISE:
+    if k == "fn" and elementwise(a.args[0]):
         return fn(a.args[0], squeeze(a.args[1], dim))
     raise NoVectorForm("a one-row or one-column matrix that is not a vector")
 
@@ -576,6 +599,10 @@ def sum_to(g: Mx, shape: tuple) -> Mx:
     if tuple(map(_dim_key, g.shape)) == tuple(map(_dim_key, shape)):
         return g
     if g.kind == "uniform":  # n equal values summed: n times the value
+        kept = {_dim_key(d) for d in shape}
+        if named_size([d for d in g.shape if _dim_key(d) not in kept]):
+            raise NoVectorForm("a sum of equal terms over a size the matrix form cannot "
+                               "name")
         n = int(np.prod([int(d) for d in g.shape])) // max(
             1, int(np.prod([int(d) for d in shape])))
         return uniform(mul(num(n), g.args[0]), shape)
@@ -612,16 +639,11 @@ def sum_to(g: Mx, shape: tuple) -> Mx:
 
 
 # -- functions --------------------------------------------------------------------------------
-#: Functions of square matrices (by the language's names and the table's).
-_SQUARE = frozenset({"det", "inverse", "logdet", "<linalg_det>", "<linalg_slogdet>",
-                     "<linalg_inv_ex>"})
-
-
 def fn(name: str, *args, shape=None) -> Mx:
     """A call of the grammar's function ``name``: elementwise ones keep their argument's
     shape; otherwise ``shape`` is given (a reduction's is ())."""
     x = args[0]
-    if name in ELEMENTWISE:
+    if elementwise(name):
         shape = x.shape
         if x.kind == "uniform":
             return uniform(fn(name, x.args[0]), x.shape)
@@ -634,9 +656,14 @@ def fn(name: str, *args, shape=None) -> Mx:
             return inner
     elif shape is None:
         raise NoVectorForm(f"{name}() of unknown shape")
-    if name in _SQUARE and x.rank == 2:  # their argument is square: its sizes are equal
+    if _square(name) and x.rank == 2:  # their argument is square: its sizes are equal
         unify(x.shape[0], x.shape[1])
     if name == "sum" and x.kind == "uniform":
+        if named_size(x.shape):
+            # (n equal terms: the algebra has no symbol for n, and the traced size would
+            # pass for every size's)
+            raise NoVectorForm("a sum of equal terms over a size the matrix form cannot "
+                               "name")
         return mul(num(int(np.prod([int(d) for d in x.shape]))), x.args[0])
     if name == "sum" and x.kind == "mul" and x.rank == 1 and len(x.args) == 2 \
             and all(f.rank == 1 for f in x.args):

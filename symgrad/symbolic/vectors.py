@@ -38,7 +38,7 @@ from .matrix_forms import canonical, tidy, to_text
 from .calls import call
 from .matrix import Dim, Mx, NoVectorForm
 
-__all__ = ["vector_gradient", "gradient_expression", "matrix_gradient", "matrix_forward",
+__all__ = ["vector_gradient", "vector_text", "gradient_expression", "matrix_gradient", "matrix_forward",
            "matrix_value", "proved_equal", "dimensions",
            "NoVectorForm", "MATRIX"]
 
@@ -238,8 +238,8 @@ def _constant(x) -> Mx:
 def _leaf(name: str, shape: tuple, labels: dict | None, shared: dict) -> Mx:
     """A variable whose dimensions are one Dim per label (``A: (n, n)`` is square)."""
     marks = (labels or {}).get(name) or (None,) * len(shape)
-    return M.sym(name, tuple(shared.setdefault(m, Dim(n)) if isinstance(m, str) else Dim(n)
-                             for m, n in zip(marks, shape)))
+    return M.sym(name, tuple(shared.setdefault(m, Dim(n, named=True)) if isinstance(m, str)
+                             else Dim(n) for m, n in zip(marks, shape)))
 
 
 def matrix_forward(t, names: dict, labels: dict | None = None) -> tuple:
@@ -331,6 +331,11 @@ def _derived(op, name: str, args: list, node: Node):
             step *= s
         return tuple(strides)
     if name.endswith("_numel"):
+        if M.named_size(shape):
+            # (a count of elements of symbolic size, mean's 1/n: the algebra has no
+            # symbol for it, and the traced size would pass for every size's)
+            raise NoVectorForm(f"{op.name}() divides by the number of elements, a size "
+                               "the matrix form cannot name")
         return int(np.prod(sizes)) if sizes else 1
     if name == "self_dtype":
         return node._meta[0][1]
@@ -364,8 +369,14 @@ def vector_gradient(expr, var: str, **values: Any) -> str:
     NoVectorForm
         When the gradient cannot be written in the grammar (the message says why).
     """
+    return vector_text(expr, var, values)
+
+
+def vector_text(expr, var: str, values: dict, labels: dict | None = None) -> str:
+    """:func:`vector_gradient` with ``labels`` (the sizes' names: see
+    :func:`matrix_forward`)."""
     try:
-        return to_text(gradient_expression(expr, var, values))
+        return to_text(gradient_expression(expr, var, values, labels))
     except RecursionError:
         raise NoVectorForm("too deeply nested to print") from None
 

@@ -670,3 +670,26 @@ def test_a_wide_hessian_is_printed_one_pair_per_line():
         got = sp.sympify(text, locals=by_name).subs(point)
         want = sp.diff(f, a, b).subs(point)
         assert abs(float(got) - float(want)) < 1e-12, line
+
+
+def test_named_sizes_give_forms_for_every_size_or_say_there_is_none():
+    # With --shape x=n the traced size (2) must not pass for n: a scalar's gradient is
+    # its form for every size, and a count of elements (mean's 1/n, n equal terms) that
+    # the forms cannot name is said, not printed as 2.
+    def grads(*args):
+        r = run("diff", *args, "--json")
+        assert r.exit_code == 0, r.output
+        return json.loads(r.output)["gradient"]
+    g = grads("s*dot(x, x)", "--shape", "x=n")
+    assert g["s"]["vector"] == "dot(x, x)" and g["x"]["vector"] == "2 * s * x"
+    g = grads("sum(s + x)", "--shape", "x=n")
+    assert g["s"]["vector"] is None and "size" in g["s"]["no_vector_form"]
+    g = grads("mean(exp(x))", "--shape", "x=n")
+    assert g["x"]["vector"] is None and "number of elements" in g["x"]["no_vector_form"]
+    r = run("diff", "mean(exp(x))", "--shape", "x=n")
+    assert "traced size 2, not for every size" in r.output
+    r = run("diff", "sum(s + x)", "--shape", "x=n")
+    assert "∂f/∂s = (no form for every size" in r.output and "∂f/∂s = 2" not in r.output
+    # With values the size is the values': 3 there.
+    g = grads("sum(s + x)", "--at", "x=[1,2,3]", "--at", "s=1")
+    assert g["s"]["vector"] == "3" and g["s"]["value"] == 3
