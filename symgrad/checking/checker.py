@@ -39,7 +39,7 @@ from ..autograd import grad
 from ..symbolic.bridge import almost_everywhere, graph_leaves, leaf_names, leaf_symbols, to_sympy
 from ..symbolic.expression import Expression, parse
 from ..symbolic.shapes import placeholder, resolve_shapes
-from ..symbolic.vectors import NoVectorForm, vector_gradient
+from ..symbolic.vectors import NoVectorForm, vector_text
 from .decision import compare_symbolically
 from .diagnosis import diagnose_all, shape_mismatches
 from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Report, listify)
@@ -160,7 +160,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         k, e = found.unevaluable
         per_var[k]["numeric"] = "cannot evaluate"
         if shapes[k] != ():
-            per_var[k]["true_vector"] = _vector_form(f, k, base)
+            per_var[k]["true_vector"] = _vector_form(f, k, base, labels)
         return Report(WRONG, f.text, per_var, 0, None,
                       [f"{k}: wrong shape: the claimed gradient cannot be evaluated "
                        f"({e})"], notes)
@@ -173,7 +173,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
                                                      notes)
     for k in claims:
         if shapes[k] != ():
-            per_var[k]["true_vector"] = _vector_form(f, k, base)
+            per_var[k]["true_vector"] = _vector_form(f, k, base, labels)
     if sym_pairs is not None:
         forgive_rounding(claims, per_var, sym_pairs, found, shapes, rtol, atol, notes)
         if all(v["numeric"] != "differ" for v in per_var.values()):
@@ -268,10 +268,11 @@ def _every_size(f, claims, shapes, labels, base, at, per_var, found, rng, rtol, 
             found.counterexample = cex
 
 
-def _vector_form(f: Expression, name: str, point: dict) -> str | None:
-    """The true gradient in vector form (``A @ x + A.T @ x``), or None."""
+def _vector_form(f: Expression, name: str, point: dict, labels: dict) -> str | None:
+    """The true gradient in vector form (``A @ x + A.T @ x``), or None; ``labels`` the
+    sizes' names (a mean's ``numel(y)`` rather than the traced size)."""
     try:
-        return vector_gradient(f, name, **point)
+        return vector_text(f, name, point, labels)
     except (NoVectorForm, ValueError, RuntimeError):
         return None
 

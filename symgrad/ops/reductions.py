@@ -12,7 +12,7 @@ from .record import Op
 
 __all__ = ["SUM", "SUM_DIM", "MEAN", "MEAN_DIM", "SUM_DTYPE", "SUM_DIM_DTYPE", "MEAN_DTYPE",
            "MEAN_DIM_DTYPE", "MAX", "MIN", "MAX_DIM", "MIN_DIM", "NORM", "SOFTMAX", "LOG_SOFTMAX",
-           "SOFTMAX_BACKWARD_DATA", "LOG_SOFTMAX_BACKWARD_DATA"]
+           "SOFTMAX_BACKWARD_DATA", "LOG_SOFTMAX_BACKWARD_DATA", "NUMEL"]
 
 
 def _sum(a, dim, keepdim):
@@ -156,6 +156,19 @@ MEAN = Op("mean", forward=lambda a: np.mean(a), saves=("self_sym_sizes", "self_s
                  m.div_scalar(m.expand(grad, self_sym_sizes), self_sym_numel),),
           local=("1/{self_sym_numel}",),
           method="mean", function="mean", expr="mean")
+
+
+# The expression language's numel(x): the number of elements, constant in x (a zero
+# gradient; recorded, so that the matrix algebra reads it as a size, not as the traced
+# number).  It is what a mean divides by, written for every size: the gradient of
+# mean(exp(x)) is exp(x) / numel(x).  (No Python surface: PyTorch's numel returns an int.)
+NUMEL = Op("numel", dtype=R.floating,
+           forward=lambda a: np.asarray(np.size(a), dtype=np.result_type(a, np.float32)),
+           sym=lambda a: np.asarray(_sympy().Integer(np.size(a)), dtype=object),
+           saves=("self_sym_sizes",),
+           grads=(lambda m, grad, self_sym_sizes:
+                  m.expand(m.mul_scalar(grad, 0), self_sym_sizes),),
+           local=("0",), expr="numel", doc="the number of elements of self")
 
 
 MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,

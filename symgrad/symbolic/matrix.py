@@ -312,6 +312,9 @@ def add(*xs: Mx) -> Mx:
     for x in xs:
         terms.extend(x.args if x.kind == "add" else (x,))
     shape = _broadcast([t.shape for t in terms])
+    # (zeros spread over a shape, a constant's gradient, add nothing: their shape is kept)
+    terms = [t for t in terms if not (t.kind == "uniform" and _is_num(t.args[0], 0))] or \
+        [num(0)]
     coefs: dict = {}
     order = []
     for t in terms:
@@ -639,6 +642,20 @@ def sum_to(g: Mx, shape: tuple) -> Mx:
 
 
 # -- functions --------------------------------------------------------------------------------
+def _counted(e: Mx) -> Mx:
+    """A variable of ``e``'s shape inside ``e`` (``numel((X @ w - y) ** 2)`` counts the
+    elements of ``y``), else ``e``: ``numel`` of it reads plainly."""
+    key = tuple(map(_dim_key, e.shape))
+    todo = [e]
+    while todo:
+        a = todo.pop(0)
+        if a.kind == "sym" and tuple(map(_dim_key, a.shape)) == key:
+            return a
+        todo.extend(b for b in a.args if isinstance(b, Mx)
+                    and tuple(map(_dim_key, b.shape)) == key)
+    return e
+
+
 def fn(name: str, *args, shape=None) -> Mx:
     """A call of the grammar's function ``name``: elementwise ones keep their argument's
     shape; otherwise ``shape`` is given (a reduction's is ())."""
@@ -656,6 +673,8 @@ def fn(name: str, *args, shape=None) -> Mx:
             return inner
     elif shape is None:
         raise NoVectorForm(f"{name}() of unknown shape")
+    if name == "numel":
+        x = _counted(x)
     if _square(name) and x.rank == 2:  # their argument is square: its sizes are equal
         unify(x.shape[0], x.shape[1])
     if name == "sum" and x.kind == "uniform":
@@ -676,7 +695,7 @@ def fn(name: str, *args, shape=None) -> Mx:
         return x.args[1]
     if name in ("sum", "trace", "mean") and x.kind == "mul" and _is_num(x.args[0]):
         return mul(x.args[0], fn(name, *_split(x)[1:], shape=shape))
-    return Mx("fn", (name, *args), tuple(shape))
+    return Mx("fn", (name, x, *args[1:]), tuple(shape))
 
 
 # -- numpy's functions on expressions ---------------------------------------------------------

@@ -187,6 +187,8 @@ def _apply(op, args: list, attrs: tuple, concrete) -> Mx:
 def _grammar_attrs(op):
     """The attributes the expression language's call of ``op`` records (norm's
     ``(2, None, False)``), found by making that call once; None if it cannot be made."""
+    if not op.attrs:
+        return ()
     ranks = (op.ranks or ((1,),) * len(op.inputs))
     operands = []
     for r in ranks[:len(op.inputs)]:
@@ -331,11 +333,8 @@ def _derived(op, name: str, args: list, node: Node):
             step *= s
         return tuple(strides)
     if name.endswith("_numel"):
-        if M.named_size(shape):
-            # (a count of elements of symbolic size, mean's 1/n: the algebra has no
-            # symbol for it, and the traced size would pass for every size's)
-            raise NoVectorForm(f"{op.name}() divides by the number of elements, a size "
-                               "the matrix form cannot name")
+        if M.named_size(shape):  # (mean's n: numel(x), not the traced size)
+            return M.fn("numel", args[who], shape=())
         return int(np.prod(sizes)) if sizes else 1
     if name == "self_dtype":
         return node._meta[0][1]

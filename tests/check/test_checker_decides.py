@@ -165,3 +165,20 @@ def test_a_mistake_that_shows_only_at_another_scale_is_found(grad, where):
 def test_other_scales_do_not_refute_a_right_claim(expr, grad):
     code, rep = check(expr, grad)
     assert rep["verdict"] in ("correct", "undecided") and code in (0, 3), rep
+
+
+_MSE = ("mean((X @ w - y)**2)", "--shape", "X=n,d", "--shape", "w=d", "--shape", "y=n")
+
+
+def test_a_mean_squared_error_gradient_for_every_size():
+    # mean's 1/n is numel(y) in the forms: proved for every size, and the count of the
+    # wrong vector refuted (with a counterexample at a size where they differ).
+    code, rep = check(_MSE[0], "w=2*X.T@(X@w - y)/numel(y)", *_MSE[1:])
+    assert (code, rep["verdict"]) == (0, "correct"), rep
+    assert rep["variables"]["w"]["every_size"] == "proved"
+    code, rep = check(_MSE[0], "w=2*X.T@(X@w - y)/numel(w)", *_MSE[1:])
+    assert (code, rep["verdict"]) == (1, "wrong"), rep
+    ce = rep["counterexample"]
+    assert len(ce["point"]["y"]) != len(ce["point"]["w"])
+    code, rep = check("mean(x**2)", "x=2*x/numel(x)", "--shape", "x=n")
+    assert (code, rep["verdict"]) == (0, "correct"), rep

@@ -685,8 +685,10 @@ def test_named_sizes_give_forms_for_every_size_or_say_there_is_none():
     g = grads("sum(s + x)", "--shape", "x=n")
     assert g["s"]["vector"] is None and "size" in g["s"]["no_vector_form"]
     g = grads("mean(exp(x))", "--shape", "x=n")
-    assert g["x"]["vector"] is None and "number of elements" in g["x"]["no_vector_form"]
-    r = run("diff", "mean(exp(x))", "--shape", "x=n")
+    assert g["x"]["vector"] == "exp(x) / numel(x)"
+    g = grads("mean((X @ w - y)**2)", "--shape", "X=n,d", "--shape", "w=d", "--shape", "y=n")
+    assert g["w"]["vector"] == "2 * (X.T @ (X @ w - y)) / numel(y)"
+    r = run("diff", "sum(relu(x))", "--shape", "x=n")
     assert "traced size 2, not for every size" in r.output
     r = run("diff", "sum(s + x)", "--shape", "x=n")
     assert "∂f/∂s = (no form for every size" in r.output and "∂f/∂s = 2" not in r.output
