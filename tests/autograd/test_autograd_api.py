@@ -3057,6 +3057,37 @@ _SWEEP = [c for c in itertools.product(
                            and (c[-1] == "backward_inputs" or c[1] == "leaf"))]
 
 
+def _prime_create_graph_warning(L) -> None:
+    # backward(create_graph=True) warns once per process, in PyTorch and in symgrad: warn
+    # now, so that which test warns first does not matter (the warning itself is compared
+    # in a process of its own below).
+    x = L.ones(1, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (x * x).sum().backward(create_graph=True)
+
+
+_CREATE_GRAPH_WARNING = """
+import warnings, sys
+import {lib} as L
+x = L.ones(1, requires_grad=True)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    (x * x).sum().backward(create_graph=True)
+    (x * x).sum().backward(create_graph=True)
+print(repr([(w.category.__name__, str(w.message)) for w in caught]))
+"""
+
+
+def test_create_graph_backward_warns_once_per_process_as_torch():
+    import subprocess
+    import sys
+    out = [subprocess.run([sys.executable, "-c", _CREATE_GRAPH_WARNING.format(lib=lib)],
+                          capture_output=True, text=True, check=True).stdout
+           for lib in ("symgrad", "torch")]
+    assert out[0] == out[1] and "reference cycle" in out[0] and out[0].count("UserWarning") == 1
+
+
 @pytest.mark.parametrize("case", _SWEEP, ids=lambda c: "-".join(map(str, c)))
 def test_grad_and_backward_sweep_same_as_torch(case):
     """autograd.grad and autograd.backward over outputs (tensor, list, tuple), inputs
@@ -3065,6 +3096,8 @@ def test_grad_and_backward_sweep_same_as_torch(case):
     def run(L):
         return _sweep_case(L, *case)
 
+    _prime_create_graph_warning(symgrad)
+    _prime_create_graph_warning(torch)
     assert outcome(run, symgrad) == outcome(run, torch)
 
 
