@@ -26,7 +26,8 @@ from ..symbolic.tidy import tidy_all
 from .diagnosis import SIMPLIFY_OPS, explain
 from .sampling import fit
 
-__all__ = ["GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact", "proved_different", "symbolic_job", "compare_symbolically"]
+__all__ = ["GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact",
+           "proved_different", "symbolic_job", "compare_symbolically"]
 
 
 #: ``cancel`` of the exponential rewrite runs on differences of at most this many operations
@@ -101,9 +102,10 @@ def is_zero(d, depth: int = 0, thorough: bool = True) -> bool:
 
     Cheap proofs first (``expand``, ``cancel``); when ``thorough``, ``cancel`` in
     exponential generators (:func:`exp_generators`) on expressions of at most
-    ``GENERATOR_OPS`` operations, ``cancel`` of the exponential rewrite (``1/cosh(u)**2`` is ``1 - tanh(u)**2``) on expressions of at most
-    ``REWRITE_OPS`` operations, then ``simplify``, the exponential rewrite simplified and
-    trigonometric expansion on those of at most ``SIMPLIFY_OPS``."""
+    ``GENERATOR_OPS`` operations, ``cancel`` of the exponential rewrite (``1/cosh(u)**2``
+    is ``1 - tanh(u)**2``) on those of at most ``REWRITE_OPS``, then ``simplify``, the
+    exponential rewrite simplified and trigonometric expansion on those of at most
+    ``SIMPLIFY_OPS``."""
     d = almost_everywhere(sp.sympify(d))
     if d == 0:
         return True

@@ -319,8 +319,9 @@ def wide_sweep(f: Expression, claims: dict, per_var: dict, sym_pairs: list, foun
                points: int = WIDE_POINTS) -> None:
     """For claims the numbers agree with but no proof settles: points at other scales,
     each coordinate ``±10**u`` with ``u`` uniform in [-2, 3], tried smallest first, where a
-    difference that shows only far out (``relu(x - 5)`` added to the gradient) is found.  A difference counts
-    only when exact evaluation at 30 digits confirms it (no float64 rounding)."""
+    difference that shows only far out (``relu(x - 5)`` added to the gradient) is found.
+    A difference counts only when exact evaluation at 30 digits confirms it (no float64
+    rounding)."""
     todo = [i for i, k in enumerate(claims) if per_var[k]["numeric"] == "agree"
             and per_var[k]["symbolic"] not in ("equal", "skipped")]
     if not todo:

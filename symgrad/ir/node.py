@@ -22,7 +22,8 @@ from ..ops import Op, dtypes, subscribe
 from ..ops.record import INT64_NAMES
 from .injected import INJECTED
 
-__all__ = ["Node", "MultiOutput", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle", "Packed"]
+__all__ = ["Node", "MultiOutput", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle",
+           "Packed"]
 
 
 class _GradMode(threading.local):

@@ -175,7 +175,8 @@ def _softplus(a, beta, threshold):
 
 
 SOFTPLUS = Op("softplus", elementwise=True,
-              functional="softplus", attrs=("beta", "threshold"), dtype=R.floating, forward=_softplus,
+              functional="softplus", attrs=("beta", "threshold"), dtype=R.floating,
+              forward=_softplus,
               saves=("beta", "self", "threshold"),
               sym=_sym(lambda sp, x, b, t:
                        _piecewise(sp, x * b > t, x, sp.log(1 + sp.exp(b * x)) / b)),

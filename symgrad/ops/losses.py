@@ -132,7 +132,8 @@ MSE_LOSS, MSE_LOSS_BACKWARD = _pointwise(
         m.shape(g), m.shape(s), m.shape(t))), 2),
     local="2({self} - {target})", local2="2·{grad_output}")
 SMOOTH_L1_LOSS, SMOOTH_L1_LOSS_BACKWARD = _pointwise(
-    "smooth_l1_loss", lambda np_, a, t, beta: np_.where(np_.abs(a - t) < beta, 0.5 * (a - t) ** 2 / beta,
+    "smooth_l1_loss",
+    lambda np_, a, t, beta: np_.where(np_.abs(a - t) < beta, 0.5 * (a - t) ** 2 / beta,
                                       np_.abs(a - t) - 0.5 * beta)
     if beta else np_.abs(a - t),
     lambda np_, s, t, beta: np_.clip((s - t) / beta, -1, 1) if beta else np_.sign(s - t),
@@ -208,7 +209,8 @@ def _bce_gg_target(m, grad, grad_output, reduction, self, target, weight):
 BINARY_CROSS_ENTROPY_BACKWARD = Op(
     "binary_cross_entropy_backward", inputs=("grad_output", "self", "target"),
     attrs=("weight", "reduction"), dtype=R.promote, forward=_bce_backward,
-    sym=_bce_backward_sym, domain=(0, 1), saves=("grad_output", "reduction", "self", "target", "weight"),
+    sym=_bce_backward_sym, domain=(0, 1),
+    saves=("grad_output", "reduction", "self", "target", "weight"),
     grads=(_bce_gg_output, _bce_gg_self, _bce_gg_target),
     local=("({self} - {target})/({self}(1 - {self}))",
            "{grad_output}·({self}² - 2{self}{target} + {target})/({self}(1 - {self}))²",

@@ -62,7 +62,8 @@ def _trace_grad(m, grad, self_sym_sizes):
     return m.expand(grad, tuple(self_sym_sizes)) * eye
 
 
-TRACE = Op("trace", linear=True, forward=lambda a: np.asarray(np.trace(a)), saves=("self_sym_sizes",),
+TRACE = Op("trace", linear=True, forward=lambda a: np.asarray(np.trace(a)),
+           saves=("self_sym_sizes",),
            ranks=((2,),), grads=(_trace_grad,), local=("I",), symbol="trace",
            method="trace", function="trace", expr="trace")
 
@@ -119,7 +120,8 @@ def _slogdet_grad(m, grad, A, LU, pivots, sign):
 
 # PyTorch's linalg_slogdet: one node, two outputs; the forward computes logabsdet, the one
 # with a gradient (the front end makes the sign, output 0, from the derived "sign").
-LINALG_SLOGDET = Op("linalg_slogdet", inputs=("A",), square=True, forward=_logabsdet, dtype=R.floating,
+LINALG_SLOGDET = Op("linalg_slogdet", inputs=("A",), square=True, forward=_logabsdet,
+                    dtype=R.floating,
                     outputs=("sign", "logabsdet"),
                     saves=("A", "LU", "pivots", "sign"), ranks=((2,),),
                     derive={**_DET_LU, "sign": _sign},

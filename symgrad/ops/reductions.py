@@ -137,7 +137,8 @@ def _sym_log_softmax(a, dim):
     return a - _sym_map("log", np.sum(_sym_map("exp", a), axis=dim, keepdims=True))
 
 
-SUM = Op("sum", linear=True, forward=lambda a: np.sum(a), saves=("self_sym_sizes",), dtype=R.sum_dtype,
+SUM = Op("sum", linear=True, forward=lambda a: np.sum(a), saves=("self_sym_sizes",),
+         dtype=R.sum_dtype,
          grads=(lambda m, grad, self_sym_sizes: m.expand(grad, self_sym_sizes),),
          local=("1",),
          method="sum", function="sum", expr="sum")

@@ -8,7 +8,8 @@ and shared factors appear once per use.  What it needs is tidying, not search:
   ``Piecewise`` branches taken on null sets and pulls out common factors;
 * mode ``"auto"`` (the default) then tries cheap rational rewrites (``together``,
   ``factor(cancel(e))``) on small expressions that divide by something, where they are
-  quick, and keeps one only where it is shorter: ``(x**2 - 2*x - 1)/(x - 1)**2``, ``exp(x)/(exp(x) + 1)**2``;
+  quick, and keeps one only where it is shorter: ``(x**2 - 2*x - 1)/(x - 1)**2``,
+  ``exp(x)/(exp(x) + 1)**2``;
 * mode ``"full"`` (the CLI's ``--simplify``) runs ``sympy.simplify`` on everything, whose
   time has no useful bound and whose forms (``cosh``, ``sech``) a course may not want.
 

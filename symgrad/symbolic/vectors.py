@@ -38,9 +38,9 @@ from .matrix_forms import canonical, tidy, to_text
 from .calls import call
 from .matrix import Dim, Mx, NoVectorForm
 
-__all__ = ["vector_gradient", "vector_text", "gradient_expression", "matrix_gradient", "matrix_forward",
-           "matrix_value", "proved_equal", "dimensions",
-           "NoVectorForm", "MATRIX"]
+__all__ = ["vector_gradient", "vector_text", "gradient_expression", "matrix_gradient",
+           "matrix_forward", "matrix_value", "proved_equal", "dimensions", "NoVectorForm",
+           "MATRIX"]
 
 
 class _Matrix(_Numpy):
