@@ -34,7 +34,7 @@ Examples
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from .model import Edge, GraphModel, Item
 from .values import as_array, format_value
@@ -141,7 +141,7 @@ def local_derivative(model: GraphModel, item: Item, edge: Edge) -> str | None:
     def sub(m: re.Match) -> str:
         v = subs.get(m.group(1))
         if v is None:
-            v = _saved_number(item, m.group(1))
+            v = _saved_number(item, m.group(1), model.sizes)
         enclosed = (m.string[m.start() - 1:m.start()] == "("
                     and m.string[m.end():m.end() + 1] == ")")
         return v if enclosed or atomic(v) else f"({v})"
@@ -156,12 +156,17 @@ def local_derivative(model: GraphModel, item: Item, edge: Edge) -> str | None:
     return re.sub(r"^1·|(?<=[\s(])1·", "", text)
 
 
-def _saved_number(item: Item, name: str) -> str:
-    """The node's saved number ``name`` (``_saved_self_sym_numel``), else the name."""
+def _saved_number(item: Item, name: str, sizes: Mapping | None = None) -> str:
+    """The node's saved number ``name`` (``_saved_self_sym_numel``), else the name; a
+    count of elements over named sizes is their product (``n``, not the traced 2)."""
     try:
         value = getattr(item.fn, "_saved_" + name)
     except (AttributeError, RuntimeError):
         return name
+    if sizes and name.endswith("_numel"):
+        shape = getattr(item.fn, "_saved_" + name[:-len("numel")] + "sizes", None)
+        if shape is not None and all(int(n) in sizes or int(n) == 1 for n in shape):
+            return "·".join(sizes[int(n)] for n in shape if int(n) != 1) or "1"
     return format_value(value) if isinstance(value, (int, float)) else name
 
 

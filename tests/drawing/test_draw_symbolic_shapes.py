@@ -26,3 +26,13 @@ def test_sizes_get_names_of_their_own_when_none_is_given():
 def test_values_are_drawn_with_numbers():
     src = _dot("x.T @ A @ x", "--at", "x=[1,2]", "--at", "A=[[1,2],[3,4]]")
     assert "shape (2, 2)" in src and "×" not in src.split("Legend")[0]
+
+
+def test_a_mean_over_named_sizes_divides_by_their_product():
+    # MeanBackward0's local derivative is 1/numel: named, not the traced count.
+    src = _dot("mean(X)", "--shape", "X=n,d")
+    assert "1/(n·d)" in src
+    src = _dot("mean(x**2)", "--shape", "x=n")
+    assert "1/n" in src
+    src = _dot("mean(x**2)", "--at", "x=[1,2,3]")
+    assert "1/3" in src
