@@ -22,14 +22,17 @@ _KNOWN = {math.pi: sp.pi, math.e: sp.E, math.log(2): sp.log(2), math.log(10): sp
 def nice_number(v) -> sp.Expr:
     """A Python/numpy number as an exact SymPy number where its decimal text is short.
 
-    ``0.1`` becomes ``1/10``, ``2.0`` becomes ``2``, ``math.pi`` becomes ``pi`` (and
-    ``math.log(2)`` ``log(2)``, the constants of the op table's rules); a float
-    whose shortest text is long stays a :class:`sympy.Float`.
+    ``0.1`` becomes ``1/10``, ``1/3`` folded by the parser ``1/3`` again, ``2.0`` becomes
+    ``2``, ``math.pi`` becomes ``pi`` (and ``math.log(2)`` ``log(2)``, the constants of
+    the op table's rules); a float whose shortest text is long stays a
+    :class:`sympy.Float`.
 
     Examples
     --------
     >>> nice_number(0.5), nice_number(2.0), nice_number(math.pi), nice_number(1 / 3)
-    (1/2, 2, pi, 0.333333333333333)
+    (1/2, 2, pi, 1/3)
+    >>> nice_number(0.123456789)
+    0.123456789000000
     >>> nice_number(math.pi / 4), nice_number(-2 * math.pi / 3)
     (pi/4, -2*pi/3)
     """
@@ -59,13 +62,14 @@ def nice_number(v) -> sp.Expr:
 
 
 #: Constants whose rational multiples (and quotients) are recognised in folded floats.
-_CONSTANTS = ((math.pi, sp.pi), (math.sqrt(math.pi), sp.sqrt(sp.pi)), (math.e, sp.E),
+_CONSTANTS = ((1.0, sp.Integer(1)), (math.pi, sp.pi), (math.sqrt(math.pi), sp.sqrt(sp.pi)),
+              (math.e, sp.E),
               (math.sqrt(2), sp.sqrt(2)), (math.sqrt(3), sp.sqrt(3)),
               (math.log(2), sp.log(2)), (math.log(10), sp.log(10)))
 
 
 def _pi_multiple(f: float):
-    """``p*c/q`` or ``p/(q*c)`` (c one of :data:`_CONSTANTS`, q <= 12) when ``f`` is that
+    """``p*c/q`` or ``p/(q*c)`` (c one of :data:`_CONSTANTS`, 1 first; q <= 12) when ``f`` is that
     number to float rounding (``pi/4`` folded by the parser is ``math.pi / 4``; ``2/sqrt(pi)``
     is a product of two roundings), else None."""
     if f == 0 or not 1e-4 < abs(f) < 1e4:

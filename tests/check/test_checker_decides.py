@@ -83,6 +83,9 @@ TABLE = [
     ("log2(x)", "1/x", "wrong"), ("erf(x)", "exp(-x**2)", "wrong"),
     ("x**x", "x*x**(x-1)", "wrong"), ("sin(x)**2", "2*sin(x)", "wrong"),
     ("exp(x)*sin(x)", "exp(x)*cos(x)", "wrong"),
+    # rational exponents stay exact (the parser folds 1/3 to a float; it is 1/3 again)
+    ("x**(1/3)", "1/(3*x**(2/3))", "correct"), ("x**(2/3)", "2/(3*x**(1/3))", "correct"),
+    ("x**(1/3)", "1/(3*x**(1/3))", "wrong"),
 ]
 
 

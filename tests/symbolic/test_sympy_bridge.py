@@ -157,7 +157,8 @@ def test_to_sympy_constants_are_exact():
     assert str(to_sympy(symgrad.tanh(1.1 * x + 0.1))) == "tanh(11*x/10 + 1/10)"
     assert to_sympy((c * x).sum()) == sp.Rational(3, 10) * sp.Symbol("x", real=True)
     assert to_sympy(symgrad.tensor(2.0)) == 2
-    assert nice_number(1 / 3) == sp.Float(1 / 3)
+    assert nice_number(1 / 3) == sp.Rational(1, 3)  # (the parser folds 1/3: it is 1/3)
+    assert nice_number(0.123456789) == sp.Float(0.123456789)  # (no short form: a float)
 
 
 def test_to_sympy_of_a_leaf_and_of_float32_tensors():
