@@ -171,8 +171,11 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
     if symbolic and found.used:
         sym_pairs, sym_result = compare_symbolically(f, claims, shapes, per_var, timeout,
                                                      notes)
+    # A vector variable anywhere makes every gradient a matter of sizes (∂/∂s of
+    # sum(s + x) is numel(x)): forms for every size, proofs, and other sizes tried.
+    sized = any(s != () for s in shapes.values())
     for k in claims:
-        if shapes[k] != ():
+        if sized:
             per_var[k]["true_vector"] = _vector_form(f, k, base, labels)
     if sym_pairs is not None:
         forgive_rounding(claims, per_var, sym_pairs, found, shapes, rtol, atol, notes)
@@ -181,7 +184,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         _exactly_different(claims, per_var, found, notes)
         wide_sweep(f, claims, per_var, sym_pairs, found, shapes, rng, rtol, atol, notes)
 
-    if found.used and any(shapes[k] != () for k in claims):
+    if found.used and sized:
         _every_size(f, claims, shapes, labels, base, at, per_var, found, rng, rtol, atol,
                     notes)
 
@@ -236,10 +239,11 @@ def _exactly_different(claims: dict, per_var: dict, found, notes: list) -> None:
 
 def _every_size(f, claims, shapes, labels, base, at, per_var, found, rng, rtol, atol,
                 notes) -> None:
-    """A vector or matrix claim holds for every size: proved in the matrix algebra, and
-    tried at other sizes (smallest first) whether proved or not."""
+    """A claim in an expression of vectors or matrices holds for every size: proved in
+    the matrix algebra, and tried at other sizes (smallest first) whether proved or
+    not."""
     for k, claim in claims.items():
-        if shapes[k] != () and proved_for_every_size(f, k, claim, base, labels):
+        if proved_for_every_size(f, k, claim, base, labels):
             per_var[k]["every_size"] = "proved"
             if per_var[k]["numeric"] == "agree" and per_var[k]["symbolic"] != "equal":
                 per_var[k]["symbolic"] = "equal"  # (the matrix algebra's proof)

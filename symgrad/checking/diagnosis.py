@@ -172,7 +172,7 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
         const = [value for kind, _, value in hints or () if kind == "const"]
         if const and const[0]:
             ratio = 1.0 / const[0]
-    if ratio is not None:
+    if ratio is not None and abs(ratio - 1) > 1e-9:  # (1: right at these points)
         return [factor_text(ratio)]
     # Transposed matrices.
     # (a claim of the true shape is a transpose only for square matrices: c.T must fit t)

@@ -54,7 +54,7 @@ def proved_for_every_size(f: Expression, name: str, claim, point: dict,
                           labels: dict | None = None) -> bool:
     """Whether the claim for ``name`` equals the true gradient for every size (with the
     sizes that ``labels`` names equal, equal)."""
-    if claim.expression is None or np.ndim(point[name]) == 0:
+    if claim.expression is None:
         return False
     return proved_equal(f, name, claim.expression, point, labels)
 

@@ -48,6 +48,7 @@ class Dim(int):
         d.parent = None
         d._id = next(Dim._ids)
         d.named = named  # a size the user named (--shape x=n): no traced value stands in
+        d.vector = None  # a variable that is a vector of this size (numel(x) counts it)
         return d
 
     @property
@@ -71,12 +72,22 @@ def unify(a, b) -> None:
         if ra is not rb:
             rb.parent = ra
             ra.named = ra.named or rb.named
+            ra.vector = ra.vector or rb.vector
 
 
 def named_size(shape) -> bool:
     """Whether a size of ``shape`` was named by the user (its traced value is no answer
     for every size: a count of elements over it has no form)."""
     return any(isinstance(d, Dim) and d.find().named for d in shape)
+
+
+def _count(dims) -> Mx:
+    """The number of elements over named sizes, as ``numel`` of vectors of those sizes
+    (``numel(x)``), or NoVectorForm when no variable is such a vector."""
+    vectors = [d.find().vector if isinstance(d, Dim) else None for d in dims]
+    if any(v is None for v in vectors):
+        raise NoVectorForm("a sum of equal terms over a size the matrix form cannot name")
+    return mul(*[fn("numel", v, shape=()) for v in vectors])
 
 
 def _dim_key(d):
@@ -603,9 +614,9 @@ def sum_to(g: Mx, shape: tuple) -> Mx:
         return g
     if g.kind == "uniform":  # n equal values summed: n times the value
         kept = {_dim_key(d) for d in shape}
-        if named_size([d for d in g.shape if _dim_key(d) not in kept]):
-            raise NoVectorForm("a sum of equal terms over a size the matrix form cannot "
-                               "name")
+        summed = [d for d in g.shape if _dim_key(d) not in kept]
+        if named_size(summed):
+            return uniform(mul(_count(summed), g.args[0]), shape)
         n = int(np.prod([int(d) for d in g.shape])) // max(
             1, int(np.prod([int(d) for d in shape])))
         return uniform(mul(num(n), g.args[0]), shape)
@@ -678,11 +689,8 @@ def fn(name: str, *args, shape=None) -> Mx:
     if _square(name) and x.rank == 2:  # their argument is square: its sizes are equal
         unify(x.shape[0], x.shape[1])
     if name == "sum" and x.kind == "uniform":
-        if named_size(x.shape):
-            # (n equal terms: the algebra has no symbol for n, and the traced size would
-            # pass for every size's)
-            raise NoVectorForm("a sum of equal terms over a size the matrix form cannot "
-                               "name")
+        if named_size(x.shape):  # (n equal terms: numel(x) of them, not the traced n)
+            return mul(_count(x.shape), x.args[0])
         return mul(num(int(np.prod([int(d) for d in x.shape]))), x.args[0])
     if name == "sum" and x.kind == "mul" and x.rank == 1 and len(x.args) == 2 \
             and all(f.rank == 1 for f in x.args):

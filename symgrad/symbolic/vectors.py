@@ -240,8 +240,11 @@ def _constant(x) -> Mx:
 def _leaf(name: str, shape: tuple, labels: dict | None, shared: dict) -> Mx:
     """A variable whose dimensions are one Dim per label (``A: (n, n)`` is square)."""
     marks = (labels or {}).get(name) or (None,) * len(shape)
-    return M.sym(name, tuple(shared.setdefault(m, Dim(n, named=True)) if isinstance(m, str)
+    leaf = M.sym(name, tuple(shared.setdefault(m, Dim(n, named=True)) if isinstance(m, str)
                              else Dim(n) for m, n in zip(marks, shape)))
+    if len(shape) == 1 and leaf.shape[0].find().vector is None:
+        leaf.shape[0].find().vector = leaf  # (numel(x) names its size)
+    return leaf
 
 
 def matrix_forward(t, names: dict, labels: dict | None = None) -> tuple:

@@ -185,3 +185,13 @@ def test_a_mean_squared_error_gradient_for_every_size():
     assert len(ce["point"]["y"]) != len(ce["point"]["w"])
     code, rep = check("mean(x**2)", "x=2*x/numel(x)", "--shape", "x=n")
     assert (code, rep["verdict"]) == (0, "correct"), rep
+
+
+def test_a_scalar_claim_next_to_vectors_holds_for_every_size():
+    # ∂/∂s of sum(s + x) is numel(x): "2" is right only at the traced size.
+    code, rep = check("sum(s + x)", "s=2", "--shape", "x=n")
+    assert (code, rep["verdict"]) == (1, "wrong"), rep
+    assert len(rep["counterexample"]["point"]["x"]) != 2
+    code, rep = check("sum(s + x)", "s=numel(x)", "--shape", "x=n")
+    assert (code, rep["verdict"]) == (0, "correct"), rep
+    assert rep["variables"]["s"]["every_size"] == "proved"
