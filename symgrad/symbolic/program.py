@@ -2,6 +2,7 @@
 LaTeX or JSON."""
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -82,11 +83,28 @@ def _add_all(parts: list) -> np.ndarray:
     return _obj(total) if not isinstance(total, np.ndarray) else total
 
 
+#: Functions SymPy evaluates at a number by reducing it modulo pi: at a number past the
+#: floats' range (a constant such as exp(1e300)) that takes as many digits of pi as the
+#: number has.
+_PERIODIC = (sp.sin, sp.cos, sp.tan, sp.sec, sp.csc, sp.cot)
+
+
 def substitute(e, env: dict):
-    """``e.xreplace(env)``, refusing first a power of numbers too large to compute
-    exactly (SymPy would evaluate ``0.5**(10**100)`` at once, without bound)."""
+    """``e.xreplace(env)``, refusing first what SymPy would evaluate without bound: a power
+    of numbers too large to compute exactly (``0.5**(10**100)``), a trigonometric
+    function of a huge number (``sec(exp(1e300))``), innermost first."""
     for p in e.atoms(sp.Pow):
         check_exact_power(p.base.xreplace(env), p.exp.xreplace(env))
+    for f in sorted(e.atoms(*_PERIODIC), key=sp.count_ops):
+        a = f.args[0].xreplace(env)
+        if a.is_number:
+            try:
+                big = not math.isfinite(float(a))
+            except (TypeError, ValueError, OverflowError):
+                big = True
+            if big:
+                raise ValueError(f"{type(f).__name__} of a number too large to compute "
+                                 "exactly (past the floats' range)")
     return e.xreplace(env)
 
 
