@@ -695,6 +695,8 @@ def fn(name: str, *args, shape=None) -> Mx:
     if name == "sum" and x.kind == "mul" and x.rank == 1 and len(x.args) == 2 \
             and all(f.rank == 1 for f in x.args):
         return mm(*x.args)  # sum(u * v) is the dot product u @ v
+    if name == "sum" and x.kind == "pow" and x.rank == 1 and _is_num(x.args[1], 2):
+        return mm(x.args[0], x.args[0])  # sum(u**2) is u @ u
     if name == "trace" and x.kind == "outer":
         return mm(*x.args)
     if name == "sum" and x.rank == 0:
