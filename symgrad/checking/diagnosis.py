@@ -23,7 +23,8 @@ from ..symbolic.bridge import almost_everywhere
 from ..symbolic.expression import Expression
 from .sampling import Samples, close
 
-__all__ = ["SIMPLIFY_OPS", "explain", "diagnose", "diagnose_all", "factor_text", "shape_mismatches"]
+__all__ = ["SIMPLIFY_OPS", "explain", "diagnose", "diagnose_all", "factor_text",
+           "shape_mismatches"]
 
 # Diagnoses read off the numbers alone; any other is worth the symmetric-matrix test.
 _NUMERIC_KINDS = ("wrong sign", "missing factor", "extra factor", "transposed",

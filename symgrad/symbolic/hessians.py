@@ -21,7 +21,6 @@ Examples
 from __future__ import annotations
 
 from . import matrix as M
-from . import parser as P
 from .matrix import Mx, NoVectorForm
 from .matrix_forms import _factors, canonical, tidy, to_text
 from .vectors import MATRIX, _grammar_attrs, gradient_expression
@@ -112,7 +111,7 @@ def _function(e: Mx, d) -> Mx:
     du = d(u)
     if M._is_num(du, 0):
         return M.num(0)
-    op = P.FUNCTION_OPS.get(name)
+    op = M.op_of(name)
     if op is not None and op.linear:  # (sum, trace)
         return M.fn(name, du, shape=e.shape)
     if not M.elementwise(name) or op is None or op.grads is None or \

@@ -29,7 +29,7 @@ from .parser import FUNCTION_OPS
 
 __all__ = ["Dim", "Mx", "NoVectorForm", "sym", "num", "fn", "add", "mul", "power", "mm",
            "transpose", "outer", "unsqueeze", "squeeze", "uniform", "eye", "reshape",
-           "sum_to", "elementwise"]
+           "sum_to", "elementwise", "op_of"]
 
 
 class NoVectorForm(ValueError):
@@ -77,7 +77,7 @@ def unify(a, b) -> None:
 
 def named_size(shape) -> bool:
     """Whether a size of ``shape`` was named by the user (its traced value is no answer
-    for every size: a count of elements over it has no form)."""
+    for every size: a count of elements over it is ``numel`` of a variable)."""
     return any(isinstance(d, Dim) and d.find().named for d in shape)
 
 
@@ -94,7 +94,7 @@ def _dim_key(d):
     return ("1",) if not isinstance(d, Dim) else ("d", d.find()._id)
 
 
-def _op_of(name: str):
+def op_of(name: str):
     """The op a function name of the algebra stands for: the expression language's name
     (``sin``, ``arcsin``) or ``<key>`` for an op of the table without one
     (``<linalg_det>``)."""
@@ -106,12 +106,12 @@ def _op_of(name: str):
 def elementwise(name: str) -> bool:
     """Whether the function ``name`` applies element by element (its result has its
     argument's shape): the op table says (``Op.elementwise``)."""
-    op = _op_of(name)
+    op = op_of(name)
     return op is not None and op.elementwise
 
 
 def _square(name: str) -> bool:
-    op = _op_of(name)
+    op = op_of(name)
     return op is not None and op.square
 
 

@@ -69,9 +69,9 @@ _CONSTANTS = ((1.0, sp.Integer(1)), (math.pi, sp.pi), (math.sqrt(math.pi), sp.sq
 
 
 def _pi_multiple(f: float):
-    """``p*c/q`` or ``p/(q*c)`` (c one of :data:`_CONSTANTS`, 1 first; q <= 12) when ``f`` is that
-    number to float rounding (``pi/4`` folded by the parser is ``math.pi / 4``; ``2/sqrt(pi)``
-    is a product of two roundings), else None."""
+    """``p*c/q`` or ``p/(q*c)`` (c one of :data:`_CONSTANTS`, 1 first; q <= 12) when ``f``
+    is that number to float rounding (``pi/4`` folded by the parser is ``math.pi / 4``;
+    ``2/sqrt(pi)`` is a product of two roundings), else None."""
     if f == 0 or not 1e-4 < abs(f) < 1e4:
         return None
     for c, exact in _CONSTANTS:

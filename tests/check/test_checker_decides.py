@@ -195,3 +195,39 @@ def test_a_scalar_claim_next_to_vectors_holds_for_every_size():
     code, rep = check("sum(s + x)", "s=numel(x)", "--shape", "x=n")
     assert (code, rep["verdict"]) == (0, "correct"), rep
     assert rep["variables"]["s"]["every_size"] == "proved"
+
+
+def test_exponential_generators_prove_only_what_holds():
+    # cancel in exponential generators proves identities (checked at random points at 30
+    # digits, the oracle) and never proves a non-identity zero.
+    import random
+
+    import sympy as sp
+
+    from symgrad.checking.decision import exp_generators
+    x, y = sp.symbols("x y", real=True)
+    identities = [
+        sp.sin(2 * x) - 2 * sp.sin(x) * sp.cos(x),
+        1 / sp.cosh(x) ** 2 - (1 - sp.tanh(x) ** 2),
+        sp.exp(x) * sp.exp(y) - sp.exp(x + y),
+        1 / (1 + sp.exp(-x)) - sp.exp(x) / (1 + sp.exp(x)),
+        sp.tanh(sp.tanh(x) + y) - sp.sinh(sp.tanh(x) + y) / sp.cosh(sp.tanh(x) + y),
+        sp.cot(x) * sp.sin(x) - sp.cos(x),
+        sp.cosh(x) ** 2 - sp.sinh(x) ** 2 - 1,
+    ]
+    others = [
+        sp.sin(2 * x) - sp.sin(x) * sp.cos(x),
+        sp.tanh(x) - 1 / sp.cosh(x) ** 2,
+        sp.exp(2 * x) - sp.exp(x),
+        sp.cosh(x) ** 2 + sp.sinh(x) ** 2 - 1,
+        sp.exp(x ** 2) - sp.exp(x) ** 2,
+    ]
+    rng = random.Random(3)
+    for d in identities:
+        assert sp.cancel(exp_generators(d)) == 0, d
+        for _ in range(3):
+            at = {x: sp.Rational(rng.randint(-300, 300), 100),
+                  y: sp.Rational(rng.randint(-300, 300), 100)}
+            assert abs(sp.N(d.xreplace(at), 30)) < 1e-25, d
+    for d in others:
+        assert sp.cancel(exp_generators(d)) != 0, d
