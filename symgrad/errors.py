@@ -18,8 +18,19 @@ ParseError
 """
 from __future__ import annotations
 
-__all__ = ["SymgradError"]
+import pickle
+
+__all__ = ["SymgradError", "LoadError"]
 
 
 class SymgradError(Exception):
     """Base class of the errors symgrad raises of its own (not PyTorch's)."""
+
+
+class LoadError(SymgradError, pickle.UnpicklingError, ValueError):
+    """A file given to ``symgrad.load`` is not one ``symgrad.save`` could have written, or
+    it exceeds a limit: the message names the file and the problem.
+
+    An :class:`pickle.UnpicklingError`, as ``torch.load(weights_only=True)`` raises for a
+    file it refuses, and a ``ValueError`` (what symgrad raised before it had a type).
+    """

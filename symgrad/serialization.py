@@ -3,9 +3,18 @@ state dicts and optimizer states in a safe file.
 
 PyTorch pickles, and unpickling can run any code.  symgrad writes a zip archive instead:
 ``symgrad.json`` describes the object (dicts, lists, tuples, numbers, strings, ``None``,
-dtypes and devices) and each tensor's numbers are a ``.npy`` file, read back with
-``numpy.load(allow_pickle=False)``.  Nothing in a file is ever executed; anything else
-is refused when saving, with a message saying what can be saved.
+dtypes and devices) and each tensor's numbers are a ``.npy`` file.  Nothing in a file is
+ever executed; anything else is refused when saving, with a message saying what can be
+saved.
+
+``load`` only ever builds data, whatever the file holds: the manifest is checked against
+a schema (known keys and types, dtypes from a closed list, each member referenced once and
+present), every size is declared and checked before anything is read (the archive's
+directory, the manifest, each ``.npy`` header against its member), and members are read in
+pieces up to their declared size.  Anything else -- a FIFO or a device, a deflate bomb, a
+structured or complex ``.npy`` -- is one :class:`~symgrad.errors.LoadError` naming the file
+and the problem.  The limits are the module constants below (``MAX_BYTES`` ...), far above
+what a model of a course holds.
 
 Examples
 --------
@@ -21,6 +30,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
+import struct
+import tempfile
 import zipfile
 from collections import OrderedDict
 from typing import Any
@@ -29,10 +41,31 @@ import numpy as np
 
 from .api.core import Tensor, _make
 from .api.device import device, resolve
+from .errors import LoadError
 from .nn.parameter import Parameter
 from .ops import dtypes as _dt
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "LoadError", "MAX_BYTES", "MAX_MEMBERS", "MAX_MANIFEST_BYTES",
+           "MAX_DEPTH", "MAX_ITEMS", "MAX_RATIO"]
+
+#: The most bytes of tensor data a file may declare (all members together).
+MAX_BYTES = 2 ** 31
+#: The most members (tensors) an archive may hold.
+MAX_MEMBERS = 100_000
+#: The largest manifest (``symgrad.json``).
+MAX_MANIFEST_BYTES = 16 * 2 ** 20
+#: The deepest nesting of containers, in ``save`` and ``load`` alike.
+MAX_DEPTH = 64
+#: The most values (containers, numbers, strings, tensors) a manifest may describe.
+MAX_ITEMS = 1_000_000
+#: How many times its compressed size a member may grow when inflated (symgrad stores its
+#: members uncompressed; deflate of real numbers gains a few times, of zeros a thousand).
+MAX_RATIO = 200
+#: The dtypes a file may name: exactly those ``save`` writes.
+DTYPES = {d.name: d for d in vars(_dt).values() if isinstance(d, _dt.dtype)}
+#: The string a non-finite float is written as (JSON has no inf or nan).
+_NONFINITE = {"inf", "-inf", "nan"}
+_CHUNK = 2 ** 20
 
 _MANIFEST = "symgrad.json"
 _FORMAT = 1
@@ -40,7 +73,10 @@ _WHAT = ("tensors, numbers, strings, None, dtypes, devices and lists, tuples and
          "of them")
 
 
-def _encode(obj: Any, arrays: list) -> Any:
+def _encode(obj: Any, arrays: list, depth: int = 0) -> Any:
+    if depth >= MAX_DEPTH and isinstance(obj, (list, tuple, dict)):
+        raise ValueError(f"save: containers nested deeper than {MAX_DEPTH} levels (the limit "
+                         "symgrad.serialization.MAX_DEPTH, which load enforces too)")
     if isinstance(obj, Tensor):
         arrays.append(np.array(obj._data, order="C"))  # (ascontiguousarray makes 0-d 1-d)
         out = {"tensor": len(arrays) - 1, "dtype": obj.dtype.name,
@@ -55,7 +91,7 @@ def _encode(obj: Any, arrays: list) -> Any:
     if isinstance(obj, device):
         return {"device": str(obj)}
     if isinstance(obj, (list, tuple)):
-        items = [_encode(v, arrays) for v in obj]
+        items = [_encode(v, arrays, depth + 1) for v in obj]
         return {"tuple": items} if isinstance(obj, tuple) else {"list": items}
     if isinstance(obj, dict):
         keys = list(obj)
@@ -63,10 +99,10 @@ def _encode(obj: Any, arrays: list) -> Any:
             if not isinstance(k, (str, int, bool)) and k is not None:
                 raise TypeError(f"save: a dict key must be a string or a number, not "
                                 f"{type(k).__name__}")
-        return {"dict": [[k, _encode(obj[k], arrays)] for k in keys],
+        return {"dict": [[k, _encode(obj[k], arrays, depth + 1)] for k in keys],
                 "ordered": isinstance(obj, OrderedDict)}
     if isinstance(obj, (np.floating, np.integer, np.bool_)):
-        return _encode(obj.item(), arrays)
+        return _encode(obj.item(), arrays, depth)
     raise TypeError(f"save: cannot store an object of type {type(obj).__name__}; symgrad "
                     f"saves {_WHAT} (nothing that would need pickle)")
 
@@ -104,65 +140,410 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol: int = 2,
         f.write(data)
         return
     path = os.fspath(f)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    # (a short temporary name: any name that fits the directory fits beside it)
+    fd, tmp = tempfile.mkstemp(prefix=".sg", suffix=".tmp",
+                               dir=os.path.dirname(os.path.abspath(path)))
     try:
-        with open(tmp, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
 
 
-def _decode(enc: Any, z: zipfile.ZipFile) -> Any:
-    if not isinstance(enc, dict):
-        if isinstance(enc, list):
-            raise ValueError("load: a malformed symgrad file")
-        return enc
-    if "tensor" in enc:
-        with z.open(f"{int(enc['tensor'])}.npy") as fh:
-            a = np.load(io.BytesIO(fh.read()), allow_pickle=False)
-        dt = getattr(_dt, enc["dtype"])
-        t = _make(a.astype(dt.np, copy=False), dt)
+
+class _Reader:
+    """One archive being loaded: its name (for errors), its zip directory, the members
+    referenced so far and the bytes they declare."""
+
+    def __init__(self, name: str, z: zipfile.ZipFile, size: int) -> None:
+        self.name, self.z, self.size = name, z, size
+        self.members = {info.filename: info for info in z.infolist()}
+        self.used: dict = {}
+        self.total = 0
+        self.items = 0
+
+    def fail(self, problem: str) -> LoadError:
+        return LoadError(f"load: {self.name}: {problem}")
+
+    # ------------------------------------------------------------------ the schema
+    def check(self, enc: Any, depth: int = 0) -> None:
+        """Check ``enc`` against the schema, and every tensor's member against its
+        ``.npy`` header, without reading any tensor's data."""
+        self.items += 1
+        if self.items > MAX_ITEMS:
+            raise self.fail(f"the manifest describes more than {MAX_ITEMS:,} values (the "
+                            "limit symgrad.serialization.MAX_ITEMS)")
+        if depth >= MAX_DEPTH and isinstance(enc, dict) and (
+                {"list", "tuple", "dict"} & set(enc)):
+            raise self.fail(f"containers nested deeper than {MAX_DEPTH} levels (the limit "
+                            "symgrad.serialization.MAX_DEPTH)")
+        if enc is None or isinstance(enc, (bool, int, float, str)):
+            return
+        if not isinstance(enc, dict):
+            raise self.fail(f"malformed manifest: a bare {_kind(enc)} where a value "
+                            "belongs")
+        keys = set(enc)
+        for tag, required, optional in _SCHEMA:
+            if tag in keys:
+                if not required <= keys or not keys <= required | optional:
+                    raise self.fail(f"malformed manifest: a {tag} entry needs the keys "
+                                    f"{sorted(required)} (and may have {sorted(optional)}), "
+                                    f"not {sorted(map(str, keys))}")
+                getattr(self, f"_check_{tag}")(enc, depth)
+                return
+        raise self.fail(f"malformed manifest: unknown entry with keys "
+                        f"{sorted(map(str, keys))[:5]}")
+
+    def _check_tensor(self, enc: dict, depth: int) -> None:
+        index, name = enc["tensor"], enc["dtype"]
+        if type(index) is not int or not 0 <= index < MAX_MEMBERS:
+            raise self.fail(f"a tensor's member index must be a whole number from 0 to "
+                            f"{MAX_MEMBERS - 1}, not {_show(index)}")
+        dt = self._dtype(name)
+        for flag in ("requires_grad", "parameter"):
+            if type(enc.get(flag, False)) is not bool:
+                raise self.fail(f"a tensor's {flag} must be true or false, not "
+                                f"{_show(enc[flag])}")
+        if enc.get("requires_grad") and not dt.is_floating_point:
+            raise self.fail(f"a tensor of dtype {name} cannot require grad")
+        member = f"{index}.npy"
+        if member not in self.members:
+            raise self.fail(f"the manifest names member {member}, which the archive lacks")
+        if member in self.used:
+            raise self.fail(f"member {member} is referenced more than once (save writes "
+                            "each tensor once)")
+        self.used[member] = self._header(member, dt)
+
+    def _check_float(self, enc: dict, depth: int) -> None:
+        if not isinstance(enc["float"], str) or enc["float"] not in _NONFINITE:
+            raise self.fail(f"a float written as text must be inf, -inf or nan, not "
+                            f"{_show(enc['float'])}")
+
+    def _check_dtype(self, enc: dict, depth: int) -> None:
+        self._dtype(enc["dtype"])
+
+    def _check_device(self, enc: dict, depth: int) -> None:
+        text = enc["device"]
+        try:
+            if not isinstance(text, str) or len(text) > 32:
+                raise ValueError
+            device(text)
+        except (ValueError, TypeError, RuntimeError, AssertionError):
+            raise self.fail(f"not a device: {_show(text)}") from None
+
+    def _check_list(self, enc: dict, depth: int, tag: str = "list") -> None:
+        items = enc[tag]
+        if not isinstance(items, list):
+            raise self.fail(f"a {tag}'s items must be a JSON array, not {_kind(items)}")
+        for v in items:
+            self.check(v, depth + 1)
+
+    def _check_tuple(self, enc: dict, depth: int) -> None:
+        self._check_list(enc, depth, "tuple")
+
+    def _check_dict(self, enc: dict, depth: int) -> None:
+        pairs = enc["dict"]
+        if type(enc.get("ordered", False)) is not bool:
+            raise self.fail("a dict's ordered flag must be true or false")
+        if not isinstance(pairs, list):
+            raise self.fail(f"a dict's items must be a JSON array, not {_kind(pairs)}")
+        for pair in pairs:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise self.fail("a dict's item must be a [key, value] pair")
+            key = pair[0]
+            if not (key is None or isinstance(key, (str, int, bool))):
+                raise self.fail(f"a dict key must be a string, a whole number, true, false "
+                                f"or null, not {_kind(key)}")
+            self.items += 1
+            self.check(pair[1], depth + 1)
+
+    def _dtype(self, name: Any):
+        if not isinstance(name, str) or name not in DTYPES:
+            raise self.fail(f"unknown dtype {_show(name)} (symgrad saves "
+                            f"{', '.join(sorted(DTYPES))})")
+        return DTYPES[name]
+
+    # ------------------------------------------------------------------ the members
+    def _header(self, member: str, dt) -> tuple:
+        """``(shape, fortran_order, offset)`` of a member, checked against its declared
+        size, the file's size and the limits before any of its data is read."""
+        info = self.members[member]
+        if info.flag_bits & 0x1:
+            raise self.fail(f"member {member} is encrypted")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise self.fail(f"member {member} is compressed with method "
+                            f"{info.compress_type} (symgrad stores or deflates)")
+        self._declared(member, info)
+        self.total += info.file_size
+        if self.total > MAX_BYTES:
+            raise self.fail(f"the tensors declare more than {MAX_BYTES:,} bytes (the limit "
+                            "symgrad.serialization.MAX_BYTES)")
+        try:
+            with self.z.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version == (1, 0):
+                    shape, fortran, got = np.lib.format.read_array_header_1_0(fh)
+                elif version == (2, 0):
+                    shape, fortran, got = np.lib.format.read_array_header_2_0(fh)
+                else:
+                    raise ValueError(f".npy version {version[0]}.{version[1]}")
+                offset = fh.tell()
+        except Exception as err:  # noqa: BLE001 - numpy's header parser raises many types
+            raise self.fail(f"member {member} is not a valid .npy file ({_line(err)})") \
+                from None
+        if got != dt.np or got.hasobject or got.names is not None:
+            raise self.fail(f"member {member} holds {got} numbers, but the manifest says "
+                            f"{dt.name}")
+        if len(shape) > 64 or any(type(n) is not int or n < 0 for n in shape):
+            raise self.fail(f"member {member} has an invalid shape {_show(shape)}")
+        count = 1
+        for n in shape:
+            count *= n
+        if count * got.itemsize != info.file_size - offset:
+            raise self.fail(f"member {member}: shape {_show(shape)} of {got} needs "
+                            f"{count * got.itemsize:,} bytes; the member holds "
+                            f"{info.file_size - offset:,}")
+        return shape, fortran, offset
+
+    def _declared(self, member: str, info: zipfile.ZipInfo) -> None:
+        """The member's declared sizes fit the file, and its inflated size is no bomb."""
+        if info.header_offset + info.compress_size > self.size:
+            raise self.fail(f"member {member} declares {info.compress_size:,} bytes past "
+                            "the end of the file")
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise self.fail(f"member {member} is stored, but declares {info.file_size:,} "
+                            f"bytes in {info.compress_size:,}")
+        if info.file_size > info.compress_size * MAX_RATIO + _CHUNK:
+            raise self.fail(f"member {member} would inflate {info.compress_size:,} bytes to "
+                            f"{info.file_size:,}, more than {MAX_RATIO} times (the limit "
+                            "symgrad.serialization.MAX_RATIO): a decompression bomb?")
+
+    def read(self, member: str, limit: int) -> bytearray:
+        """The member's bytes, read in pieces, never more than ``limit``."""
+        out = bytearray()
+        try:
+            with self.z.open(self.members[member]) as fh:
+                while True:
+                    piece = fh.read(min(_CHUNK, limit + 1 - len(out)))
+                    if not piece:
+                        break
+                    out += piece
+                    if len(out) > limit:
+                        raise self.fail(f"member {member} holds more than the {limit:,} "
+                                        "bytes it declares")
+        except (zipfile.BadZipFile, EOFError, OSError, ValueError) as err:
+            raise self.fail(f"member {member} is damaged ({_line(err)})") from None
+        if len(out) != limit:
+            raise self.fail(f"member {member} holds {len(out):,} bytes, not the {limit:,} "
+                            "it declares")
+        return out
+
+    # ------------------------------------------------------------------ building
+    def build(self, enc: Any) -> Any:
+        """The object of a manifest that :meth:`check` accepted."""
+        if not isinstance(enc, dict):
+            return enc
+        if "tensor" in enc:
+            return self._tensor(enc)
+        if "float" in enc:
+            return float(enc["float"])
+        if "dtype" in enc:
+            return DTYPES[enc["dtype"]]
+        if "device" in enc:
+            return device(enc["device"])
+        if "tuple" in enc:
+            return tuple(self.build(v) for v in enc["tuple"])
+        if "list" in enc:
+            return [self.build(v) for v in enc["list"]]
+        pairs = [(k, self.build(v)) for k, v in enc["dict"]]
+        return OrderedDict(pairs) if enc.get("ordered") else dict(pairs)
+
+    def _tensor(self, enc: dict) -> Tensor:
+        member = f"{enc['tensor']}.npy"
+        dt = DTYPES[enc["dtype"]]
+        shape, fortran, offset = self.used[member]
+        data = self.read(member, self.members[member].file_size)
+        a = np.frombuffer(data, dtype=dt.np, offset=offset)
+        a = a.reshape(shape, order="F" if fortran else "C")
+        t = _make(np.array(a, order="C") if fortran else a, dt)
         if enc.get("parameter"):
             return Parameter(t, requires_grad=enc.get("requires_grad", True))
         if enc.get("requires_grad"):
             t.requires_grad_(True)
         return t
-    if "float" in enc:
-        return float(enc["float"])
-    if "dtype" in enc:
-        return getattr(_dt, enc["dtype"])
-    if "device" in enc:
-        return device(enc["device"])
-    if "tuple" in enc:
-        return tuple(_decode(v, z) for v in enc["tuple"])
-    if "list" in enc:
-        return [_decode(v, z) for v in enc["list"]]
-    if "dict" in enc:
-        pairs = [(k, _decode(v, z)) for k, v in enc["dict"]]
-        return OrderedDict(pairs) if enc.get("ordered") else dict(pairs)
-    raise ValueError("load: a malformed symgrad file")
+
+
+#: Each entry of a manifest: its tag, its required keys and its optional ones.
+_SCHEMA = (("tensor", {"tensor", "dtype"}, {"requires_grad", "parameter"}),
+           ("float", {"float"}, set()), ("device", {"device"}, set()),
+           ("tuple", {"tuple"}, set()), ("list", {"list"}, set()),
+           ("dict", {"dict"}, {"ordered"}), ("dtype", {"dtype"}, set()))
+
+
+def _kind(v: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean",
+            type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _show(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return (text[0][:120] if text else type(err).__name__)
+
+
+def _regular(name: str, fd: int) -> int:
+    """The size of the open file ``fd``, which must be a regular file."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise LoadError(f"load: {name}: not a regular file (a FIFO, a device or a socket "
+                        "is never read)")
+    return st.st_size
+
+
+def _open(path: str):
+    """A regular file opened for reading: a FIFO or a device is refused before it is
+    opened (``/dev/zero`` never ends, a FIFO would wait for a writer), and again after
+    (it could have been swapped in between)."""
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "Is a directory", path)
+    if not stat.S_ISREG(st.st_mode):
+        raise LoadError(f"load: {path}: not a regular file (a FIFO, a device or a socket "
+                        "is never read)")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        size = _regular(path, fd)
+        return os.fdopen(fd, "rb"), size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _directory(name: str, fh, size: int) -> None:
+    """The zip's end record: its directory must fit the limits before zipfile reads it."""
+    tail = min(size, 22 + 65535)
+    fh.seek(size - tail)
+    data = fh.read(tail)
+    at = data.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(data):
+        raise LoadError(f"load: {name} was not written by symgrad.save (not a zip archive)")
+    entries, cd_size = struct.unpack("<HL", data[at + 10:at + 16])
+    if entries == 0xFFFF or cd_size == 0xFFFFFFFF:  # zip64: the counts are elsewhere
+        loc = data.rfind(b"PK\x06\x07", 0, at)
+        if loc < 0:
+            raise LoadError(f"load: {name}: a damaged zip64 archive")
+        (offset,) = struct.unpack("<Q", data[loc + 8:loc + 16])
+        if offset + 56 > size:
+            raise LoadError(f"load: {name}: a damaged zip64 archive")
+        fh.seek(offset)
+        rec = fh.read(56)
+        if rec[:4] != b"PK\x06\x06":
+            raise LoadError(f"load: {name}: a damaged zip64 archive")
+        entries, cd_size = struct.unpack("<QQ", rec[32:48])
+    if entries > MAX_MEMBERS + 1:
+        raise LoadError(f"load: {name}: {entries:,} members, more than the limit of "
+                        f"{MAX_MEMBERS:,} (symgrad.serialization.MAX_MEMBERS)")
+    if cd_size > (MAX_MEMBERS + 1) * 1024 or cd_size > size:
+        raise LoadError(f"load: {name}: the zip directory declares {cd_size:,} bytes, more "
+                        "than its members need or the file holds")
+    fh.seek(0)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args) -> Any:
-    """Read what :func:`save` wrote, from a path or a binary file.  ``map_location`` may
-    name the CPU only.  Files that are not symgrad's (PyTorch's pickles) are refused:
-    reading them could run code."""
+    """Read what :func:`save` wrote, from a path or a binary file.
+
+    Only data is ever built: tensors, parameters, numbers, strings, ``None``, dtypes,
+    devices and lists, tuples and dicts of them.  Anything else is refused with one
+    :class:`~symgrad.errors.LoadError` (a ``pickle.UnpicklingError``, as in PyTorch, and a
+    ``ValueError``) naming the file and the problem: files that are not symgrad's
+    (PyTorch's pickles: reading them could run code), FIFOs and devices, malformed
+    manifests, members whose header disagrees with the manifest, and files past the limits
+    (``MAX_BYTES``, ``MAX_MEMBERS``, ``MAX_MANIFEST_BYTES``, ``MAX_DEPTH``, ``MAX_ITEMS``,
+    ``MAX_RATIO``), which are checked before anything large is read.  ``map_location``
+    may name the CPU only.
+
+    Examples
+    --------
+    >>> import io, json, zipfile, symgrad
+    >>> buf = io.BytesIO()
+    >>> with zipfile.ZipFile(buf, "w") as z:
+    ...     z.writestr("symgrad.json", json.dumps({"format": 1, "object": {"dtype": "np"}}))
+    >>> symgrad.load(buf)
+    Traceback (most recent call last):
+    ...
+    symgrad.errors.LoadError: load: the file: unknown dtype 'np' (symgrad saves bool, \
+float16, float32, float64, int32, int64)
+    """
     if map_location is not None and not callable(map_location) and not isinstance(
             map_location, dict):
         resolve(map_location)
-    name = f if not hasattr(f, "read") else getattr(f, "name", "the file")
+    if hasattr(f, "read"):
+        name = str(getattr(f, "name", "the file"))
+        try:
+            size = _regular(name, f.fileno())
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            f.seek(0, io.SEEK_END)
+            size = f.tell()
+        fh, own = f, False
+        fh.seek(0)
+    else:
+        name = os.fspath(f)
+        fh, size = _open(name)
+        own = True
     try:
-        z = zipfile.ZipFile(f if hasattr(f, "read") else os.fspath(f))
-    except zipfile.BadZipFile:
-        raise ValueError(f"load: {name} was not written by symgrad.save") from None
+        return _load(name, fh, size)
+    finally:
+        if own:
+            fh.close()
+
+
+def _load(name: str, fh, size: int) -> Any:
+    _directory(name, fh, size)
+    try:
+        z = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError):
+        raise LoadError(f"load: {name} was not written by symgrad.save") from None
     with z:
-        if _MANIFEST not in z.namelist():
-            raise ValueError(f"load: {name} was not written by symgrad.save (a PyTorch "
-                             "file is a pickle, which symgrad does not read: it can run "
-                             "code)")
-        manifest = json.loads(z.read(_MANIFEST).decode("utf-8"))
-        return _decode(manifest["object"], z)
+        reader = _Reader(name, z, size)
+        info = reader.members.get(_MANIFEST)
+        if info is None:
+            raise LoadError(f"load: {name} was not written by symgrad.save (a PyTorch "
+                            "file is a pickle, which symgrad does not read: it can run "
+                            "code)")
+        if info.file_size > MAX_MANIFEST_BYTES:
+            raise reader.fail(f"the manifest declares {info.file_size:,} bytes, more than "
+                              f"the limit of {MAX_MANIFEST_BYTES:,} "
+                              "(symgrad.serialization.MAX_MANIFEST_BYTES)")
+        reader._declared(_MANIFEST, info)
+        raw = reader.read(_MANIFEST, info.file_size)
+        try:
+            manifest = json.loads(raw.decode("utf-8"))
+        except RecursionError:
+            raise reader.fail(f"the manifest is nested too deeply (the limit is "
+                              f"{MAX_DEPTH} levels)") from None
+        except (ValueError, UnicodeDecodeError) as err:
+            raise reader.fail(f"the manifest is not JSON ({_line(err)})") from None
+        del raw
+        if not isinstance(manifest, dict) or set(manifest) != {"format", "object"}:
+            keys = sorted(map(str, manifest)) if isinstance(manifest, dict) else \
+                _kind(manifest)
+            raise reader.fail(f"the manifest must be an object with the keys format and "
+                              f"object, not {keys}")
+        if type(manifest["format"]) is not int or manifest["format"] != _FORMAT:
+            raise reader.fail(f"format {_show(manifest['format'])} is not one this symgrad "
+                              f"reads (format {_FORMAT})")
+        reader.check(manifest["object"])
+        return reader.build(manifest["object"])
