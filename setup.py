@@ -84,7 +84,7 @@ def package_data(root: str = ".") -> dict:
                 files.append(os.path.relpath(os.path.join(here, name), base)
                              .replace(os.sep, "/"))
         if files:
-            data[pkg] = files
+            data[pkg] = sorted(files)
     return data
 
 
@@ -109,6 +109,15 @@ class SDist(sdist):
         self.filelist.extend(SPEEDUPS_PARTS)
 
 
+def extensions() -> list:
+    """The C extension, unless ``SYMGRAD_BUILD_SPEEDUPS=0`` asks for a pure-Python build
+    (tests/architecture/test_packaging.py: a wheel's file list without a compiler run)."""
+    if os.environ.get("SYMGRAD_BUILD_SPEEDUPS", "1") == "0":
+        return []
+    return [Extension("symgrad._speedups", SPEEDUPS_SOURCES, depends=SPEEDUPS_PARTS,
+                      optional=True)]
+
+
 if __name__ == "__main__":
     setup(packages=packages(),
           package_dir=dict(PACKAGE_DIR),
@@ -116,6 +125,5 @@ if __name__ == "__main__":
           # only what package_data names: a wheel built from the tree and one built from
           # an sdist hold the same files (the C sources stay out of both).
           include_package_data=False,
-          ext_modules=[Extension("symgrad._speedups", SPEEDUPS_SOURCES,
-                                 depends=SPEEDUPS_PARTS, optional=True)],
+          ext_modules=extensions(),
           cmdclass={"build_ext": BuildExt, "sdist": SDist})
