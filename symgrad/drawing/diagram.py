@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import time
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
-from ..api.tensor import Tensor
-from ..autograd import grad as autograd_grad
 from . import backends
 from .backends import SUFFIXES, RenderError, format_for
 from .backward import backward_graph
@@ -36,8 +33,9 @@ from .both import both_graph
 from .forward import forward_graph
 from .inputs import caller_names, merge_names, roots_and_names
 from .model import GraphModel
+from .passes import edge_gradients
+from .player import css_width, diagram_html
 from .torchviz import torchviz_graph
-from .values import as_array
 
 __all__ = ["draw", "make_dot", "Diagram", "RenderError"]
 
@@ -68,20 +66,37 @@ class Diagram:
     True
     """
 
-    def __init__(self, source: str, kind: str, node_count: int = 0) -> None:
+    def __init__(self, source: str, kind: str, node_count: int = 0, *,
+                 size: str | float | tuple | None = None,
+                 width: int | str | None = None) -> None:
         self.source = source
         self.kind = kind
         self.format = "svg"
         self.engine = "dot"
         self.layout_seconds: float | None = None
         self.node_count = node_count
+        self.size = graphviz_size(size)
+        css_width(width)
+        self.width = width
+        self._svg: tuple | None = None
+
+    def _layout_source(self) -> str:
+        """The DOT text Graphviz is given: ``source`` with ``size`` applied."""
+        return self.source if self.size is None else _with_size(self.source, self.size)
 
     def pipe(self, format: str = "svg", backend: str = "auto") -> bytes:
         """The rendered bytes in ``format`` (``"svg"``, ``"png"``, ``"pdf"``, ``"dot"``...)."""
         start = time.perf_counter()
-        out = backends.pipe(self.source, format, self.engine, backend)
+        out = backends.pipe(self._layout_source(), format, self.engine, backend)
         self.layout_seconds = time.perf_counter() - start
         return out
+
+    def svg(self) -> str:
+        """The drawing as SVG text (rendered once, then kept while nothing changes)."""
+        key = (self.source, getattr(self.source, "plain", None), self.size, self.engine)
+        if self._svg is None or self._svg[0] != key:
+            self._svg = (key, self.pipe("svg").decode("utf-8"))
+        return self._svg[1]
 
     def render(self, path: str | os.PathLike = "graph", format: str | None = None, *,
                backend: str = "auto", **_ignored: Any) -> pathlib.Path:
@@ -119,16 +134,28 @@ class Diagram:
 
     def _repr_svg_(self) -> str | None:
         try:
-            return self.pipe("svg").decode("utf-8")
+            return self.svg()
+        except RenderError:
+            return None
+
+    def _repr_html_(self) -> str | None:
+        """The SVG in a ``<div>``, with ids of its own, scaled to the column's width (or
+        ``width`` wide, never wider than the column)."""
+        try:
+            return diagram_html(self.svg(), css_width(self.width))
         except RenderError:
             return None
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        bundle = {"text/plain": repr(self)}
-        svg = self._repr_svg_()
-        if svg is not None:
-            bundle["image/svg+xml"] = svg
-        return bundle
+        """What Jupyter shows: HTML (scaled to the column), the SVG itself (for exports
+        that take no HTML), and the repr; only the repr and the reason if nothing can
+        render here."""
+        try:
+            svg = self.svg()
+        except RenderError as e:
+            return {"text/plain": f"{self!r}\n(not drawn: {e})"}
+        return {"text/plain": repr(self), "text/html": diagram_html(svg, css_width(self.width)),
+                "image/svg+xml": svg}
 
     def __str__(self) -> str:
         return self.source
@@ -139,43 +166,59 @@ class Diagram:
 
 
 def _record_edge_grads(model: GraphModel) -> dict:
-    """Gradients along every backward edge, by running a side-effect-free backward."""
-    leaves = [it.variable for it in model.items if it.kind == "accumulate"]
+    """Gradients along every backward edge, from a backward pass that changes none of the
+    user's tensors (:func:`~symgrad.drawing.passes.edge_gradients`)."""
     root = next((t for t, it in zip(model.roots, model.root_items) if it is not None), None)
-    if root is None or not leaves:
+    if root is None or not any(it.kind == "accumulate" for it in model.items):
         return {}
-    grads: dict = {}
-    handles = []
-    for item in model.items:
-        if item.kind != "op" or not hasattr(item.fn, "register_hook"):
-            continue
-
-        def hook(grad_inputs, grad_outputs, key=item.key):
-            for slot, g in enumerate(grad_inputs):
-                if g is not None:
-                    grads[(key, slot)] = as_array(g)
-        handles.append(item.fn.register_hook(hook))
-    try:
-        _grad_function(root)(root, leaves, retain_graph=True, allow_unused=True)
-    except RuntimeError as e:
-        if "second time" in str(e):
-            raise RenderError(
-                "show_edge_grads needs the graph's saved values, which backward() freed: "
-                "call backward(retain_graph=True), or draw before calling backward()") from None
-        raise
-    finally:
-        for h in handles:
-            h.remove()
-    grads[("seed", 0)] = np.ones_like(as_array(root))
-    return grads
+    return edge_gradients(model, root)
 
 
-def _grad_function(t: Any):
-    """``autograd.grad`` of the library ``t`` belongs to."""
-    if isinstance(t, Tensor):
-        return autograd_grad
-    import torch  # why: only a real torch tensor gets here, so torch is installed
-    return torch.autograd.grad
+def graphviz_size(size: str | float | tuple | None) -> str | None:
+    """Graphviz's ``size`` attribute (inches) from a number, a ``(width, height)`` pair or
+    Graphviz's own text (``"7,5"``, ``"7,5!"``).
+
+    Examples
+    --------
+    >>> graphviz_size(7), graphviz_size((10, 5.6)), graphviz_size("10,5.6!")
+    ('7', '10,5.6', '10,5.6!')
+    """
+    if size is None:
+        return None
+    bad = ValueError(f"size must be inches as Graphviz takes them: a number (7), a pair "
+                     f"(10, 5.6) or text such as '10,5.6' or '10,5.6!', got {size!r}")
+    if isinstance(size, bool):
+        raise bad
+    if isinstance(size, (int, float)):
+        size = (size,)
+    if isinstance(size, (tuple, list)):
+        if not 1 <= len(size) <= 2 or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e4
+                for v in size):
+            raise bad
+        return ",".join(f"{v:g}" for v in size)
+    if not isinstance(size, str):
+        raise bad
+    text = size.replace(" ", "")
+    m = re.fullmatch(r"(\d+(?:\.\d*)?)(?:,(\d+(?:\.\d*)?))?(!?)", text)
+    if m is None or any(v is not None and float(v) <= 0 for v in m.groups()[:2]):
+        raise bad
+    return text
+
+
+def _with_size(source: str, size: str) -> str:
+    """``source`` with ``graph [size=...]`` after its first line (in its plain-label form
+    too, if it carries one)."""
+    def put(text: str) -> str:
+        end = text.find("\n") + 1
+        return text[:end] + f'  graph [size="{size}"]\n' + text[end:]
+    plain = getattr(source, "plain", None)
+    if plain is not None:
+        try:
+            return type(source)(put(str(source)), put(plain))
+        except TypeError:
+            pass
+    return put(str(source))
 
 
 def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | None = None,
@@ -184,7 +227,8 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
          show_saved: bool = False, show_attrs: bool = False, show_constants: bool = True,
          legend: bool = True, title: str | None = None,
          order_names: Sequence[str] | None = None, fontsize: int = 12,
-         max_nodes: int | None = 300, sizes: Mapping[int, str] | None = None) -> Diagram:
+         max_nodes: int | None = 300, sizes: Mapping[int, str] | None = None,
+         size: str | float | tuple | None = None, width: int | str | None = None) -> Diagram:
     """Draw the graph behind ``t``: forward, backward (``grad_fn`` nodes) or both.
 
     Parameters
@@ -207,8 +251,11 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
     show_values, show_grads : bool
         Tensor values; leaves' accumulated ``.grad``.
     show_edge_grads : bool
-        The gradient flowing along each backward edge (runs a backward pass with hooks
-        that leaves ``.grad`` untouched; the graph must not have been freed).
+        The gradient flowing along each backward edge.  Computed by a backward pass on a
+        copy of the graph recomputed from the leaves' values, so the user's tensors are
+        untouched and it works after a plain ``loss.backward()`` too.  Graphs that cannot
+        be recomputed (PyTorch's, custom ``autograd.Function``) need the values they
+        saved: draw before ``backward()`` or call ``backward(retain_graph=True)``.
     show_local : bool
         Each edge's local derivative, from the op table, with the actual input names.
     show_saved, show_attrs : bool
@@ -221,6 +268,15 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
     sizes : dict, optional
         Names for sizes (``{2: "n", 3: "m"}``): shapes are shown as ``n×m``, for an
         expression drawn without values whose sizes are symbolic.
+    size : number, (width, height) or str, optional
+        Graphviz's ``size`` attribute, in inches: the largest the drawing may be laid
+        out; it keeps its proportions (``7``, ``(10, 5.6)`` for a 16:9 slide, or
+        ``"10,5.6!"`` to scale a small drawing up to that size too).  Applies to every
+        format rendered (PNG, PDF, SVG).
+    width : int or str, optional
+        The display width in a notebook: pixels (``600``) or a CSS length (``"80%"``,
+        ``"40em"``).  By default a drawing is shown at its own size, shrunk to the
+        column's width when it is wider (never cut off or scrolled).
 
     Returns
     -------
@@ -261,7 +317,7 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
                          show_saved=show_saved, show_attrs=show_attrs, **common)
     else:
         raise ValueError(f"kind must be 'backward', 'forward' or 'both', got {kind!r}")
-    return Diagram(src, kind, len(model.items))
+    return Diagram(src, kind, len(model.items), size=size, width=width)
 
 
 def make_dot(var: Any, params: Mapping[str, Any] | None = None, show_attrs: bool = False,

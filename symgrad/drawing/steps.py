@@ -1,13 +1,16 @@
-"""A backward pass drawn step by step: one frame per node the engine runs, and a
-self-contained HTML page that plays the frames.
+"""A backward pass drawn step by step: one frame per node the engine runs, shown inline
+in a notebook as a player, or written as files with a self-contained HTML player.
+
+The pass is observed on a copy of the graph (:mod:`~symgrad.drawing.passes`): the user's
+tensors keep their ``.grad`` and their graph.
 
 Examples
 --------
 >>> import symgrad as torch
 >>> x = torch.tensor(3.0, requires_grad=True)
 >>> frames = draw_steps(x * x)
->>> len(frames), x.grad
-(3, tensor(6.))
+>>> len(frames), x.grad is None
+(3, True)
 """
 from __future__ import annotations
 
@@ -23,13 +26,15 @@ from .backward import backward_graph
 from .diagram import Diagram
 from .inputs import caller_names, merge_names, roots_and_names
 from .model import GraphModel, Item
+from .passes import backward_events
+from .player import css_width, player_html, player_page
 from .values import as_array, format_value
 
 __all__ = ["draw_steps", "StepFrames", "frame_files"]
 
 
 class StepFrames:
-    """The frames of a step-by-step backward pass.
+    """The frames of a step-by-step backward pass; a notebook shows them as a player.
 
     Attributes
     ----------
@@ -39,31 +44,77 @@ class StepFrames:
         What happens in each frame.
     paths : list of pathlib.Path
         Files written (one per frame, plus ``steps.html``, a self-contained player).
+    width : int, str or None
+        Display width of the frames in a notebook (pixels, or a CSS length such as
+        ``"80%"``); None: their own size, never wider than the column.
+    backend : str
+        Renderer for the notebook's player (``"auto"``, ``"dot"`` or ``"wasm"``).
     """
 
-    def __init__(self, sources: list[str], captions: list[str]) -> None:
+    def __init__(self, sources: list[str], captions: list[str], *,
+                 width: int | str | None = None, backend: str = "auto") -> None:
         self.sources = sources
         self.captions = captions
         self.paths: list[pathlib.Path] = []
+        css_width(width)
+        self.width = width
+        self.backend = backend
+        self._svgs: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.sources)
 
     def __iter__(self) -> Iterator[Diagram]:
-        return iter(Diagram(s, "backward") for s in self.sources)
+        return iter(Diagram(s, "backward", width=self.width) for s in self.sources)
+
+    def __repr__(self) -> str:
+        return f"<symgrad StepFrames: {len(self)} frames>"
+
+    def svgs(self) -> list[str]:
+        """Each frame rendered as SVG (rendered once, then kept)."""
+        key = (tuple(self.sources), self.backend)
+        if self._svgs is None or self._svgs[0] != key:
+            self._svgs = (key, [backends.pipe(s, "svg", backend=self.backend).decode("utf-8")
+                                for s in self.sources])
+        return list(self._svgs[1])
+
+    def player(self, width: int | str | None = None) -> str:
+        """The frames as an HTML player (a fragment: any number of them on one page).
+
+        Parameters
+        ----------
+        width : int or str, optional
+            Display width (pixels or a CSS length); default ``self.width``.
+        """
+        return player_html(self.svgs(), self.captions,
+                           width=css_width(self.width if width is None else width))
+
+    def _repr_html_(self) -> str:
+        try:
+            return self.player()
+        except backends.RenderError as e:
+            return f"<pre>{html.escape(f'{self!r}: cannot render: {e}')}</pre>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        return {"text/plain": repr(self), "text/html": self._repr_html_()}
 
 
 def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: Any = None,
                format: str = "svg", names: Mapping[str, Any] | bool | None = None,
                theme: str = "light", rankdir: str = "LR", show_values: bool = True,
                show_local: bool = False, html_player: bool = True,
-               backend: str = "auto") -> StepFrames:
-    """Run ``t.backward(gradient)`` and draw one frame per step of the engine.
+               backend: str = "auto", accumulate: bool = False,
+               width: int | str | None = None) -> StepFrames:
+    """Draw ``t.backward(gradient)`` one frame per step of the engine.
 
     Each frame highlights the node being run, says which gradient it received and what
     it sends to each input (drawn on the edges, which stay in place from frame to frame),
-    and shows the leaves' ``.grad`` accumulating.  This *is* a backward pass: afterwards
-    the leaves' ``.grad`` hold the result, as after ``t.backward(retain_graph=True)``.
+    and shows the leaves' ``.grad`` accumulating.  In a notebook the result shows as a
+    player (Previous / Next / Play); any number of players work on one page.
+
+    The pass runs on a copy of the graph, recomputed from the leaves' values: the
+    user's tensors are not changed (no ``.grad`` accumulates, the graph is not freed),
+    and a graph that ``backward()`` already ran through can still be drawn.
 
     Parameters
     ----------
@@ -72,14 +123,21 @@ def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: 
         frames in one page with Previous/Next/Play buttons).  ``None`` writes nothing.
     format : str
         Frame file format (``svg`` works without the ``dot`` program).
+    accumulate : bool
+        Start from the leaves' current ``.grad`` and show this pass adding into them
+        (what one more ``backward()`` would do); by default the frames start from
+        ``.grad = None``, as a fresh pass.
+    width : int or str, optional
+        Display width of the player's frames in a notebook: pixels, or a CSS length such
+        as ``"80%"``; by default their own size, never wider than the column.
 
     Examples
     --------
     >>> import symgrad as torch
     >>> x = torch.tensor(3.0, requires_grad=True)
     >>> frames = torch.draw_steps(x * x)
-    >>> len(frames), x.grad
-    (3, tensor(6.))
+    >>> len(frames), x.grad is None
+    (3, True)
     >>> frames.captions[1]
     'Step 1 of 2: MulBackward0 runs: receives 1, sends 3 to input self, 3 to input other'
     """
@@ -90,7 +148,10 @@ def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: 
     if isinstance(names, Mapping):
         explicit.update(names)
     model = GraphModel([root], merge_names(explicit, auto))
-    events, before = _run_backward(model, root, gradient)
+    events = backward_events(model, root, gradient)
+    before = {it.key: (as_array(it.variable.grad).copy()
+                       if accumulate and it.variable.grad is not None else None)
+              for it in model.items if it.kind == "accumulate"}
     seed = as_array(gradient) if gradient is not None else np.ones_like(as_array(root))
     edge_final: dict = {}
     for kind, key, _, sent in events:
@@ -118,46 +179,10 @@ def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: 
     for k, event in enumerate(events, 1):
         frame(f"Step {k} of {n}: " + _caption(by_key[event[1]], event, state), event[1])
         state["done"].add(event[1])
-    frames = StepFrames(sources, captions)
+    frames = StepFrames(sources, captions, width=width, backend=backend)
     if directory is not None:
         _write_frames(frames, pathlib.Path(directory), format, html_player, backend)
     return frames
-
-
-def _run_backward(model: GraphModel, root: Any, gradient: Any) -> tuple[list, dict]:
-    """Run the backward pass with hooks: the events in the order the engine ran them,
-    ``(kind, item key, gradient received, {slot: gradient sent})``, and each leaf's
-    ``.grad`` before."""
-    events: list = []
-    received: dict = {}
-    handles = []
-    before: dict = {}
-    for item in model.items:
-        if item.kind == "accumulate":
-            var = item.variable
-            g0 = getattr(var, "grad", None)
-            before[item.key] = None if g0 is None else as_array(g0).copy()
-
-            def leaf_hook(g, key=item.key):
-                events.append(("leaf", key, as_array(g), None))
-            handles.append(var.register_hook(leaf_hook))
-            continue
-
-        def pre(grad_outputs, key=item.key):
-            g = grad_outputs[0] if grad_outputs else None
-            received[key] = None if g is None else as_array(g)
-
-        def post(grad_inputs, grad_outputs, key=item.key):
-            sent = {slot: as_array(g) for slot, g in enumerate(grad_inputs) if g is not None}
-            events.append(("node", key, received.get(key), sent))
-        handles.append(item.fn.register_prehook(pre))
-        handles.append(item.fn.register_hook(post))
-    try:
-        root.backward(gradient, retain_graph=True)
-    finally:
-        for h in handles:
-            h.remove()
-    return events, before
 
 
 def _caption(item: Item, event: tuple, state: dict) -> str:
@@ -197,7 +222,7 @@ def frame_files(frames: StepFrames, d: pathlib.Path, format: str = "svg",
         if not svgs:
             svgs = [backends.pipe(src, "svg", backend=backend).decode("utf-8")
                     for src in frames.sources]
-        files[d / "steps.html"] = _player(svgs, frames.captions).encode("utf-8")
+        files[d / "steps.html"] = player_page(svgs, frames.captions).encode("utf-8")
     return files
 
 
@@ -206,31 +231,3 @@ def _write_frames(frames: StepFrames, d: pathlib.Path, format: str, html_player:
     """Write :func:`frame_files`, all of them or none."""
     frames.paths.extend(backends.write_all(frame_files(frames, d, format, html_player,
                                                        backend)))
-
-
-def _player(svgs: list[str], captions: list[str]) -> str:
-    """One self-contained HTML page showing the frames with Previous/Next/Play."""
-    frames = "\n".join(
-        f'<div class="frame" style="display:{"block" if i == 0 else "none"}">'
-        f'{s[s.find("<svg"):]}</div>' for i, s in enumerate(svgs))
-    caps = ",".join('"' + html.escape(c).replace('"', "&quot;") + '"' for c in captions)
-    return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>symgrad: backward, step by step</title>
-<style>body{{font-family:Helvetica,Arial,sans-serif;margin:1em}}
-.frame svg{{max-width:100%;height:auto}} button{{font-size:1em;margin-right:.5em}}</style>
-</head><body>
-<div><button onclick="go(-1)">&#9664; Previous</button><button onclick="go(1)">Next &#9654;
-</button><button onclick="play()">Play</button> <span id="cap"></span></div>
-{frames}
-<script>
-var caps=[{caps}];var k=0;var frames=document.querySelectorAll('.frame');var timer=null;
-function show(){{frames.forEach(function(f,i){{f.style.display=i==k?'block':'none';}});
-document.getElementById('cap').innerHTML=caps[k];}}
-function go(d){{k=Math.max(0,Math.min(frames.length-1,k+d));show();}}
-function play(){{if(timer){{clearInterval(timer);timer=null;return;}}k=0;show();
-timer=setInterval(function(){{if(k>=frames.length-1){{clearInterval(timer);timer=null;}}
-else go(1);}},1200);}}
-document.addEventListener('keydown',function(e){{if(e.key=='ArrowRight')go(1);
-if(e.key=='ArrowLeft')go(-1);}});show();
-</script></body></html>
-"""

@@ -147,11 +147,12 @@ def test_edge_gradients_match_torch_hooks(torch):
     assert names["A"].grad.item() == pytest.approx(tnames["A"].grad.item())
 
 
-def test_edge_gradients_after_free_say_what_to_do():
-    x = symgrad.tensor(2.0, requires_grad=True)
+def test_edge_gradients_after_free_say_what_to_do(torch):
+    # (symgrad's graphs are recomputed: tests/drawing/test_notebook_display.py)
+    x = torch.tensor(2.0, requires_grad=True)
     f = x * x
     f.backward()
-    with pytest.raises(backends.RenderError, match="retain_graph=True"):
+    with pytest.raises(backends.RenderError, match=r"f\.backward\(retain_graph=True\)"):
         symgrad.draw(f, show_edge_grads=True)
 
 
@@ -279,7 +280,7 @@ def test_steps_follow_the_engine_order_of_torch(seed, torch):
     assert len(frames) == len(order) + 1
     for n, t in tnames.items():
         if t.is_leaf:
-            np.testing.assert_allclose(names[n].grad.numpy(), t.grad.numpy(), rtol=1e-6)
+            assert names[n].grad is None  # draw_steps changes no tensor of the user's
 
 
 def test_step_frames_keep_the_layout_and_reveal_gradients(tmp_path):

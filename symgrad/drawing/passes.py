@@ -1,0 +1,219 @@
+"""A backward pass run for a drawing, leaving the user's tensors as they were.
+
+Edge gradients (``draw(..., show_edge_grads=True)``) and the frames of ``draw_steps`` are
+what a backward pass sends along each edge, seen through hooks.  The pass never runs on
+the user's graph if it can be avoided: a symgrad graph is *replayed* -- its forward run
+again from copies of the leaves through the same op records (the public IR: ``op``,
+``inputs``, ``attrs``), in the order the nodes were made, so the engine runs the copy in
+the same order -- and the copy is differentiated.  Nothing of the user's changes: no
+``.grad`` accumulates, no saved value is freed, no user hook runs, and a graph that
+``backward()`` has already freed can still be drawn.
+
+Where a graph cannot be replayed (PyTorch's graphs, custom ``autograd.Function`` nodes,
+in-place writes into slices, nodes with several outputs, leaves changed since the
+forward), the pass runs on the user's graph with ``autograd.grad`` and
+``retain_graph=True`` (leaves' ``.grad`` untouched; retained gradients of non-leaf
+tensors put back), which needs the values the graph saved.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> from symgrad.drawing.model import GraphModel
+>>> x = torch.tensor(3.0, requires_grad=True)
+>>> f = x * x
+>>> f.backward()
+>>> model = GraphModel([f], {"x": x})
+>>> [(kind, key) for kind, key, _, _ in backward_events(model, f)]
+[('node', 'n0'), ('leaf', 'n1')]
+>>> x.grad
+tensor(6.)
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..api.apply import apply
+from ..api.tensor import Tensor
+from ..api.tensor import tensor as new_tensor
+from ..autograd import grad as autograd_grad
+from ..autograd.grad_mode import enable_grad
+from ..ir.node import AccumulateGrad, Node
+from ..ir.walk import topological
+from .backends import RenderError
+from .model import GraphModel
+from .values import as_array
+
+__all__ = ["backward_events", "edge_gradients"]
+
+
+def backward_events(model: GraphModel, root: Any, gradient: Any = None) -> list:
+    """The steps of a backward pass of ``root``, in the order the engine runs them.
+
+    Each step is ``("node", key, gradient received, {slot: gradient sent})`` for an
+    operation or ``("leaf", key, gradient, None)`` for an ``AccumulateGrad``, ``key``
+    being the node's key in ``model``; gradients are numpy arrays.  The user's tensors
+    and graph are left as they were.
+
+    Raises
+    ------
+    RenderError
+        When the graph was freed by ``backward()`` and cannot be replayed; the message
+        says to call ``backward(retain_graph=True)`` first.
+    """
+    copy, why = _replay(model, root)
+    if copy is not None:
+        new_root, nodes, leaves = copy
+        return _hooked(nodes, leaves, lambda: new_root.backward(gradient))
+    nodes = [(it.fn, it.key) for it in model.items
+             if it.kind == "op" and hasattr(it.fn, "register_hook")]
+    leaves = [(it.variable, it.key) for it in model.items
+              if it.kind == "accumulate" and getattr(it.variable, "requires_grad", False)]
+    if not leaves:
+        return []
+    tensors = [t for t, _ in leaves]
+
+    def run() -> None:
+        _grad_function(root)(root, tensors, grad_outputs=gradient, retain_graph=True,
+                             allow_unused=True)
+    kept = _retained_grads(model)
+    try:
+        return _hooked(nodes, leaves, run)
+    except RuntimeError as e:
+        if "second time" not in str(e):
+            raise
+        name = model.tensor_name(root) or "the output"
+        how = (f"call {name}.backward(retain_graph=True) instead of {name}.backward(), "
+               f"or draw before calling backward()")
+        raise RenderError(f"the gradients along the edges need the values the graph saved, "
+                          f"which backward() freed, and {why}: {how}") from None
+    finally:
+        for t, g, data in kept:
+            t.grad = g
+            if g is not None and not np.array_equal(as_array(g), data, equal_nan=True):
+                g.detach().copy_(g.new_tensor(data))
+
+
+def edge_gradients(model: GraphModel, root: Any) -> dict:
+    """``{(node key, slot): gradient}`` along every backward edge from ``root``, and
+    ``("seed", 0)``: the gradient ``root.backward()`` starts with (ones)."""
+    grads: dict = {}
+    for kind, key, _, sent in backward_events(model, root):
+        if kind == "node":
+            for slot, g in sent.items():
+                grads[(key, slot)] = g
+    grads[("seed", 0)] = np.ones_like(as_array(root))
+    return grads
+
+
+def _hooked(nodes: list, leaves: list, run: Callable[[], Any]) -> list:
+    """Run ``run()`` with hooks on ``nodes`` and ``leaves`` (``(object, key)`` pairs)
+    recording the steps; the hooks are removed afterwards, whatever happens."""
+    events: list = []
+    received: dict = {}
+    handles = []
+    try:
+        for var, key in leaves:
+            def leaf_hook(g, key=key) -> None:
+                events.append(("leaf", key, as_array(g), None))
+            handles.append(var.register_hook(leaf_hook))
+        for fn, key in nodes:
+            def pre(grad_outputs, key=key) -> None:
+                g = grad_outputs[0] if grad_outputs else None
+                received[key] = None if g is None else as_array(g)
+
+            def post(grad_inputs, grad_outputs, key=key) -> None:
+                sent = {slot: as_array(g) for slot, g in enumerate(grad_inputs)
+                        if g is not None}
+                events.append(("node", key, received.get(key), sent))
+            handles.append(fn.register_prehook(pre))
+            handles.append(fn.register_hook(post))
+        run()
+    finally:
+        for h in handles:
+            h.remove()
+    return events
+
+
+def _replay(model: GraphModel, root: Any) -> tuple[tuple | None, str]:
+    """A copy of ``root``'s graph made by running its forward again from copies of the
+    leaves: ``((new root, [(new node, key)], [(new leaf, key)]), "")``, or ``(None, why
+    not)``."""
+    if not isinstance(root, Tensor) or not isinstance(root.grad_fn, Node):
+        return None, "a PyTorch graph cannot be recomputed from its nodes"
+    order = topological(root.grad_fn)
+    new: dict[int, Tensor] = {}
+    nodes, leaves = [], []
+    with enable_grad():
+        for n in order:
+            if isinstance(n, AccumulateGrad):
+                var = n.variable
+                leaf = new_tensor(as_array(var).copy(), dtype=var.dtype, requires_grad=True)
+                new[id(n)] = leaf
+                leaves.append((leaf, _key(model, n)))
+        for n in sorted((n for n in order if not isinstance(n, AccumulateGrad)),
+                        key=lambda n: n._seq):
+            why = _unreplayable(n)
+            if why:
+                return None, why
+            args = [new[id(x)] if isinstance(x, Node) else x for x in n.inputs]
+            try:
+                with np.errstate(all="ignore"):
+                    out = apply(type(n).op, args, n.attrs)
+            except Exception:  # noqa: BLE001 - then the user's own graph is used
+                return None, f"{type(n).__name__} could not be run again"
+            if type(out.grad_fn) is not type(n):
+                return None, f"{type(n).__name__} could not be run again"
+            new[id(n)] = out
+            nodes.append((out.grad_fn, _key(model, n)))
+    copy = new[id(root.grad_fn)]
+    same = (copy.shape == root.shape and copy.dtype == root.dtype
+            and np.array_equal(as_array(copy), as_array(root), equal_nan=True))
+    if not same:
+        return None, "the leaves (or constants) were changed since the forward pass"
+    return (copy, [(fn, k) for fn, k in nodes if k is not None],
+            [(t, k) for t, k in leaves if k is not None]), ""
+
+
+def _unreplayable(n: Node) -> str:
+    """Why node ``n`` cannot be run again through the op table ("" if it can)."""
+    op = getattr(type(n), "op", None)
+    if op is None or getattr(op, "node_class", None) is not type(n):
+        return f"{type(n).__name__} (a custom autograd.Function) cannot be run again"
+    if (type(n)._custom_backward is not None or n._inner is not None or op.outputs
+            or n._input_nrs is not None):
+        return f"{type(n).__name__} cannot be run again from its inputs"
+    return ""
+
+
+def _key(model: GraphModel, n: Any) -> str | None:
+    item = model.by_fn.get(id(n))
+    return None if item is None else item.key
+
+
+def _retained_grads(model: GraphModel) -> list:
+    """``(tensor, .grad, its values)`` of the non-leaf tensors whose ``.grad`` a pass
+    would change (``retain_grad()``): named ones, and symgrad's retained ones."""
+    out, seen = [], set()
+    candidates = [it.tensor for it in model.items if it.tensor is not None]
+    for it in model.items:
+        ref = getattr(it.fn, "_retain", None) if isinstance(it.fn, Node) else None
+        t = ref() if callable(ref) else None
+        if t is not None:
+            candidates.append(t)
+    for t in candidates:
+        if id(t) in seen or not getattr(t, "retains_grad", False):
+            continue
+        seen.add(id(t))
+        g = t.grad
+        out.append((t, g, None if g is None else as_array(g).copy()))
+    return out
+
+
+def _grad_function(t: Any) -> Callable:
+    """``autograd.grad`` of the library ``t`` belongs to."""
+    if isinstance(t, Tensor):
+        return autograd_grad
+    import torch  # why: only a real torch tensor gets here, so torch is installed
+    return torch.autograd.grad
