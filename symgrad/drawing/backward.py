@@ -21,7 +21,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from .collapse import collapse
-from .dotwriter import DotWriter, check_rankdir
+from .direction import laid_out
+from .dotwriter import DotWriter
 from .labels import label_of, local_derivative, operand_text
 from .model import FREED, Edge, GraphModel, Item
 from .rows import leaf_grad, order_labels, tensor_rows
@@ -194,7 +195,7 @@ def emit_backward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_
 
 
 def backward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str = "light",
-                   rankdir: str = "LR", show_values: bool = True, show_grads: bool = True,
+                   rankdir: str = "auto", show_values: bool = True, show_grads: bool = True,
                    edge_grads: Mapping | None = None, show_local: bool = False,
                    show_saved: bool = False, show_attrs: bool = False,
                    show_constants: bool = True, legend: bool = True,
@@ -217,6 +218,11 @@ def backward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme:
         Draw ``_saved_*`` tensors as separate nodes (never merged with a leaf).
     state : mapping, optional
         Step-by-step frame state (``running``, ``done``, ``leaf_grads``, ``received``).
+    rankdir : {"auto", "LR", "TB", "RL", "BT"}
+        Layout direction; ``auto`` is the one that fits a 16:9 slide best
+        (:mod:`~symgrad.drawing.direction`).
+    legend : bool
+        A legend of the colours and arrows used.
 
     Examples
     --------
@@ -228,12 +234,15 @@ def backward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme:
     """
     model = GraphModel.of(roots, names)
     collapse(model, max_nodes)
-    dot = DotWriter(theme_named(theme), check_rankdir(rankdir), title, fontsize)
     higher = len(model.roots) > 1
-    outs = emit_backward(model, dot, show_values=show_values, show_grads=show_grads,
-                         edge_grads=edge_grads, show_local=show_local, show_saved=show_saved,
-                         show_attrs=show_attrs, show_constants=show_constants, state=state,
-                         higher=higher)
-    if legend:
-        dot.legend(outs[-1] if outs else None, order_labels(model, order_names))
-    return dot.source("backward")
+
+    def build(direction: str) -> str:
+        dot = DotWriter(theme_named(theme), direction, title, fontsize)
+        outs = emit_backward(model, dot, show_values=show_values, show_grads=show_grads,
+                             edge_grads=edge_grads, show_local=show_local,
+                             show_saved=show_saved, show_attrs=show_attrs,
+                             show_constants=show_constants, state=state, higher=higher)
+        if legend:
+            dot.legend(outs[-1] if outs else None, order_labels(model, order_names))
+        return dot.source("backward")
+    return laid_out(build, rankdir)

@@ -14,7 +14,8 @@ from typing import Any, Mapping
 
 from .backward import emit_backward
 from .collapse import collapse
-from .dotwriter import DotWriter, check_rankdir
+from .direction import laid_out
+from .dotwriter import DotWriter
 from .forward import emit_forward
 from .model import GraphModel
 from .rows import order_labels
@@ -24,7 +25,7 @@ __all__ = ["both_graph"]
 
 
 def both_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str = "light",
-               rankdir: str = "LR", show_values: bool = True, show_grads: bool = True,
+               rankdir: str = "auto", show_values: bool = True, show_grads: bool = True,
                edge_grads: Mapping | None = None, show_local: bool = False,
                show_saved: bool = False, show_attrs: bool = False, legend: bool = True,
                title: str | None = None, order_names: list[str] | None = None,
@@ -36,25 +37,29 @@ def both_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str
     """
     model = GraphModel.of(roots, names)
     collapse(model, max_nodes)
-    dot = DotWriter(theme_named(theme), check_rankdir(rankdir), title, fontsize)
     higher = len(model.roots) > 1
-    dot.cluster("forward", "Forward pass")
-    keys = emit_forward(model, dot, show_values=show_values, show_grads=False, indent="    ",
-                        higher=higher)
-    dot.end_cluster()
-    dot.cluster("backward", "Backward pass (grad_fn graph)")
-    outs = emit_backward(model, dot, show_values=False, show_grads=show_grads,
-                         edge_grads=edge_grads, show_local=show_local, show_saved=show_saved,
-                         show_attrs=show_attrs, show_constants=False, state=None,
-                         prefix="b", indent="    ", higher=higher)
-    dot.end_cluster()
-    for item in model.items:
-        # Same rank: each grad_fn sits straight across from the tensor it belongs to.
-        target = f"b{item.key}"
-        dot.lines.append(f"  {{rank=same; {keys[item.key]}; {target}}}")
-        if item.kind != "accumulate":  # a leaf's grad_fn is None: no link to draw
-            dot.edge(target, keys[item.key], kind="link", indent="  ",
-                     extra="arrowhead=none")
-    if legend:
-        dot.legend(outs[-1] if outs else None, order_labels(model, order_names))
-    return dot.source("forward_backward")
+
+    def build(direction: str) -> str:
+        dot = DotWriter(theme_named(theme), direction, title, fontsize)
+        dot.cluster("forward", "Forward pass")
+        keys = emit_forward(model, dot, show_values=show_values, show_grads=False,
+                            indent="    ", higher=higher)
+        dot.end_cluster()
+        dot.cluster("backward", "Backward pass (grad_fn graph)")
+        outs = emit_backward(model, dot, show_values=False, show_grads=show_grads,
+                             edge_grads=edge_grads, show_local=show_local,
+                             show_saved=show_saved, show_attrs=show_attrs,
+                             show_constants=False, state=None, prefix="b", indent="    ",
+                             higher=higher)
+        dot.end_cluster()
+        for item in model.items:
+            # Same rank: each grad_fn sits straight across from the tensor it belongs to.
+            target = f"b{item.key}"
+            dot.lines.append(f"  {{rank=same; {keys[item.key]}; {target}}}")
+            if item.kind != "accumulate":  # a leaf's grad_fn is None: no link to draw
+                dot.edge(target, keys[item.key], kind="link", indent="  ",
+                         extra="arrowhead=none")
+        if legend:
+            dot.legend(outs[-1] if outs else None, order_labels(model, order_names))
+        return dot.source("forward_backward")
+    return laid_out(build, rankdir)

@@ -222,7 +222,7 @@ def _with_size(source: str, size: str) -> str:
 
 
 def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | None = None,
-         theme: str = "light", rankdir: str = "LR", show_values: bool = True,
+         theme: str = "light", rankdir: str = "auto", show_values: bool = True,
          show_grads: bool = True, show_edge_grads: bool = False, show_local: bool = False,
          show_saved: bool = False, show_attrs: bool = False, show_constants: bool = True,
          legend: bool = True, title: str | None = None,
@@ -246,8 +246,9 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
         ``{"x": x, "f": f}``.  By default the names of the caller's variables are used
         (and leaves' ``name=``); ``names=False`` turns that off.
     theme : {"light", "dark", "print", "colorblind"}
-    rankdir : {"LR", "RL", "TB", "BT"}
-        Layout direction: inputs on the first side, output on the other.
+    rankdir : {"auto", "LR", "RL", "TB", "BT"}
+        Layout direction: inputs on the first side, output on the other; ``auto`` (the
+        default) is the one in which the drawing fits a 16:9 slide best.
     show_values, show_grads : bool
         Tensor values; leaves' accumulated ``.grad``.
     show_edge_grads : bool

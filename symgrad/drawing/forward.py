@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .collapse import collapse
-from .dotwriter import DotWriter, check_rankdir
+from .direction import laid_out
+from .dotwriter import DotWriter
 from .labels import label_of, op_symbol
 from .model import Edge, GraphModel, Item
 from .rows import leaf_grad, order_labels, tensor_rows
@@ -98,7 +99,7 @@ def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_g
 
 
 def forward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str = "light",
-                  rankdir: str = "LR", show_values: bool = True, show_grads: bool = True,
+                  rankdir: str = "auto", show_values: bool = True, show_grads: bool = True,
                   legend: bool = True, title: str | None = None,
                   order_names: list[str] | None = None, fontsize: int = 12,
                   max_nodes: int | None = 300) -> str:
@@ -109,13 +110,16 @@ def forward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: 
     """
     model = GraphModel.of(roots, names)
     collapse(model, max_nodes)
-    dot = DotWriter(theme_named(theme), check_rankdir(rankdir), title, fontsize)
-    keys = emit_forward(model, dot, show_values=show_values, show_grads=show_grads,
-                        higher=len(model.roots) > 1)
-    anchor = None
-    for item in model.root_items:
-        if item is not None:
-            anchor = keys[item.key]
-    if legend:
-        dot.legend(anchor, order_labels(model, order_names))
-    return dot.source("forward")
+
+    def build(direction: str) -> str:
+        dot = DotWriter(theme_named(theme), direction, title, fontsize)
+        keys = emit_forward(model, dot, show_values=show_values, show_grads=show_grads,
+                            higher=len(model.roots) > 1)
+        anchor = None
+        for item in model.root_items:
+            if item is not None:
+                anchor = keys[item.key]
+        if legend:
+            dot.legend(anchor, order_labels(model, order_names))
+        return dot.source("forward")
+    return laid_out(build, rankdir)

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import backends
 from .backward import backward_graph
+from .direction import rankdir_of
 from .diagram import Diagram
 from .inputs import caller_names, merge_names, roots_and_names
 from .model import GraphModel, Item
@@ -101,8 +102,8 @@ class StepFrames:
 
 def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: Any = None,
                format: str = "svg", names: Mapping[str, Any] | bool | None = None,
-               theme: str = "light", rankdir: str = "LR", show_values: bool = True,
-               show_local: bool = False, html_player: bool = True,
+               theme: str = "light", rankdir: str = "auto", show_values: bool = True,
+               show_local: bool = False, legend: bool = True, html_player: bool = True,
                backend: str = "auto", accumulate: bool = False,
                width: int | str | None = None) -> StepFrames:
     """Draw ``t.backward(gradient)`` one frame per step of the engine.
@@ -161,6 +162,10 @@ def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: 
     sources, captions = [], []
     state = {"running": None, "done": set(), "leaf_grads": dict(before), "sent": set(),
              "seed": seed}
+    if rankdir == "auto":  # one direction for every frame: nothing moves between them
+        rankdir = rankdir_of(backward_graph(model, show_values=show_values, show_grads=True,
+                                            edge_grads=edge_final, show_local=show_local,
+                                            legend=legend, state=state, max_nodes=None))
 
     def frame(caption: str, running: str | None) -> None:
         frozen = {"running": running, "done": set(state["done"]),
@@ -169,7 +174,8 @@ def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: 
         sources.append(backward_graph(model, theme=theme, rankdir=rankdir,
                                       show_values=show_values, show_grads=True,
                                       edge_grads=edge_final, show_local=show_local,
-                                      state=frozen, title=caption, max_nodes=None))
+                                      state=frozen, title=caption, max_nodes=None,
+                                      legend=legend))
         captions.append(caption)
 
     n = len(events)
