@@ -81,13 +81,17 @@ def backward_events(model: GraphModel, root: Any, gradient: Any = None) -> list:
     try:
         return _hooked(nodes, leaves, run)
     except RuntimeError as e:
-        if "second time" not in str(e):
-            raise
-        name = model.tensor_name(root) or "the output"
-        how = (f"call {name}.backward(retain_graph=True) instead of {name}.backward(), "
-               f"or draw before calling backward()")
-        raise RenderError(f"the gradients along the edges need the values the graph saved, "
-                          f"which backward() freed, and {why}: {how}") from None
+        if "second time" in str(e):
+            name = model.tensor_name(root) or "the output"
+            how = (f"call {name}.backward(retain_graph=True) instead of {name}.backward(), "
+                   f"or draw before calling backward()")
+            raise RenderError(f"the gradients along the edges need the values the graph "
+                              f"saved, which backward() freed, and {why}: {how}") from None
+        if "inplace operation" in str(e):
+            raise RenderError(f"the gradients along the edges cannot be computed: {why}, "
+                              f"and the graph's saved values were changed in place too: "
+                              f"draw before changing the tensors") from None
+        raise
     finally:
         for t, g, data in kept:
             t.grad = g
