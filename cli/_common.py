@@ -16,6 +16,8 @@ from symgrad.drawing.backends import SUFFIXES, format_for, write_all
 from symgrad.symbolic.shapes import resolve_shapes
 from symgrad.symbolic.parser import ParseError, parse_value
 
+from ._terminal import json_text, terminal_text
+
 if TYPE_CHECKING:  # (symgrad.parse loads SymPy, which `symgrad ops` never needs)
     from symgrad.symbolic.expression import Expression
 
@@ -33,7 +35,8 @@ class InputError(click.ClickException):
     exit_code = BAD_INPUT
 
     def show(self, file=None) -> None:
-        click.echo(f"symgrad: error: {self.format_message()}", err=True)
+        click.echo(f"symgrad: error: {terminal_text(self.format_message(), newlines=True)}",
+                   err=True)
 
 
 class CheckFailed(click.ClickException):
@@ -234,4 +237,4 @@ def style(text: str, **kwargs: Any) -> str:
 
 
 def echo_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+    click.echo(json_text(json.dumps(obj, indent=2, ensure_ascii=False)))

@@ -14,6 +14,7 @@ from symgrad.symbolic.vectors import NoVectorForm, dimensions
 
 from ._common import (ExpressionCommand, InputError, check_output, echo_json,
                       load_expression, parse_at, parse_shapes, write_outputs)
+from ._terminal import terminal_text
 
 __all__ = ["draw"]
 
@@ -96,9 +97,9 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
         echo_json({"output": output, "format": fmt, "kind": kind,
                    "nodes": diagram.node_count, "frames": [str(p) for p in frames]})
     elif output != "-":
-        click.echo(f"wrote {output}")
+        click.echo(f"wrote {terminal_text(output)}")
         if frames:
-            click.echo(f"wrote {len(frames) - 1} frames to {steps_dir}")
+            click.echo(f"wrote {len(frames) - 1} frames to {terminal_text(steps_dir)}")
 
 
 _SIZE_NAMES = "nmklpqrs"

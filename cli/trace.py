@@ -16,6 +16,7 @@ from symgrad import Tensor
 from symgrad.drawing.diagram import RenderError
 
 from ._common import InputError, check_output, echo_json, write_outputs
+from ._terminal import terminal_text
 
 # The modules of torch a script may import by name (``import torch.nn as nn``).
 _MODULES = ("autograd", "autograd.graph", "autograd.functional", "nn", "nn.functional",
@@ -45,6 +46,8 @@ def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) 
       symgrad trace lesson.py --var f -o f.svg
       symgrad trace lesson.py --var loss --kind both -o loss.png
     """
+    if not os.path.isfile(script):  # (a FIFO would wait for a writer, a device never end)
+        raise InputError(f"{script}: not a regular file (a FIFO or a device is never read)")
     fmt = check_output(output, inputs=[script]) or "svg"
     saved = {k: sys.modules.get(k) for k in ("torch", *(f"torch.{m}" for m in _MODULES))}
     sys.modules["torch"] = symgrad
@@ -95,7 +98,7 @@ def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) 
         echo_json({"output": str(path), "format": path.suffix.lstrip("."), "kind": kind,
                    "nodes": d.node_count, "variables": list(targets)})
     else:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {terminal_text(str(path))}")
 
 
 def _script_error(script: str, err: BaseException) -> str:
