@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from importlib.util import find_spec
 
+from .._util import signals_deferred
 from ..errors import SymgradError
 from .svgstyle import restyle
 from .tikz import tikz_picture
@@ -125,17 +126,26 @@ def _pipe_wasm(source: str, fmt: str, engine: str) -> bytes:
     return restyle(out.decode("utf-8")).encode("utf-8") if fmt == "svg" else out
 
 
+def _private_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path: pathlib.Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it into place."""
+    """Write ``data`` to a temporary file beside ``path``, then rename it into place.
+
+    The temporary name is short (``.sg`` and eight characters), so it fits wherever
+    ``path``'s own name fits."""
+    path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with signals_deferred():  # (made and known together: an interruption removes it)
+        fd, tmp = tempfile.mkstemp(prefix=".sg", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         # mkstemp makes the file private (0600); a drawing gets the usual permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, _private_mode())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -145,40 +155,82 @@ def write_atomic(path: pathlib.Path, data: bytes) -> None:
         raise
 
 
+def _staged_top(path: pathlib.Path) -> pathlib.Path:
+    """What is renamed into place for ``path``: the file itself when its directory
+    exists, else the outermost directory that is missing."""
+    top = path
+    for d in path.parents:
+        if d.exists() or d == d.parent:
+            break
+        top = d
+    return top
+
+
 def write_all(files: dict) -> list:
-    """Write every ``path -> bytes`` of ``files``, or none of them: each goes to a
-    temporary file beside its path first, and all are renamed into place only when every
-    one was written.  An ``OSError`` names the path that failed (``err.filename``).
+    """Write every ``path -> bytes`` of ``files``, or none of them.
+
+    Everything is written first into a temporary directory beside each target (a short
+    name: any valid output name fits); then, with SIGINT and SIGTERM held, each target is
+    renamed into place, an existing file first moved aside, and on any failure every
+    rename done is undone (the files that were there are back, unchanged).  A directory
+    that did not exist (``--steps frames/``) is built whole in the temporary directory and
+    renamed into place at once.  An ``OSError`` names the path that failed
+    (``err.filename``).
 
     Returns the paths written, in order.
     """
-    staged: list = []
-    made: list = []
+    paths = [pathlib.Path(p) for p in files]
+    stages: dict = {}  # the directory a target is renamed into -> its temporary directory
+    tops: dict = {}  # top -> its staged copy
     try:
-        for path, data in files.items():
-            path = pathlib.Path(path)
-            missing = [d for d in reversed(path.parents) if not d.exists()]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made += [d for d in missing if d not in made]
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            staged.append((tmp, path))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        for tmp, path in staged:
-            os.replace(tmp, path)
+        for path, data in zip(paths, files.values()):
+            top = _staged_top(path)
+            parent = top.parent
+            if parent not in stages:
+                with signals_deferred():
+                    stages[parent] = pathlib.Path(tempfile.mkdtemp(prefix=".sg",
+                                                                   dir=parent))
+            if top not in tops:
+                tops[top] = stages[parent] / f"n{len(tops)}"
+            staged = tops[top] / path.relative_to(top) if top != path else tops[top]
+            staged.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with open(staged, "wb") as fh:
+                    fh.write(data)
+            except OSError as err:
+                raise type(err)(err.errno, err.strerror, str(path)) from None
+        with signals_deferred() as held:
+            if held.pending():  # (interrupted while writing: nothing is replaced)
+                return []
+            _commit(tops, stages)
+    finally:
+        for stage in stages.values():
+            shutil.rmtree(stage, ignore_errors=True)
+    return paths
+
+
+def _commit(tops: dict, stages: dict) -> None:
+    """Rename each staged copy into place; on a failure undo every rename done."""
+    done: list = []  # (top, where the old one went or None)
+    try:
+        for k, (top, staged) in enumerate(tops.items()):
+            old = None
+            if top.is_dir() and not top.is_symlink():
+                raise IsADirectoryError(21, "Is a directory", str(top))
+            if top.exists() or top.is_symlink():
+                old = stages[top.parent] / f"o{k}"
+                os.rename(top, old)
+            done.append((top, old))
+            os.rename(staged, top)
     except BaseException:
-        for tmp, _ in staged:
+        for top, old in reversed(done):
             try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        for d in reversed(made):  # directories made for the files, innermost first
-            try:
-                d.rmdir()
+                if top.is_dir() and not top.is_symlink():
+                    shutil.rmtree(top)
+                elif old is None or top.exists():
+                    top.unlink(missing_ok=True)
+                if old is not None:
+                    os.rename(old, top)
             except OSError:
                 pass
         raise
-    return [path for _, path in staged]

@@ -249,3 +249,54 @@ def test_wasm_trap_is_a_render_error(monkeypatch):
     monkeypatch.setattr(wasi, "render", trap)
     with pytest.raises(backends.RenderError, match="needs the `dot` program"):
         backends._pipe_wasm("digraph { a }", "svg", "dot")
+
+
+# --------------------------------------------------------------------------- all or nothing
+def _tree(root) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None
+            for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.parametrize("fail_at", range(6))
+def test_write_all_is_all_or_nothing_whichever_rename_fails(tmp_path, monkeypatch, fail_at):
+    """Old files stay exactly as they were when any rename fails (the last one too), and
+    no temporary file or directory is left."""
+    from symgrad.drawing import backends
+    (tmp_path / "g.svg").write_bytes(b"old svg")
+    (tmp_path / "h.dot").write_bytes(b"old dot")
+    before = _tree(tmp_path)
+    real, calls = os.rename, []
+
+    def failing(src, dst):
+        calls.append(dst)
+        if len(calls) == fail_at + 1:
+            raise OSError(28, "No space left on device", str(dst))
+        return real(src, dst)
+    monkeypatch.setattr(backends.os, "rename", failing)
+    files = {tmp_path / "g.svg": b"new svg", tmp_path / "h.dot": b"new dot",
+             tmp_path / "frames" / "0.svg": b"frame", tmp_path / "frames" / "1.svg": b"f1"}
+    renames = 5  # two files moved aside, three put in place (frames/ at once)
+    if fail_at < renames:
+        with pytest.raises(OSError):
+            backends.write_all(files)
+        assert _tree(tmp_path) == before
+    else:
+        backends.write_all(files)
+        assert _tree(tmp_path) == {"frames": None, "frames/0.svg": b"frame",
+                                   "frames/1.svg": b"f1", "g.svg": b"new svg",
+                                   "h.dot": b"new dot"}
+
+
+def test_output_names_of_any_valid_length(tmp_path):
+    from symgrad.drawing import backends
+    name = "g" * 251 + ".svg"  # 255 bytes: the longest a name may be
+    backends.write_all({tmp_path / name: b"a", tmp_path / ("d" * 255) / name: b"b"})
+    backends.write_atomic(tmp_path / name, b"c")
+    assert (tmp_path / name).read_bytes() == b"c"
+    assert (tmp_path / ("d" * 255) / name).read_bytes() == b"b"
+    out = tmp_path / ("h" * 245 + ".svg")  # 249 bytes, through the command
+    r = run("draw", "x*y", "-o", str(out), "--steps", str(tmp_path / ("s" * 250)))
+    assert r.exit_code == 0, r.output
+    assert out.read_text().count("<svg") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [name, "d" * 255, out.name, "s" * 250])
