@@ -224,3 +224,37 @@ def test_drawings_fit_the_column_and_keep_their_shape(browser, tmp_path):
     assert w2 == pytest.approx(200, abs=1) and h2 / w2 == pytest.approx(vh2 / vw2, rel=0.02)
     assert browser.execute_script("return document.body.scrollWidth") == column  # no overflow
     _no_harm(browser)
+
+
+def test_players_work_in_a_notebook_exported_to_html(browser, tmp_path):
+    """nbconvert's HTML export of a notebook whose outputs are two players and a drawing
+    (the outputs as Jupyter stores them: each object's mime bundle)."""
+    nbformat = pytest.importorskip("nbformat")
+    exporter = pytest.importorskip("nbconvert").HTMLExporter
+    x = symgrad.tensor(4.0, requires_grad=True)
+    f = 5 * x ** 2
+    f.backward()
+    shown = [symgrad.draw(f, kind="both"), _hostile_frames(), _plain_frames()]
+    cells = []
+    for k, obj in enumerate(shown):
+        cell = nbformat.v4.new_code_cell(f"obj{k}", execution_count=k + 1)
+        cell.outputs = [nbformat.v4.new_output("execute_result", obj._repr_mimebundle_(),
+                                               execution_count=k + 1)]
+        cells.append(cell)
+    body, _ = exporter().from_notebook_node(nbformat.v4.new_notebook(cells=cells))
+    page = tmp_path / "lesson.html"
+    page.write_text(body, encoding="utf-8")
+    browser.get(page.as_uri())
+    first, second = _players(browser)
+    _click(second, "next")
+    assert _caption(second) == shown[2].captions[1] and _shown(second) == [1]
+    assert _caption(first) == shown[1].captions[0] and _shown(first) == [0]
+    for k in range(1, len(shown[1])):
+        _click(first, "next")
+    assert _caption(first) == shown[1].captions[-1]
+    # (the export's own scripts from a CDN may fail offline; ours raise nothing)
+    assert browser.execute_script("return window.__alerts") == []
+    assert not [e for e in browser.execute_script("return window.__errors")
+                if e.startswith("Uncaught")]
+    assert browser.execute_script("return document.querySelectorAll("
+                                  "'.symgrad-drawing > svg').length") == 1
