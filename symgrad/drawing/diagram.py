@@ -56,6 +56,15 @@ class Diagram:
         How long the last layout and rendering took.
     node_count : int
         Number of backward nodes drawn (after collapsing large graphs).
+    size : str or None
+        Graphviz's ``size`` attribute (inches, ``"10,5.6"``), applied when rendering:
+        the largest the drawing is laid out (see :func:`draw`).
+    width : int, str or None
+        Display width in a notebook: pixels or a CSS length (``"80%"``).  By default
+        the drawing shows at its own size, shrunk to the column's width if wider.
+
+    In Jupyter a drawing displays inline (``_repr_mimebundle_``): HTML whose SVG has ids
+    of its own and scales to the column, the SVG itself, and the repr.
 
     Examples
     --------

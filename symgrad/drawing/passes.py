@@ -85,10 +85,11 @@ def backward_events(model: GraphModel, root: Any, gradient: Any = None) -> list:
             name = model.tensor_name(root) or "the output"
             how = (f"call {name}.backward(retain_graph=True) instead of {name}.backward(), "
                    f"or draw before calling backward()")
-            raise RenderError(f"the gradients along the edges need the values the graph "
-                              f"saved, which backward() freed, and {why}: {how}") from None
+            raise RenderError(f"drawing the gradients of a backward pass needs the values "
+                              f"the graph saved, which backward() freed, and {why}: {how}"
+                              ) from None
         if "inplace operation" in str(e):
-            raise RenderError(f"the gradients along the edges cannot be computed: {why}, "
+            raise RenderError(f"the gradients of the backward pass cannot be drawn: {why}, "
                               f"and the graph's saved values were changed in place too: "
                               f"draw before changing the tensors") from None
         raise
