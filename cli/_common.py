@@ -1,4 +1,5 @@
-"""What every command shares: input errors, ``--at`` values, output, colour."""
+"""What every command shares: input errors, ``--at`` values, output, colour, and the
+options of the commands that draw (``draw`` and ``trace``: one definition)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,11 @@ import click
 import numpy as np
 
 import symgrad
+from symgrad.drawing import backends
 from symgrad.drawing.backends import SUFFIXES, format_for, write_all
+from symgrad.drawing.direction import RANKDIRS
+from symgrad.drawing.steps import frame_files
+from symgrad.drawing.tikz import beamer_document
 from symgrad.symbolic.shapes import resolve_shapes
 from symgrad.symbolic.parser import ParseError, parse_value
 
@@ -22,8 +27,8 @@ if TYPE_CHECKING:  # (symgrad.parse loads SymPy, which `symgrad ops` never needs
     from symgrad.symbolic.expression import Expression
 
 __all__ = ["InputError", "CheckFailed", "ExpressionCommand", "check_output", "write_outputs",
-           "load_expression", "parse_at", "echo_json",
-           "style", "fmt", "to_plain"]
+           "load_expression", "parse_at", "echo_json", "drawing_options", "check_stdout",
+           "step_outputs", "style", "fmt", "to_plain"]
 
 #: Exit statuses (CONTRACT §4).
 DONE, FAILED, BAD_INPUT, UNDECIDED = 0, 1, 2, 3
@@ -190,6 +195,61 @@ def check_output(path: str, inputs: Iterable[str] = ()) -> str | None:
     if not os.access(parent, os.W_OK):
         raise InputError(f"-o {path}: the directory {parent} is not writable")
     return fmt
+
+
+#: The formats ``-o -`` writes (``--format``), and those that are not text.
+STDOUT_FORMATS = ("svg", "png", "pdf", "dot", "tikz")
+BINARY_FORMATS = frozenset({"png", "pdf", "jpg", "gif", "webp"})
+THEME_NAMES = ("light", "dark", "print", "colorblind")
+
+_DRAWING_OPTIONS = (
+    click.option("--format", "stdout_format", type=click.Choice(STDOUT_FORMATS),
+                 default="svg", show_default=True,
+                 help="The format of -o - (standard output)."),
+    click.option("--steps", "steps_dir", type=click.Path(file_okay=False), default=None,
+                 help="Also write one frame per backward step into this directory (and "
+                      "with -o FILE.tex, the steps as a Beamer document, a frame each)."),
+    click.option("--theme", type=click.Choice(THEME_NAMES), default="light",
+                 show_default=True),
+    click.option("--rankdir", type=click.Choice(RANKDIRS, case_sensitive=False),
+                 default="auto", show_default=True,
+                 help="Layout direction; auto: the one in which the drawing fits a 16:9 "
+                      "slide best."),
+    click.option("--local/--no-local", default=True, show_default=True,
+                 help="Label each backward edge with its local derivative."),
+    click.option("--legend/--no-legend", default=True, show_default=True,
+                 help="A legend of the colours and arrows used."),
+)
+
+
+def drawing_options(command):
+    """The options every drawing command has, defined once: ``--format``, ``--steps``,
+    ``--theme``, ``--rankdir``, ``--local/--no-local``, ``--legend/--no-legend``."""
+    for option in reversed(_DRAWING_OPTIONS):
+        command = option(command)
+    return command
+
+
+def check_stdout(output: str, fmt: str) -> None:
+    """Refuse to write a binary format to a terminal (``-o - --format png``); a pipe or
+    a file is fine."""
+    if output == "-" and fmt in BINARY_FORMATS and sys.stdout.isatty():
+        raise InputError(f"refusing to write {fmt.upper()} to a terminal; redirect to a "
+                         "file or use -o FILE")
+
+
+def step_outputs(steps, output: str, fmt: str, steps_dir: str, title: str | None = None
+                 ) -> tuple[dict, dict]:
+    """The files of step ``steps`` (a ``StepFrames``): its frames in ``steps_dir``, and
+    when the drawing's format is TikZ (``-o FILE.tex``), a Beamer document of the steps,
+    a frame each, in place of the single picture.  Returns (files, frames)."""
+    frames = frame_files(steps, pathlib.Path(steps_dir))
+    files = dict(frames)
+    if fmt == "tikz":
+        layouts = [json.loads(backends.pipe(src, "json").decode("utf-8"))
+                   for src in steps.sources]
+        files[output] = beamer_document(layouts, steps.captions, title).encode("utf-8")
+    return files, frames
 
 
 def write_outputs(files: dict) -> None:

@@ -1,19 +1,16 @@
 """``symgrad draw``: forward and backward graphs of an expression, to a file."""
 from __future__ import annotations
 
-import pathlib
-
 import click
 
 import symgrad
 from symgrad.drawing.diagram import RenderError
-from symgrad.drawing.steps import frame_files
-
 from symgrad.symbolic.shapes import placeholder, resolve_shapes
 from symgrad.symbolic.vectors import NoVectorForm, dimensions
 
-from ._common import (ExpressionCommand, InputError, check_output, echo_json,
-                      load_expression, parse_at, parse_shapes, write_outputs)
+from ._common import (ExpressionCommand, InputError, check_output, check_stdout,
+                      drawing_options, echo_json, load_expression, parse_at, parse_shapes,
+                      step_outputs, write_outputs)
 from ._terminal import terminal_text
 
 __all__ = ["draw"]
@@ -29,24 +26,14 @@ __all__ = ["draw"]
 @click.option("--shape", "shape_items", multiple=True, metavar="VAR=DIMS",
               help="Without values, the shape of a variable: A=n,m or x=m (repeatable); "
                    "shapes are drawn with these names (n×m).")
-@click.option("--format", "stdout_format", type=click.Choice(["svg", "png", "pdf", "dot",
-                                                                "tikz"]),
-              default="svg", show_default=True, help="The format of -o - (standard output).")
 @click.option("--kind", type=click.Choice(["forward", "backward", "both"]),
               default="both", show_default=True)
-@click.option("--steps", "steps_dir", type=click.Path(file_okay=False), default=None,
-              help="Also write one frame per backward step into this directory.")
-@click.option("--theme", type=click.Choice(["light", "dark", "print", "colorblind"]),
-              default="light", show_default=True)
-@click.option("--rankdir", type=click.Choice(["LR", "TB", "RL", "BT"]), default="LR",
-              show_default=True, help="Layout direction.")
-@click.option("--local/--no-local", default=True, show_default=True,
-              help="Show each edge's local derivative.")
+@drawing_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print what was written as one JSON object.")
 def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
-         stdout_format: str, kind: str,
-         steps_dir: str | None, theme: str, rankdir: str, local: bool, as_json: bool) -> None:
+         stdout_format: str, kind: str, steps_dir: str | None, theme: str, rankdir: str,
+         local: bool, legend: bool, as_json: bool) -> None:
     """Draw the graph of EXPRESSION: forward (values), backward (PyTorch's grad_fn
     nodes, .grad after backward) or both side by side.
 
@@ -56,6 +43,7 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
       symgrad draw "sin(dot(x, y))" --at x=[1,2,3] --at y=[5,6,7] -o g.png --kind backward
       symgrad draw "tanh(w*x + b)" -o g.pdf --theme print --rankdir TB
       symgrad draw "x**2*y" --at x=3 --at y=2 -o g.svg --steps frames/
+      symgrad draw "x**2*y" --at x=3 --at y=2 -o steps.tex --steps frames/
       symgrad draw "-log(x)" -o - --format dot
       symgrad draw "sum((A @ x - b)**2)" --shape A=n,m -o g.png
     """
@@ -63,6 +51,7 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
     at = parse_at(at_items, expr.variables)
     complete = all(v in at for v in expr.variables)
     fmt = check_output(output) or stdout_format
+    check_stdout(output, fmt)
     if output == "-" and as_json:
         raise InputError("--json with -o -: the drawing itself goes to standard output")
     try:
@@ -78,16 +67,18 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
             out.backward(retain_graph=True)
         diagram = symgrad.draw(out, kind=kind, names={"f": out}, theme=theme,
                                rankdir=rankdir, show_values=complete, show_grads=complete,
-                               show_local=local, title=expression, sizes=sizes)
+                               show_local=local, legend=legend, title=expression,
+                               sizes=sizes)
         # Everything is rendered before anything is written: all files or none.
         files = {output: diagram.pipe(fmt)}
         frames = {}
         if steps_dir:
             out2 = expr.evaluate(**values)
             steps = symgrad.draw_steps(out2, None, theme=theme, rankdir=rankdir,
-                                       show_values=complete, names={"f": out2})
-            frames = frame_files(steps, pathlib.Path(steps_dir))
-            files.update(frames)
+                                       show_values=complete, show_local=local,
+                                       legend=legend, names={"f": out2})
+            more, frames = step_outputs(steps, output, fmt, steps_dir, title=expression)
+            files.update(more)
     except RenderError as err:
         raise InputError(str(err)) from None
     except (ValueError, TypeError) as err:

@@ -15,7 +15,8 @@ import symgrad
 from symgrad import Tensor
 from symgrad.drawing.diagram import RenderError
 
-from ._common import InputError, check_output, echo_json, write_outputs
+from ._common import (InputError, check_output, check_stdout, drawing_options, echo_json,
+                      step_outputs, write_outputs)
 from ._terminal import terminal_text
 
 # The modules of torch a script may import by name (``import torch.nn as nn``).
@@ -32,23 +33,31 @@ __all__ = ["trace"]
               help="Tensor variable of the script to draw (repeatable; default: the last "
                    "tensor with a grad_fn).")
 @click.option("-o", "--output", required=True,
-              help="Output file; the suffix picks the format: .svg .png .pdf .dot")
+              help="Output file; the suffix picks the format: .svg .png .pdf .dot .tikz "
+                   "(- writes to standard output, in --format).")
 @click.option("--kind", type=click.Choice(["forward", "backward", "both"]),
               default="backward", show_default=True)
+@drawing_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print what was written as one JSON object.")
-def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) -> None:
+def trace(script: str, variables: tuple, output: str, kind: str, stdout_format: str,
+          steps_dir: str | None, theme: str, rankdir: str, local: bool, legend: bool,
+          as_json: bool) -> None:
     """Run SCRIPT (written for torch.autograd) with `torch` mapped to symgrad, then draw
     the named tensors. The script is Python and runs as such: only trace your own.
 
     \b
     Examples:
       symgrad trace lesson.py --var f -o f.svg
-      symgrad trace lesson.py --var loss --kind both -o loss.png
+      symgrad trace lesson.py --var loss --kind both -o loss.png --no-legend
+      symgrad trace lesson.py --var loss -o loss.tex --steps frames/
     """
     if not os.path.isfile(script):  # (a FIFO would wait for a writer, a device never end)
         raise InputError(f"{script}: not a regular file (a FIFO or a device is never read)")
-    fmt = check_output(output, inputs=[script]) or "svg"
+    fmt = check_output(output, inputs=[script]) or stdout_format
+    check_stdout(output, fmt)
+    if steps_dir and len(variables) > 1:
+        raise InputError("--steps draws the backward pass of one tensor; give one --var")
     saved = {k: sys.modules.get(k) for k in ("torch", *(f"torch.{m}" for m in _MODULES))}
     sys.modules["torch"] = symgrad
     for m in _MODULES:  # `import torch.nn.functional as F` finds symgrad's
@@ -84,21 +93,38 @@ def trace(script: str, variables: tuple, output: str, kind: str, as_json: bool) 
     for k, v in namespace.items():  # a model's parameters by their dotted names
         if isinstance(v, symgrad.nn.Module):
             names.update((f"{k}.{n}", p) for n, p in v.named_parameters())
+    roots = list(targets.values())
+    if steps_dir and roots[0].numel() != 1:
+        raise InputError(f"--steps needs a scalar; {next(iter(targets))} has shape "
+                         f"{list(roots[0].shape)}")
     try:
-        roots = list(targets.values())
-        d = symgrad.draw(roots[0] if len(roots) == 1 else targets, kind=kind, names=names)
-        data = d.pipe(fmt)
+        d = symgrad.draw(roots[0] if len(roots) == 1 else targets, kind=kind, names=names,
+                         theme=theme, rankdir=rankdir, show_local=local, legend=legend)
+        files = {output: d.pipe(fmt)}
+        frames: dict = {}
+        if steps_dir:
+            steps = symgrad.draw_steps(roots[0], None, names=names, theme=theme,
+                                       rankdir=rankdir, show_local=local, legend=legend)
+            more, frames = step_outputs(steps, output, fmt, steps_dir,
+                                        title=f"{script}: {next(iter(targets))}")
+            files.update(more)
     except RenderError as err:
         raise InputError(str(err)) from None
-    write_outputs({output: data})
+    except (ValueError, TypeError, RuntimeError) as err:
+        raise InputError(str(err).splitlines()[0] if str(err) else type(err).__name__
+                         ) from None
+    write_outputs(files)
     path = pathlib.Path(output)
     if output == "-":
         return
     if as_json:
-        echo_json({"output": str(path), "format": path.suffix.lstrip("."), "kind": kind,
-                   "nodes": d.node_count, "variables": list(targets)})
+        echo_json({"output": str(path), "format": fmt, "kind": kind,
+                   "nodes": d.node_count, "variables": list(targets),
+                   "frames": [str(p) for p in frames]})
     else:
         click.echo(f"wrote {terminal_text(str(path))}")
+        if frames:
+            click.echo(f"wrote {len(frames) - 1} frames to {terminal_text(steps_dir)}")
 
 
 def _script_error(script: str, err: BaseException) -> str:
