@@ -41,5 +41,10 @@ def terminal_text(text: str, newlines: bool = False) -> str:
 
 def json_text(text: str) -> str:
     """JSON text (``ensure_ascii=False``) with the characters of :data:`UNSAFE` written
-    as ``\\uXXXX`` escapes: the same JSON, safe to print."""
-    return _ALL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    as ``\\uXXXX`` escapes: the same JSON, safe to print.  (Line feeds stay: inside
+    strings ``json.dumps`` has escaped them already, outside they are the layout.)
+
+    >>> print(json_text('{"a": "\u202e\\u001b"}'))
+    {"a": "\\u202e\\u001b"}
+    """
+    return _BUT_LINES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -2,15 +2,21 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import re
+import stat
 import sys
 
 import click
+import numpy as np
 
+from symgrad._util import deep, start_child, stop
 from symgrad.checking import check as run_check
 
 from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
                       InputError, assignments, echo_json,
                       load_expression, parse_at, parse_shapes, style)
+from ._terminal import terminal_text
 
 try:  # --batch reads TOML: the standard library from Python 3.11, tomli before
     import tomllib
@@ -29,9 +35,17 @@ def _parse_grads(items: tuple, variables: list) -> dict:
 
 def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float,
          shapes: dict | None = None):
-    try:
+    def job():
         return run_check(expression, grads, at=at or None, samples=samples, timeout=timeout,
                          shapes=shapes)
+    try:
+        try:
+            return job()
+        except RecursionError:
+            # SymPy works recursively: an expression nested too deeply for Python's default
+            # stack is checked again in a child process with a deep one (this process's
+            # recursion limit is never changed).
+            return deep(job)
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
 
@@ -48,33 +62,97 @@ def _exit(verdicts: list) -> int:
 MAX_BATCH_BYTES = 16 * 2 ** 20
 #: The default of --max-problems: more problems than a class's problem set has.
 MAX_PROBLEMS = 10_000
+#: The deepest nesting of arrays and inline tables a problem file may have (a problem set
+#: needs three: [[problem]], at = {...}, a matrix's "[[1, 2], [3, 4]]" is a string).
+MAX_TOML_DEPTH = 32
+#: Memory one --jobs worker may take (SymPy and its simplification child).
+JOB_MEMORY = 512 * 2 ** 20
+
+# TOML strings (all four kinds) and comments: brackets in them are not nesting.
+_TOML_SKIP = re.compile(rb'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
+                        rb"|'[^'\n]*'|#[^\n]*", re.S)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def toml_depth(raw: bytes) -> int:
+    """The deepest nesting of ``[`` and ``{`` outside strings and comments, found without
+    parsing (tomllib recurses once per level: 900 levels exhaust Python's stack).
+
+    Examples
+    --------
+    >>> toml_depth(b'[[problem]]\\nat = {x = "[[[1]]]"}  # [[[[')
+    2
+    >>> toml_depth(b"a = " + b"[" * 900 + b"]" * 900)
+    900
+    """
+    brackets = _NOT_BRACKET.sub(b"", _TOML_SKIP.sub(b"", raw))
+    depth = deepest = 0
+    for piece in range(0, len(brackets), 2 ** 20):  # (numpy: 16 MB of brackets in 0.1 s)
+        a = np.frombuffer(brackets[piece:piece + 2 ** 20], dtype=np.uint8)
+        level = depth + np.cumsum(np.where((a == 0x5B) | (a == 0x7B), 1, -1),
+                                  dtype=np.int64)
+        deepest = max(deepest, int(level.max()))
+        depth = int(level[-1])
+    return deepest
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the regular file ``path``: a FIFO (which would wait
+    for a writer) or a device (``/dev/zero`` never ends) is refused before it is read."""
+    shown = terminal_text(path)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise InputError(f"{shown}: not a regular file (a FIFO or a device is never "
+                             "read)")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # (swapped in meanwhile)
+                raise InputError(f"{shown}: not a regular file")
+            return f.read(limit + 1)
+    except OSError as err:
+        raise InputError(f"{shown}: {err.strerror}") from None
 
 
 def _load_batch(path: str, max_problems: int = MAX_PROBLEMS) -> list:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BATCH_BYTES + 1)
-    except OSError as err:
-        raise InputError(f"{path}: {err.strerror}") from None
+    raw = _read_regular(path, MAX_BATCH_BYTES)
+    shown = terminal_text(path)
     if len(raw) > MAX_BATCH_BYTES:
-        raise InputError(f"{path}: larger than {MAX_BATCH_BYTES // 2 ** 20} MB, the limit for "
-                         "a problem file (split it)")
+        raise InputError(f"{shown}: larger than {MAX_BATCH_BYTES // 2 ** 20} MB, the limit "
+                         "for a problem file (split it)")
+    depth = toml_depth(raw)
+    if depth > MAX_TOML_DEPTH:
+        raise InputError(f"{shown}: arrays or tables nested {depth} deep; the limit is "
+                         f"{MAX_TOML_DEPTH}")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
         line = raw[:err.start].count(b"\n") + 1
-        raise InputError(f"{path}: line {line}: not UTF-8 text (byte 0x{raw[err.start]:02x})")\
-            from None
+        raise InputError(f"{shown}: line {line}: not UTF-8 text (byte "
+                         f"0x{raw[err.start]:02x})") from None
     except tomllib.TOMLDecodeError as err:
-        raise InputError(f"{path}: not valid TOML: {err}") from None
+        raise InputError(f"{shown}: not valid TOML: {err}") from None
     problems = data.get("problem")
     if not isinstance(problems, list) or not problems:
-        raise InputError(f"{path}: expected [[problem]] tables with expr = ... and "
+        raise InputError(f"{shown}: expected [[problem]] tables with expr = ... and "
                          "grad = {x = ...}")
     if len(problems) > max_problems:
-        raise InputError(f"{path}: {len(problems)} problems, more than the limit of "
+        raise InputError(f"{shown}: {len(problems)} problems, more than the limit of "
                          f"{max_problems} (raise it with --max-problems)")
     return [_problem(k, p) for k, p in enumerate(problems, 1)]
+
+
+def job_count(asked: int) -> int:
+    """``--jobs`` capped by the cores this process may use and the memory available
+    (:data:`JOB_MEMORY` a worker)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        free = JOB_MEMORY * cores
+    return max(1, min(asked, cores, free // JOB_MEMORY))
 
 
 def _problem(k: int, p) -> tuple:
@@ -116,27 +194,29 @@ def _worker(conn, jobs: list, first: int, step: int) -> None:
 
 
 def _in_processes(jobs: list, n: int, bar) -> list:
-    """``_one`` of every job, in ``n`` worker processes (not daemonic: each check runs
-    its symbolic work in a child of its own)."""
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    """``_one`` of every job, in ``n`` worker processes (tracked, each leading a process
+    group with the symbolic children it starts: on any exit, SIGINT and SIGTERM included,
+    every one is killed)."""
     out: list = [None] * len(jobs)
     workers = []
-    for w in range(n):
-        parent, child = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker, args=(child, jobs, w, n))
-        proc.start()
-        child.close()
-        workers.append((proc, parent))
-    for proc, parent in workers:
-        while True:
-            try:
-                i, result = parent.recv()
-            except EOFError:
-                break
-            out[i] = result
-            bar.update(1)
-        proc.join()
+    try:
+        for w in range(n):
+            parent, child = multiprocessing.Pipe(duplex=False)
+            workers.append((start_child(_worker, (child, jobs, w, n)), parent))
+            child.close()
+        for proc, parent in workers:
+            while True:
+                try:
+                    i, result = parent.recv()
+                except EOFError:
+                    break
+                out[i] = result
+                bar.update(1)
+            proc.join()
+    finally:
+        for proc, parent in workers:
+            stop(proc)
+            parent.close()
     for i, result in enumerate(out):
         if result is None:  # a worker that died: the problem gets an error entry
             out[i] = ("error", None, "internal error: the worker checking it stopped")
@@ -158,8 +238,9 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
     show_bar = sys.stderr.isatty() and not as_json
     with click.progressbar(length=len(distinct), label="checking", file=sys.stderr,
                            hidden=not show_bar) as bar:
-        if jobs > 1 and len(distinct) > 1:
-            outcomes = _in_processes(list(distinct.values()), min(jobs, len(distinct)), bar)
+        jobs = min(job_count(jobs), len(distinct))
+        if jobs > 1:
+            outcomes = _in_processes(list(distinct.values()), jobs, bar)
         else:
             outcomes = []
             for job in distinct.values():
@@ -182,11 +263,13 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
             "summary": {v: verdicts.count(v) for v in
                         ("correct", "wrong", "undecided", "error")}})
     else:
-        width = max(len(r[0]) for r in results)
-        for name, text, verdict, report, error in results:
-            line = f"{name.ljust(width)}  {style(verdict.ljust(9), fg=_COLOURS.get(verdict))}"
+        names = [terminal_text(r[0]) for r in results]  # (user text: shown, never obeyed)
+        width = max(len(n) for n in names)
+        for shown, (name, text, verdict, report, error) in zip(names, results):
+            line = f"{shown.ljust(width)}  {style(verdict.ljust(9), fg=_COLOURS.get(verdict))}"
             detail = error or "; ".join(report.diagnosis) if verdict != "correct" else ""
-            click.echo(f"{line}  {text}" + (f"   ({detail})" if detail else ""))
+            click.echo(f"{line}  {terminal_text(text)}" +
+                       (f"   ({terminal_text(detail)})" if detail else ""))
         counts = ", ".join(f"{verdicts.count(v)} {v}" for v in
                            ("correct", "wrong", "undecided", "error") if v in verdicts)
         click.echo(f"\n{len(results)} problems: {counts}")
@@ -211,7 +294,8 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
 @click.option("--batch", "batch", type=click.Path(dir_okay=False), default=None,
               help="Check a whole problem set (TOML, [[problem]] tables).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="With --batch: check the problems in this many processes.")
+              help="With --batch: check the problems in this many processes (at most "
+                   "one per core, and as many as the free memory allows).")
 @click.option("--max-problems", type=click.IntRange(1), default=MAX_PROBLEMS,
               show_default=True, help="With --batch: the most problems a file may hold.")
 @click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
@@ -256,7 +340,7 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, shape_item
     if as_json:
         echo_json(report.as_dict())
     else:
-        text = report.text()
+        text = terminal_text(report.text(), newlines=True)
         head, _, rest = text.partition(":")
         click.echo(style(head, fg=_COLOURS.get(report.verdict), bold=True) + ":" + rest)
     if report.exit_code:

@@ -74,14 +74,23 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: 
         raise InputError(f"--{err}" if err.argument else str(err)) from None
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
-    # (SymPy prints recursively: a deeply nested result is printed on a deep stack)
     try:
         if as_json:
-            echo_json(deep(lambda: _as_json(d, expression, latex, steps, labels)))
+            echo_json(_on_a_deep_stack(lambda: _as_json(d, expression, latex, steps, labels)))
         else:
-            deep(lambda: _print(d, latex, steps, elements, labels))
+            click.echo(_on_a_deep_stack(lambda: _print(d, latex, steps, elements, labels)))
     except ValueError as err:  # (a power too large to compute, met while printing)
         raise InputError(str(err)) from None
+
+
+def _on_a_deep_stack(fn):
+    """``fn()``; SymPy prints recursively, so a result too deeply nested for Python's
+    default stack is printed again in a child process with a deep one (this process's
+    recursion limit is never changed)."""
+    try:
+        return fn()
+    except RecursionError:
+        return deep(fn)
 
 
 def _mark(agree: bool) -> str:
@@ -154,7 +163,7 @@ def _hessian_lines(h, latex: bool) -> list:
     return out
 
 
-def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dict) -> None:
+def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dict) -> str:
     lines: list = []  # (all printed at once: an error leaves no half report)
     variables, at = d.expression.variables, d.at
     shaped = {k: s for k, s in _shapes(d, labels).items() if s}
@@ -220,4 +229,4 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
     if not d.complete and at:
         missing = [v for v in variables if v not in at]
         lines.append(f"\n(no values: give --at for {', '.join(missing)} too)")
-    click.echo("\n".join(lines))
+    return "\n".join(lines)

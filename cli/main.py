@@ -1,12 +1,22 @@
-"""The ``symgrad`` command: one click group, one module per command."""
+"""The ``symgrad`` command: one click group, one module per command.
+
+:func:`main` first makes SIGINT and SIGTERM end the command cleanly (:mod:`._signals`:
+its whole process tree, exit 130 or 143, one line), then runs click without its
+standalone handling, so that every message it prints -- click's own usage errors too --
+goes through the terminal escaping of :mod:`._terminal`.
+"""
 from __future__ import annotations
 
+import errno
 import importlib
+import io
+import signal
 import sys
 
 import click
 
-from symgrad import __version__
+from . import _signals
+from ._terminal import terminal_text
 
 __all__ = ["main", "cli"]
 
@@ -26,7 +36,7 @@ class _Commands(click.Group):
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="symgrad")
+@click.version_option(package_name="symgrad", prog_name="symgrad")
 def cli() -> None:
     """symgrad: differentiate, check and draw gradients.
 
@@ -38,20 +48,55 @@ def cli() -> None:
       symgrad ops
 
     Exit status: 0 done (gradient correct), 1 a check failed, 2 bad input,
-    3 a check could not decide.
+    3 a check could not decide; 130 and 143 after SIGINT and SIGTERM.
     """
 
 
+def _run(args, prog_name: str) -> int:
+    """Run the command; the exit status.  Click's errors are shown escaped."""
+    try:
+        rv = cli.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except click.ClickException as err:
+        shown = io.StringIO()
+        err.show(file=shown)  # (symgrad's own errors print themselves, escaped)
+        if shown.getvalue():
+            sys.stderr.write(terminal_text(shown.getvalue(), newlines=True))
+        return err.exit_code
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        return 1
+    except OSError as err:
+        if err.errno != errno.EPIPE:
+            raise
+        return 1
+    return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
 
 def main(args=None, prog_name: str = "symgrad") -> None:
-    """Entry point: click's errors keep exit status 2; nothing else shows a traceback."""
+    """Entry point: exit status 2 for bad input, 70 for a bug of ours (one line, never a
+    traceback), 130/143 after SIGINT/SIGTERM (the whole process tree ended)."""
+    _signals.install()
     try:
-        cli.main(args=args, prog_name=prog_name, standalone_mode=True)
-    except SystemExit:
-        raise
+        code = _run(args, prog_name)
+        sys.stdout.flush()
+    except _signals.Interrupted as stop:
+        _signals.finish(stop)
+    except OSError as err:
+        if err.errno != errno.EPIPE:
+            code = _internal(err)
+        else:
+            code = 1
     except Exception as err:  # a bug of ours: say so in one line, never a traceback
-        click.echo(f"symgrad: internal error: {type(err).__name__}: {err}", err=True)
-        sys.exit(70)
+        code = _internal(err)
+    for s in (signal.SIGINT, signal.SIGTERM):  # (from here on a signal just ends it)
+        signal.signal(s, signal.SIG_DFL)
+    sys.exit(code)
+
+
+def _internal(err: BaseException) -> int:
+    click.echo(terminal_text(f"symgrad: internal error: {type(err).__name__}: {err}"),
+               err=True)
+    return 70
 
 
 if __name__ == "__main__":

@@ -1,5 +1,13 @@
-"""Generic machinery that several layers use: a child process with a time limit, and a
-thread with a deep stack.
+"""Generic machinery that several layers use: child processes that are always killed
+with everything they started, a child with a time limit, work on a deep stack, and a
+short temporary name.
+
+Every child process started here is tracked and leads a process group of its own (its
+children stay in it), so that :func:`stop` ends the whole subtree at once, and
+:func:`stop_all` every child still running (the command line calls it on SIGINT and
+SIGTERM).  The calling process's recursion limit and thread stack size are never
+changed: work that needs a deeper stack than Python's default runs in a child process
+(:func:`deep`), whose own limits die with it.
 
 Layer 0: imports nothing of symgrad (only the standard library), so every layer may
 import it.
@@ -14,11 +22,119 @@ Examples
 from __future__ import annotations
 
 import multiprocessing
+import os
+import pickle
+import signal
 import sys
 import threading
 from typing import Any, Callable
 
-__all__ = ["run_with_timeout", "deep"]
+__all__ = ["run_with_timeout", "deep", "start_child", "stop", "stop_all", "children",
+           "signals_deferred", "DEFAULT_RECURSION"]
+
+#: The recursion limit of a child that runs :func:`deep` work.
+DEFAULT_RECURSION = 100_000
+_live: dict = {}  # pid -> Process: the children started here and not yet stopped
+_lock = threading.Lock()
+_in_child = False  # (set in a child: its own children stay in its process group)
+
+
+def _context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _enter(target: Callable, args: tuple) -> None:
+    """The first thing a child runs: it leads a process group (once: grandchildren stay
+    in their parent's), and forgets the parent's children (they are not its own)."""
+    global _in_child, _lock
+    _lock = threading.Lock()  # (another thread may have held the parent's at the fork)
+    if not _in_child and hasattr(os, "setpgid"):
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass
+    _in_child = True
+    _live.clear()
+    target(*args)
+
+
+def start_child(target: Callable, args: tuple, daemon: bool = False):
+    """Start ``target(*args)`` in a tracked child process (a ``multiprocessing``
+    Process) that leads its own process group, and return it.  (Not daemonic by default:
+    a child may start children of its own, which daemonic processes may not.)"""
+    proc = _context().Process(target=_enter, args=(target, args), daemon=daemon)
+    with signals_deferred():  # (tracked from the moment it exists)
+        proc.start()
+        if not _in_child and hasattr(os, "setpgid"):
+            try:  # (both sides set it: whichever runs first, no window without it)
+                os.setpgid(proc.pid, proc.pid)
+            except OSError:
+                pass
+        with _lock:
+            _live[proc.pid] = proc
+    return proc
+
+
+def stop(proc, grace: float = 0.0) -> None:
+    """Kill ``proc`` and every process in its group (its children), then reap it."""
+    try:
+        if proc.pid is not None and proc.exitcode is None:
+            _kill(proc.pid)
+        proc.join(grace + 1.0)
+    finally:
+        with _lock:
+            _live.pop(proc.pid, None)
+
+
+def _kill(pid: int) -> None:
+    sig = getattr(signal, "SIGKILL", signal.SIGTERM)
+    try:
+        if hasattr(os, "killpg") and os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+            return
+    except OSError:
+        pass
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
+def stop_all() -> None:
+    """Kill every tracked child and its group (on SIGINT/SIGTERM, and at exit)."""
+    with _lock:
+        procs = list(_live.values())
+    for proc in procs:
+        stop(proc)
+
+
+def children() -> list:
+    """The tracked children still running (their pids)."""
+    with _lock:
+        return [pid for pid, p in _live.items() if p.exitcode is None]
+
+
+class signals_deferred:
+    """Hold SIGINT and SIGTERM while the block runs (in this thread); they arrive when it
+    ends.  A state change that must not be cut in half (a child started and tracked, a set
+    of renames) runs inside one."""
+
+    _SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM") if hasattr(signal, n)}
+
+    def __enter__(self):
+        self.old = None
+        if hasattr(signal, "pthread_sigmask"):
+            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
+        return self
+
+    def pending(self) -> bool:
+        """Whether a held signal is waiting."""
+        return hasattr(signal, "sigpending") and bool(signal.sigpending() & self._SIGNALS)
+
+    def __exit__(self, *exc) -> None:
+        if self.old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
 
 
 def _child(conn, fn, args) -> None:
@@ -33,8 +149,9 @@ def _child(conn, fn, args) -> None:
 def run_with_timeout(fn: Callable, args: tuple, timeout: float) -> tuple[str, Any]:
     """Run ``fn(*args)`` in a child process; ``("timeout", None)`` after ``timeout`` s.
 
-    The child is killed on timeout, so nothing (SymPy's ``simplify`` included) can
-    hang the caller.
+    The child is killed on timeout (and when the caller is interrupted), with every
+    process it started, so nothing (SymPy's ``simplify`` included) can hang the caller
+    or outlive it.
 
     Parameters
     ----------
@@ -58,13 +175,11 @@ def run_with_timeout(fn: Callable, args: tuple, timeout: float) -> tuple[str, An
     >>> run_with_timeout(divmod, (7, 0), 10)
     ('error', 'ZeroDivisionError: integer division or modulo by zero')
     """
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, fn, args), daemon=True)
-    proc.start()
-    child.close()
+    parent, child = _context().Pipe(duplex=False)
+    proc = None
     try:
+        proc = start_child(_child, (child, fn, args))
+        child.close()
         if parent.poll(timeout):
             try:
                 return parent.recv()
@@ -72,17 +187,49 @@ def run_with_timeout(fn: Callable, args: tuple, timeout: float) -> tuple[str, An
                 return ("error", "the symbolic worker stopped")
         return ("timeout", None)
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join(1)
+        if proc is not None:
+            stop(proc)
         parent.close()
+        child.close()
 
 
-def deep(fn: Callable[[], Any], limit: int = 100_000, stack_mb: int = 512) -> Any:
-    """Run ``fn()`` on a thread with a large stack and a high recursion limit.
+def _deep_child(conn, fn, limit: int, stack_mb: int) -> None:
+    """In the child only: a thread with a large stack and a high recursion limit (the
+    child's own, gone when it exits)."""
+    out: dict = {}
 
-    SymPy recurses through expression trees; graphs hundreds of nodes deep exceed
-    Python's default limit.  An exception of ``fn`` is raised again in the caller.
+    def run() -> None:
+        try:
+            out["value"] = ("ok", fn())
+        except BaseException as e:  # noqa: BLE001 - re-raised in the parent
+            out["value"] = ("raise", e)
+
+    sys.setrecursionlimit(limit)
+    threading.stack_size(stack_mb * 1024 * 1024)
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    status, value = out["value"]
+    try:
+        payload = pickle.dumps((status, value))
+    except Exception as e:  # noqa: BLE001 - an unpicklable result or exception
+        payload = pickle.dumps(("raise", RuntimeError(f"{type(value).__name__}: {value}"
+                                                      if status == "raise" else
+                                                      f"unpicklable result: {e}")))
+    conn.send_bytes(payload)
+    conn.close()
+
+
+def deep(fn: Callable[[], Any], limit: int = DEFAULT_RECURSION, stack_mb: int = 512) -> Any:
+    """``fn()`` with a deep stack: SymPy recurses through expression trees, and graphs
+    hundreds of nodes deep exceed Python's default recursion limit.
+
+    ``fn`` runs in a tracked child process (forked: it sees the caller's objects) on a
+    thread with a large stack; its result, or its exception, comes back by pickle, so it
+    must be picklable and only as deep as the default limit allows unpickling (return
+    text rather than a deep SymPy expression).  Where ``fork`` is not available ``fn``
+    runs here, with the default limit.  The calling process's recursion limit and thread
+    stack size are never changed.
 
     Examples
     --------
@@ -91,25 +238,23 @@ def deep(fn: Callable[[], Any], limit: int = 100_000, stack_mb: int = 512) -> An
     >>> deep(lambda: depth(5000))
     5000
     """
-    out: dict = {}
-
-    def run() -> None:
-        old = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old, limit))
-        try:
-            out["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-            out["error"] = e
-        finally:
-            sys.setrecursionlimit(old)
-
-    size = threading.stack_size(stack_mb * 1024 * 1024)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return fn()
+    parent, child = _context().Pipe(duplex=False)
+    proc = None
     try:
-        worker = threading.Thread(target=run)
-        worker.start()
-        worker.join()
+        proc = start_child(_deep_child, (child, fn, limit, stack_mb))
+        child.close()
+        try:
+            status, value = pickle.loads(parent.recv_bytes())
+        except EOFError:
+            raise RuntimeError("the process working on a deep expression stopped "
+                               f"(exit status {proc.exitcode})") from None
     finally:
-        threading.stack_size(size)
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
+        if proc is not None:
+            stop(proc)
+        parent.close()
+        child.close()
+    if status == "raise":
+        raise value
+    return value

@@ -328,8 +328,9 @@ def verify(t, rtol: float = 1e-6, atol: float = 1e-9) -> Report:
     try:
         expr, wants = symbolic()
     except RecursionError:
-        # SymPy walks expressions recursively; a deep graph needs a deeper stack.
-        expr, wants = deep(symbolic)
+        # SymPy walks expressions recursively; a deep graph is worked on in a child process
+        # with a deep stack (this one's limit never changes), whence its text comes back.
+        expr, wants = deep(lambda: (lambda e, w: (str(e), w))(*symbolic()))
     per_var = {}
     verdict = CORRECT
     counterexample = None

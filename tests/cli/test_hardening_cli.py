@@ -179,9 +179,48 @@ def test_batch_goes_on_past_bad_problems(tmp_path):
     assert r.exit_code == 1
 
 
-def test_batch_size_limit():
-    r = run("check", "--batch", "/dev/zero")
+def test_batch_size_limit(tmp_path, monkeypatch):
+    import symgrad_cli.check as check_cmd
+    monkeypatch.setattr(check_cmd, "MAX_BATCH_BYTES", 100)
+    f = tmp_path / "p.toml"
+    f.write_text('[[problem]]\nexpr = "x**2"\ngrad = {x = "2*x"}\n\n' * 4)
+    r = run("check", "--batch", str(f))
     assert r.exit_code == 2 and "limit for a problem file" in r.output
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/dev/null", "fifo"])
+def test_batch_and_trace_refuse_fifos_and_devices(tmp_path, special):
+    """Refused from os.stat, before opening: a FIFO without a writer would wait forever
+    (the test would hang, not fail slowly)."""
+    if special == "fifo":
+        special = str(tmp_path / "p.toml")
+        os.mkfifo(special)
+    r = run("check", "--batch", special)
+    one_line_error(r, special, "not a regular file")
+    r = run("trace", special, "-o", str(tmp_path / "g.svg"))
+    one_line_error(r, "not a regular file")
+
+
+@pytest.mark.parametrize("text", [
+    "a = " + "[" * 900 + "]" * 900,
+    "a = " + "{b = " * 900 + "1" + "}" * 900,
+    "[[problem]]\nexpr = \"x\"\ngrad = {x = " + "[" * 40 + "]" * 40 + "}",
+])
+def test_toml_nesting_is_limited_before_parsing(tmp_path, text):
+    f = tmp_path / "p.toml"
+    f.write_text(text)
+    r = run("check", "--batch", str(f))
+    one_line_error(r, "nested", "the limit is 32")
+
+
+def test_toml_brackets_in_strings_and_comments_are_not_nesting(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text("# " + "[" * 50 + "\n[[problem]]\n"
+                 'name = "' + "[" * 50 + '"\n'
+                 "note = '''" + "{" * 50 + "'''\n"
+                 'expr = "x**2"\ngrad = {x = "2*x"}\n')
+    r = run("check", "--batch", str(f))
+    assert r.exit_code == 0, r.output
 
 
 def test_batch_problem_count_limit(tmp_path):
@@ -300,3 +339,58 @@ def test_output_names_of_any_valid_length(tmp_path):
     assert out.read_text().count("<svg") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [name, "d" * 255, out.name, "s" * 250])
+
+
+# --------------------------------------------------------------------------- deep input
+def _nested_calls(name: str, n: int) -> str:
+    return f"{name}(" * n + "x" + ")" * n
+
+
+@pytest.mark.parametrize("args", [
+    ["check", _nested_calls("tanh", 199), "--grad", "x=1", "--samples", "2"],
+    ["check", "x**2", "--grad", "x=" + _nested_calls("sigmoid", 199), "--samples", "2"],
+    ["diff", _nested_calls("tanh", 199)],
+])
+def test_deep_expressions_end_in_a_verdict_and_leave_the_limits_alone(args):
+    """Past what Python's default stack allows SymPy, the work is redone in a child
+    process with a deep stack: a verdict (here: wrong), never RecursionError, and this
+    process's recursion limit and thread stack size unchanged."""
+    import sys
+    import threading
+    limit, stack = sys.getrecursionlimit(), threading.stack_size()
+    r = run(*args)
+    assert r.exit_code in (0, 1), (r.exit_code, repr(r.exception), r.output[-300:])
+    assert "Recursion" not in r.output and "internal error" not in r.output
+    assert (sys.getrecursionlimit(), threading.stack_size()) == (limit, stack)
+
+
+def test_threads_on_deep_work_never_change_the_limits():
+    """Eight threads at once, each with work that needs a deep stack (it used to leave the
+    recursion limit or stack size changed in 17 of 20 trials)."""
+    import sys
+    import threading
+    from symgrad._util import deep
+
+    def depth(n):
+        return 0 if n == 0 else 1 + depth(n - 1)
+    limit, stack = sys.getrecursionlimit(), threading.stack_size()
+    results: list = []
+    workers = [threading.Thread(target=lambda: results.append(deep(lambda: depth(5000))))
+               for _ in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert results == [5000] * 8
+    assert (sys.getrecursionlimit(), threading.stack_size()) == (limit, stack)
+
+
+def test_no_recursion_limit_or_stack_size_is_set_outside_a_child():
+    """grep: symgrad sets them only in the child process of ``_util._deep_child``."""
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parents[2]
+    hits = [(str(p.relative_to(root)), n) for p in sorted((root / "symgrad").rglob("*.py"))
+            for n, line in enumerate(p.read_text().splitlines(), 1)
+            if re.search(r"setrecursionlimit\(|threading\.stack_size\(\S", line)]
+    assert [h[0] for h in hits] == ["symgrad/_util.py"] * 2, hits

@@ -1,0 +1,68 @@
+"""Clean exits on SIGINT and SIGTERM: the command ends with its whole process tree within
+a second, exit status 130 (SIGINT) or 143 (SIGTERM), one line on standard error and no
+traceback.
+
+:func:`install` makes either signal raise :class:`Interrupted` (a ``BaseException``, so
+that no ``except Exception`` of a command swallows it) in the main thread; the stack
+unwinds through every ``finally`` (temporary files and directories removed, the children
+of :mod:`symgrad._util` killed with their process groups, a ``dot`` subprocess killed by
+:func:`subprocess.run`); :func:`finish` then kills any tracked child still running, says
+what happened in one line and ends the process.  A second signal during that cleanup is
+ignored.
+
+Examples
+--------
+>>> Interrupted(2).exit_code, Interrupted(15).exit_code
+(130, 143)
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from symgrad._util import stop_all
+
+__all__ = ["Interrupted", "install", "finish"]
+
+_NAMES = {getattr(signal, n): n for n in ("SIGINT", "SIGTERM") if hasattr(signal, n)}
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: the command stops."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+    def line(self) -> str:
+        what = "interrupted" if self.signum == signal.SIGINT else "terminated"
+        return f"symgrad: {what} ({_NAMES.get(self.signum, self.signum)})"
+
+
+def _raise(signum: int, frame) -> None:
+    for s in _NAMES:  # (the cleanup that follows is not cut short by a second signal)
+        signal.signal(s, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def install() -> None:
+    """SIGINT and SIGTERM raise :class:`Interrupted` (call from the main thread)."""
+    for s in _NAMES:
+        signal.signal(s, _raise)
+
+
+def finish(stop: Interrupted) -> None:
+    """Kill what is left, print one line, end the process with 128 + the signal."""
+    stop_all()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        os.write(2, (stop.line() + "\n").encode())
+    except OSError:
+        pass
+    os._exit(stop.exit_code)  # (no wait for threads or atexit joins: all is cleaned up)
