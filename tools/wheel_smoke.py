@@ -121,8 +121,14 @@ def wheel_problems(wheel: pathlib.Path, root: pathlib.Path, compiled: bool = Fal
         names = set(z.namelist())
     out = []
     missing = sorted(set(expected_files(root)) - names)
-    if missing:
-        out.append(f"wheel lacks {missing[:8]}{' ...' if len(missing) > 8 else ''}")
+    packages = [m[:-len("/__init__.py")].replace("/", ".") for m in missing
+                if m.endswith("/__init__.py")]
+    if packages:
+        out.append(f"wheel lacks the packages {packages}")
+    others = [m for m in missing if not m.endswith("/__init__.py")]
+    if others:
+        out.append(f"wheel lacks {len(others)} files: {others[:8]}"
+                   f"{' ...' if len(others) > 8 else ''}")
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     if tops != {"symgrad", "symgrad_cli"}:
         out.append(f"wheel installs top-level {sorted(tops)}, expected symgrad, symgrad_cli")
@@ -185,13 +191,15 @@ def _student_env(venv: pathlib.Path, tmp: pathlib.Path) -> dict:
     return env
 
 
-def _build(s: Smoke, src: pathlib.Path, compiled: bool) -> pathlib.Path | None:
+def _build(s: Smoke, src: pathlib.Path, compiled: bool):
+    """Build the sdist and ``pip wheel .``; start building a wheel from the sdist in the
+    background (it compiles while the environment installs).  Returns (wheel, pending)."""
     t = time.monotonic()
     try:
         sdist = build_sdist(src, s.tmp / "dist")
     except RuntimeError as e:
         s.record("sdist builds", False, str(e))
-        return None
+        return None, None
     s.record("sdist builds and holds the C sources, modules and data",
              not (p := sdist_problems(sdist, src)), "; ".join(p), time.monotonic() - t)
 
@@ -201,47 +209,56 @@ def _build(s: Smoke, src: pathlib.Path, compiled: bool) -> pathlib.Path | None:
     wheels = sorted((s.tmp / "wheel").glob("symgrad-*.whl"))
     if proc.returncode != 0 or len(wheels) != 1:
         s.record("pip wheel . builds", False, _tail(proc.stderr))
-        return None
+        return None, None
     wheel = wheels[0]
     problems = wheel_problems(wheel, src, compiled)
     with zipfile.ZipFile(wheel) as z:
         has_c = any(n.startswith("symgrad/_speedups.") for n in z.namelist())
     s.record(f"pip wheel . builds {wheel.name} (compiled loops: {'yes' if has_c else 'no'})",
              not problems, "; ".join(problems), time.monotonic() - t)
+    pending = subprocess.Popen(
+        [sys.executable, "-m", "pip", "wheel", str(sdist), "--no-deps", "-q", "-w",
+         str(s.tmp / "wheel-from-sdist")], cwd=s.tmp, env=_pip_env(),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return wheel, (pending, time.monotonic())
 
-    t = time.monotonic()
-    proc = s.run([sys.executable, "-m", "pip", "wheel", sdist, "--no-deps", "-q", "-w",
-                  s.tmp / "wheel-from-sdist"], cwd=s.tmp, env=_pip_env())
+
+def _check_sdist_wheel(s: Smoke, wheel: pathlib.Path, pending) -> None:
+    proc, t = pending
+    _, err = proc.communicate(timeout=600)
     from_sdist = sorted((s.tmp / "wheel-from-sdist").glob("symgrad-*.whl"))
     if proc.returncode != 0 or len(from_sdist) != 1:
-        s.record("a wheel builds from the sdist", False, _tail(proc.stderr))
-    else:
-        a, b = _wheel_names(wheel), _wheel_names(from_sdist[0])
-        s.record("a wheel builds from the sdist, with the same files", a == b,
-                 f"only from the tree: {sorted(a - b)[:5]}, only from the sdist: "
-                 f"{sorted(b - a)[:5]}" if a != b else "", time.monotonic() - t)
-    return wheel
+        s.record("a wheel builds from the sdist", False, _tail(err))
+        return
+    a, b = _wheel_names(wheel), _wheel_names(from_sdist[0])
+    s.record("a wheel builds from the sdist, with the same files", a == b,
+             f"only from the tree: {sorted(a - b)[:5]}, only from the sdist: "
+             f"{sorted(b - a)[:5]}" if a != b else "", time.monotonic() - t)
 
 
 def _make_venv(s: Smoke, wheel: pathlib.Path, notebook: bool) -> pathlib.Path | None:
+    """A fresh environment with the wheel.  It gets no pip of its own (ensurepip takes
+    seconds): this pip installs into it (``pip --python``), or, where this pip is too old
+    for that, the environment's own."""
     t = time.monotonic()
     venv = s.tmp / "venv"
     py = venv / "bin" / "python"
-    proc = s.run([sys.executable, "-m", "venv", venv], env=_pip_env())
+    todo = ["install", "-q", "--no-compile", str(wheel)] + (NOTEBOOK_DEPS if notebook else [])
+    proc = s.run([sys.executable, "-m", "venv", "--without-pip", venv], env=_pip_env())
     if proc.returncode == 0:
-        pip = [py, "-m", "pip"]
-    else:  # e.g. Debian's python without python3-venv: no ensurepip; use this pip
-        shutil.rmtree(venv, ignore_errors=True)
-        proc = s.run([sys.executable, "-m", "venv", "--without-pip", venv], env=_pip_env())
-        pip = [sys.executable, "-m", "pip", "--python", py]
-    if proc.returncode != 0:
+        proc = s.run([sys.executable, "-m", "pip", "--python", py] + todo, env=_pip_env(),
+                     cwd=s.tmp)
+        if proc.returncode != 0 and "no such option: --python" in proc.stderr:
+            shutil.rmtree(venv)
+            proc = s.run([sys.executable, "-m", "venv", venv], env=_pip_env())
+            if proc.returncode == 0:
+                proc = s.run([py, "-m", "pip"] + todo, env=_pip_env(), cwd=s.tmp)
+    if not py.exists():
         s.record("a fresh virtual environment", False, _tail(proc.stderr))
         return None
     cfg = configparser.ConfigParser()
     cfg.read_string("[venv]\n" + (venv / "pyvenv.cfg").read_text())
     isolated = cfg.get("venv", "include-system-site-packages", fallback="false") == "false"
-    proc = s.run(pip + ["install", "-q", wheel] + (NOTEBOOK_DEPS if notebook else []),
-                 env=_pip_env(), cwd=s.tmp)
     return venv if s.record("the wheel installs in a fresh virtual environment (no system "
                             "site-packages)", proc.returncode == 0 and isolated,
                             _tail(proc.stderr), time.monotonic() - t) else None
@@ -334,8 +351,10 @@ def main(argv: list[str] | None = None) -> int:
         files = clean_copy(ROOT, src)
         s.record(f"clean copy of the tree ({len(files)} files)", bool(files), "",
                  time.monotonic() - t)
-        wheel = _build(s, src, compiled)
+        wheel, pending = _build(s, src, compiled)
         venv = wheel and _make_venv(s, wheel, not args.no_notebook)
+        if pending:
+            _check_sdist_wheel(s, wheel, pending)
         if venv:
             _smoke(s, venv, src, not args.no_notebook)
     finally:

@@ -203,3 +203,20 @@ def test_a_wheel_built_from_the_sdist_holds_every_module_and_data_file(tmp_path)
     assert {"symgrad/backends/__init__.py", "symgrad/optim/__init__.py",
             "symgrad/nn/modules/__init__.py", "symgrad/nn/functional/__init__.py",
             "symgrad_cli/main.py"} <= names
+
+
+def test_the_wheel_check_reports_what_the_old_packaging_lost(tmp_path):
+    """tools/wheel_smoke.py's check on a wheel like the one the hand-kept list built (no
+    symgrad.backends, symgrad.optim, ...) and one that installs a top-level ``cli``."""
+    wheel = tmp_path / "symgrad-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name in ("symgrad/__init__.py", "symgrad/api/__init__.py", "cli/__init__.py",
+                     "symgrad-0.1.0.dist-info/METADATA"):
+            z.writestr(name, "")
+    found = smoke.wheel_problems(wheel, ROOT, compiled=True)
+    lost = next(p for p in found if p.startswith("wheel lacks the packages"))
+    assert all(f"'{pkg}'" in lost for pkg in ("symgrad.backends", "symgrad.optim",
+                                              "symgrad.nn.modules", "symgrad_cli"))
+    assert "'symgrad.api'" not in lost
+    assert any("top-level ['cli', 'symgrad']" in p for p in found), found
+    assert any("no compiled symgrad._speedups" in p for p in found), found
