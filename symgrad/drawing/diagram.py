@@ -61,7 +61,8 @@ class Diagram:
         the largest the drawing is laid out (see :func:`draw`).
     width : int, str or None
         Display width in a notebook: pixels or a CSS length (``"80%"``).  By default
-        the drawing shows at its own size, shrunk to the column's width if wider.
+        the drawing shows at its own size, shrunk to the column's width if wider; a
+        width wider than the column scrolls sideways.
 
     In Jupyter a drawing displays inline (``_repr_mimebundle_``): HTML whose SVG has ids
     of its own and scales to the column, the SVG itself, and the repr.
@@ -286,7 +287,8 @@ def draw(t: Any, kind: str = "backward", *, names: Mapping[str, Any] | bool | No
     width : int or str, optional
         The display width in a notebook: pixels (``600``) or a CSS length (``"80%"``,
         ``"40em"``).  By default a drawing is shown at its own size, shrunk to the
-        column's width when it is wider (never cut off or scrolled).
+        column's width when it is wider (never cut off).  A width wider than the column
+        (``width=2000``, ``"200%"``) keeps the text large and scrolls sideways.
 
     Returns
     -------

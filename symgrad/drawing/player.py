@@ -89,7 +89,8 @@ def inline_svg(svg: str, prefix: str, width: str | None = None) -> str:
     The XML prologue, doctype and comments go; every tag is checked (only the elements
     Graphviz writes, no ``on...`` attribute, no link other than ``#id``); each ``id`` and
     reference to one gets ``prefix``; the root scales to the width available
-    (``max-width:100%; height:auto``), or to ``width`` (CSS) if given.
+    (``max-width:100%; height:auto``), or to ``width`` (CSS) if given (which may be
+    wider than the page: the element holding it then scrolls sideways).
 
     Raises
     ------
@@ -117,7 +118,7 @@ def inline_svg(svg: str, prefix: str, width: str | None = None) -> str:
         pieces = []
         if not root_done and name == "svg":
             style = ("max-width:100%;height:auto" if width is None else
-                     f"width:{width};max-width:100%;height:auto")
+                     f"width:{width};height:auto")
             pieces.append(f' style="{style}"')
             root_done = True
         for a in _ATTR.finditer(attrs.rstrip().rstrip("/")):
@@ -159,8 +160,9 @@ def _safe_attribute(name: str, value: str | None, prefix: str) -> str:
 
 def diagram_html(svg: str, width: str | None = None) -> str:
     """One drawing as an HTML fragment: its SVG, with ids of its own, scaled to the
-    column (or shown ``width`` wide, never wider than the column)."""
-    return f'<div class="symgrad-drawing">{inline_svg(svg, new_id(), width)}</div>'
+    column (or shown ``width`` wide, scrolling sideways if that is wider)."""
+    return (f'<div class="symgrad-drawing" style="max-width:100%;overflow-x:auto">'
+            f"{inline_svg(svg, new_id(), width)}</div>")
 
 
 _BUTTON = ("font:inherit;margin:0 .4em .4em 0;padding:.15em .6em;cursor:pointer")
@@ -221,7 +223,8 @@ def player_html(svgs: Sequence[str], captions: Sequence[str], *, width: str | No
     captions : sequence of str
         What each frame shows; plain text (never markup).
     width : str, optional
-        CSS width of the frames (default: their own size, never wider than the column).
+        CSS width of the frames (default: their own size, shrunk to the column's width
+        if wider; a width wider than the column scrolls sideways).
     delay_ms : int
         Time between frames when playing.
     focus : bool
@@ -231,7 +234,8 @@ def player_html(svgs: Sequence[str], captions: Sequence[str], *, width: str | No
         raise ValueError("a player needs one caption per frame and at least one frame")
     pid = new_id()
     frames = "".join(
-        f'<div class="symgrad-frame" style="display:{"block" if i == 0 else "none"}">'
+        f'<div class="symgrad-frame" style="display:{"block" if i == 0 else "none"};'
+        f'overflow-x:auto">'
         f"{inline_svg(s, f'{pid}-f{i}', width)}</div>" for i, s in enumerate(svgs))
     script = _SCRIPT % {"id": script_json(pid), "captions": script_json(list(captions)),
                         "delay": int(delay_ms), "focus": "true" if focus else "false"}

@@ -47,7 +47,7 @@ class StepFrames:
         Files written (one per frame, plus ``steps.html``, a self-contained player).
     width : int, str or None
         Display width of the frames in a notebook (pixels, or a CSS length such as
-        ``"80%"``); None: their own size, never wider than the column.
+        ``"80%"``); None: their own size, shrunk to the column's width if wider.
     backend : str
         Renderer for the notebook's player (``"auto"``, ``"dot"`` or ``"wasm"``).
     """
@@ -130,7 +130,8 @@ def draw_steps(t: Any, directory: str | os.PathLike | None = None, *, gradient: 
         ``.grad = None``, as a fresh pass.
     width : int or str, optional
         Display width of the player's frames in a notebook: pixels, or a CSS length such
-        as ``"80%"``; by default their own size, never wider than the column.
+        as ``"80%"``; by default their own size, shrunk to the column's width if wider
+        (a width wider than the column scrolls sideways).
 
     Examples
     --------

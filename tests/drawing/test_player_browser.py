@@ -210,18 +210,24 @@ def test_drawings_fit_the_column_and_keep_their_shape(browser, tmp_path):
     loss = (symgrad.tanh(x * w).sum() - 1) ** 2
     wide = symgrad.draw(loss, kind="both", show_local=True)
     narrow = symgrad.draw(loss, width=200)
-    _open(browser, tmp_path, wide._repr_html_() + narrow._repr_html_())
+    large = symgrad.draw(loss, kind="both", show_local=True, width=1500)
+    _open(browser, tmp_path, wide._repr_html_() + narrow._repr_html_() + large._repr_html_())
     boxes = browser.execute_script(
         "return Array.from(document.querySelectorAll('.symgrad-drawing > svg')).map("
         "function (s) { var r = s.getBoundingClientRect(), v = s.viewBox.baseVal;"
         "  return [r.width, r.height, v.width, v.height]; })")
     column = browser.execute_script("return document.body.clientWidth")
     assert column == 640
-    (w1, h1, vw1, vh1), (w2, h2, vw2, vh2) = boxes
+    (w1, h1, vw1, vh1), (w2, h2, vw2, vh2), (w3, h3, vw3, vh3) = boxes
     assert vw1 * 4 / 3 > column  # at its own size it would overflow ...
     assert w1 == pytest.approx(column, abs=1)  # ... so it is shrunk to the column
     assert h1 / w1 == pytest.approx(vh1 / vw1, rel=0.02)  # keeping its proportions
     assert w2 == pytest.approx(200, abs=1) and h2 / w2 == pytest.approx(vh2 / vw2, rel=0.02)
+    # Asked wider than the column: that wide, scrolling inside its own box only.
+    assert w3 == pytest.approx(1500, abs=1) and h3 / w3 == pytest.approx(vh3 / vw3, rel=0.02)
+    assert browser.execute_script(
+        "var d = document.querySelectorAll('.symgrad-drawing')[2];"
+        "return [d.clientWidth, d.scrollWidth]") == [column, 1500]
     assert browser.execute_script("return document.body.scrollWidth") == column  # no overflow
     _no_harm(browser)
 
