@@ -345,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     compiled = os.environ.get("SYMGRAD_REQUIRE_COMPILED") == "1"
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="symgrad-smoke-"))
     s = Smoke(tmp)
+    pending = None
     try:
         src = tmp / "src"
         t = time.monotonic()
@@ -357,7 +358,12 @@ def main(argv: list[str] | None = None) -> int:
             _check_sdist_wheel(s, wheel, pending)
         if venv:
             _smoke(s, venv, src, not args.no_notebook)
+    except (OSError, subprocess.SubprocessError, RuntimeError) as e:  # a timeout, a full disk
+        s.record("the smoke test ran to its end", False, f"{type(e).__name__}: {e}")
     finally:
+        if pending and pending[0].poll() is None:
+            pending[0].kill()
+            pending[0].wait()
         if args.keep:
             print(f"kept {tmp}")
         else:
