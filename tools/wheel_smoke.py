@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import configparser
+import importlib.metadata
 import importlib.util
 import os
 import pathlib
@@ -89,11 +90,29 @@ def expected_files(root: pathlib.Path) -> dict:
     return want
 
 
+def _setuptools_env(scratch: pathlib.Path) -> dict:
+    """An environment in which ``import setuptools`` gives the version pyproject.toml's
+    build-system asks for: this Python's own if recent enough, else one pip puts in
+    ``scratch`` (as ``python -m build`` would; Python 3.12's venvs have none)."""
+    env = dict(os.environ)
+    try:
+        major = int(importlib.metadata.version("setuptools").split(".")[0])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        major = 0
+    if major < 68:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target",
+                        str(scratch), "setuptools>=68"], env=_pip_env(), check=True,
+                       capture_output=True)
+        env["PYTHONPATH"] = str(scratch)
+    return env
+
+
 def build_sdist(src: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
     """The sdist of ``src`` (setuptools' PEP 517 hook, run in a child process)."""
     code = ("import sys; from setuptools import build_meta as b; "
             "print(b.build_sdist(sys.argv[1]))")
-    proc = subprocess.run([sys.executable, "-c", code, str(out)], cwd=src,
+    env = _setuptools_env(out.parent / "setuptools-for-sdist")
+    proc = subprocess.run([sys.executable, "-c", code, str(out)], cwd=src, env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"sdist failed: {proc.stderr.strip()[-800:]}")
