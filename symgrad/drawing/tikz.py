@@ -86,6 +86,12 @@ def tikz_picture(layout: dict, title: bool = True) -> str:
     lines = ["% symgrad drawing (TikZ); in the preamble: \\usepackage{tikz}",
              "\\begin{tikzpicture}[x=1pt, y=1pt, every node/.style={font=\\sffamily, "
              "inner sep=0pt, outer sep=0pt}]"]
+    try:  # Graphviz's bounding box is the picture's, whatever is drawn in it
+        x0, y0, x1, y1 = (float(v) for v in layout["bb"].split(","))
+        lines.append(f"  \\path[use as bounding box] ({x0:.2f},{y0:.2f}) rectangle "
+                     f"({max(x1, x0 + 1):.2f},{max(y1, y0 + 1):.2f});")
+    except (KeyError, ValueError):
+        pass
     parts = [layout] + [o for o in layout.get("objects", ()) if "nodes" in o]
     parts += [o for o in layout.get("objects", ()) if "nodes" not in o]
     parts += list(layout.get("edges", ()))
