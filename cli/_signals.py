@@ -21,8 +21,6 @@ import os
 import signal
 import sys
 
-from symgrad._util import stop_all
-
 __all__ = ["Interrupted", "install", "finish"]
 
 _NAMES = {getattr(signal, n): n for n in ("SIGINT", "SIGTERM") if hasattr(signal, n)}
@@ -55,7 +53,11 @@ def install() -> None:
 
 def finish(stop: Interrupted) -> None:
     """Kill what is left, print one line, end the process with 128 + the signal."""
-    stop_all()
+    # (children exist only if symgrad._util was loaded: looked up, never imported, so
+    # that this module loads nothing of symgrad and the handlers are in place at once)
+    util = sys.modules.get("symgrad._util")
+    if util is not None:
+        util.stop_all()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

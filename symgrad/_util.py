@@ -56,6 +56,9 @@ def _enter(target: Callable, args: tuple) -> None:
             pass
     _in_child = True
     _live.clear()
+    for name in ("SIGINT", "SIGTERM"):  # (not the parent's handlers: a signal ends it)
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     target(*args)
 
 
