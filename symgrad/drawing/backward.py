@@ -23,6 +23,7 @@ import numpy as np
 from .collapse import collapse
 from .direction import laid_out
 from .dotwriter import DotWriter
+from .inputs import adopt_torch_ops
 from .labels import label_of, local_derivative, operand_text
 from .model import FREED, Edge, GraphModel, Item
 from .rows import leaf_grad, order_labels, tensor_rows
@@ -155,6 +156,8 @@ def emit_backward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_
         rows = [(item.title, "title")]
         if item.summary is not None:
             rows.append((item.summary, "small"))
+        elif show_local and item.op is None:  # a PyTorch node symgrad has no record of
+            rows.append(("no local derivative: not in symgrad's op table", "small"))
         if show_attrs and item.op is not None:
             rows += [(f"{n} = {attr_text(v)}", "small")
                      for n, v in zip(item.op.attrs, item.attrs)]
@@ -233,6 +236,7 @@ def backward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme:
     (True, 3)
     """
     model = GraphModel.of(roots, names)
+    adopt_torch_ops(model)
     collapse(model, max_nodes)
     higher = len(model.roots) > 1
 

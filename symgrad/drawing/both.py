@@ -16,6 +16,7 @@ from .backward import emit_backward
 from .collapse import collapse
 from .direction import laid_out
 from .dotwriter import DotWriter
+from .inputs import adopt_torch_ops
 from .forward import emit_forward
 from .model import GraphModel
 from .rows import order_labels
@@ -36,6 +37,7 @@ def both_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str
     backward side the leaves' ``.grad``.
     """
     model = GraphModel.of(roots, names)
+    adopt_torch_ops(model)
     collapse(model, max_nodes)
     higher = len(model.roots) > 1
 

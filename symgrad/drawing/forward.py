@@ -19,6 +19,7 @@ from typing import Any, Mapping
 from .collapse import collapse
 from .direction import laid_out
 from .dotwriter import DotWriter
+from .inputs import adopt_torch_ops
 from .labels import label_of, op_symbol
 from .model import Edge, GraphModel, Item
 from .rows import leaf_grad, order_labels, tensor_rows
@@ -109,6 +110,7 @@ def forward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: 
     or a :class:`~symgrad.drawing.model.GraphModel`).
     """
     model = GraphModel.of(roots, names)
+    adopt_torch_ops(model)
     collapse(model, max_nodes)
 
     def build(direction: str) -> str:

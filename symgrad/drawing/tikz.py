@@ -146,7 +146,8 @@ def _xdot(ops: list) -> list[str]:
             opts = [f"fill={fill}"] if filled else []
             if pen != "none":
                 opts += [f"draw={pen}", f"line width={width:.2f}pt"] + ([style] if style else [])
-            out.append(f"  \\path[{', '.join(opts)}] {_path(kind, op)};")
+            command = ("filldraw" if pen != "none" else "fill") if filled else "draw"
+            out.append(f"  \\{command}[{', '.join(opts)}] {_path(kind, op)};")
         elif kind == "T":
             x, y = op["pt"]
             anchor = {"l": "base west", "r": "base east"}.get(op.get("align"), "base")

@@ -187,3 +187,39 @@ def test_tikz_picture_repeats_graphvizs_drawing():
     for text in ("AccumulateGrad", "PowBackward0", "grad = 40", "$\\partial$/$\\partial$x"):
         assert text in pic, text
     assert pic.count(".. controls") >= 6  # the edges follow Graphviz's curves
+
+
+def test_real_pytorch_graphs_get_local_derivatives_and_names_as_symgrads_own():
+    torch = pytest.importorskip("torch")
+    import re
+
+    def labels(lib, kind):
+        x = lib.tensor(4.0, requires_grad=True)
+        y = lib.tensor(0.0, requires_grad=True)
+        f = 5 * x ** 2 + 3 * lib.sin(y)
+        f.backward(retain_graph=True)
+        src = symgrad.draw(f, kind=kind, show_local=True, legend=False,
+                           names={"x": x, "y": y, "f": f}).source
+        edge = re.findall(r'label="([^"]*)"', src) + re.findall(r"COLOR=\"[^\"]+\">([^<]*)<",
+                                                              src)
+        return sorted(set(re.findall(r"<B>([^<]*)</B>", src))), sorted(set(edge))
+    for kind in ("backward", "both"):
+        assert labels(torch, kind) == labels(symgrad, kind), kind
+    assert "5·x²" in labels(torch, "both")[0]
+    assert "∂/∂x = 2·x" in labels(torch, "backward")[1]
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(4, 3)
+    data = torch.randn(2, 4)
+    loss = layer(data).relu().sum()
+    src = symgrad.draw(loss, kind="both", show_local=True,
+                       names={"data": data, "loss": loss}).source
+    assert "<B>data</B>" in src and "<B>c</B>" not in src  # the input data by its name
+    assert "∂/∂data" not in src or "local" in src
+    assert "relu(" in src  # an intermediate by its expression, with its saved value
+
+    v = torch.randn(3, 2, requires_grad=True)
+    out = torch.nn.functional.batch_norm(v, None, None, training=True).sum()
+    src = symgrad.draw(out, show_local=True).source
+    assert "NativeBatchNormBackward0" in src
+    assert "no local derivative: not in symgrad" in src  # said, not ignored
