@@ -1,6 +1,5 @@
 """Compare symgrad's tensor printing with torch's own ``repr`` (the oracle)."""
 
-import math
 import zlib
 
 import numpy as np
@@ -434,14 +433,22 @@ def test_random_fuzz():
             _check(vals, dtype)
 
 
-def test_common_path_is_fast():
-    import time
+def test_common_path_is_short():
+    """A scalar and a short vector print with a bounded number of function calls (a
+    measure of work that does not depend on the machine's load, not a wall time)."""
+    import sys
     arr0 = np.array(1.5, dtype=np.float32)
     arr1 = np.array([1.0, 2.5, -3.25], dtype=np.float32)
-    start = time.perf_counter()
-    for _ in range(2000):
-        tensor_repr(arr0, "float32", grad_fn="MeanBackward0")
-        tensor_repr(arr1, "float32", requires_grad=True)
-    per_call = (time.perf_counter() - start) / 4000
-    assert per_call < 1e-3
-    assert not math.isnan(per_call)
+    for call in (lambda: tensor_repr(arr0, "float32", grad_fn="MeanBackward0"),
+                 lambda: tensor_repr(arr1, "float32", requires_grad=True)):
+        count = [0]
+
+        def profile(frame, event, arg):
+            if event in ("call", "c_call"):
+                count[0] += 1
+        sys.setprofile(profile)
+        try:
+            call()
+        finally:
+            sys.setprofile(None)
+        assert 0 < count[0] <= 150, count[0]
