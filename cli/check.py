@@ -10,7 +10,7 @@ import sys
 import click
 import numpy as np
 
-from symgrad._util import deep, start_child, stop
+from symgrad._util import start_child, stop
 from symgrad.checking import check as run_check
 
 from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
@@ -35,17 +35,9 @@ def _parse_grads(items: tuple, variables: list) -> dict:
 
 def _run(expression: str, grads: dict, at: dict, samples: int, timeout: float,
          shapes: dict | None = None):
-    def job():
+    try:
         return run_check(expression, grads, at=at or None, samples=samples, timeout=timeout,
                          shapes=shapes)
-    try:
-        try:
-            return job()
-        except RecursionError:
-            # SymPy works recursively: an expression nested too deeply for Python's default
-            # stack is checked again in a child process with a deep one (this process's
-            # recursion limit is never changed).
-            return deep(job)
     except (ValueError, TypeError) as err:
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
 

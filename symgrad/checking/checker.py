@@ -103,9 +103,17 @@ def check(expr: str | Expression, grads, at: Mapping | None = None, samples: int
     """
     # Random points may leave the function's domain (log of a negative number); they are
     # skipped, so numpy's warnings about them would only be noise.
-    with np.errstate(all="ignore"):
-        return _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
-                      shapes or {})
+    def run() -> Report:
+        with np.errstate(all="ignore"):
+            return _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
+                          shapes or {})
+    try:
+        return run()
+    except RecursionError:
+        # SymPy works recursively: an expression nested deeper than Python's default stack
+        # allows is checked again in a child process with a deep one (this process's
+        # recursion limit and stack size never change).
+        return deep(run)
 
 
 def _arguments(expr, grads, at, samples) -> tuple[Expression, dict, dict]:
