@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["restyle", "LAYOUT_FONT", "ROOMY_FONT", "TITLE_FONT"]
+__all__ = ["restyle", "row_styles", "LAYOUT_FONT", "ROOMY_FONT", "TITLE_FONT"]
 
 #: Fonts of plain labels.  Graphviz without fontconfig measures text with metrics it has
 #: built in, right for Helvetica (Arial's widths); a node with a bold title is measured in
@@ -44,13 +44,30 @@ def restyle(svg: str) -> str:
     return _NODE.sub(_node, svg)
 
 
-def _node(m: re.Match) -> str:
-    classes = m.group(2).replace("&#45;", "-").split()
-    letters = next((c[7:] for c in classes if c.startswith("sgrows_")), "")
+def row_styles(classes: str) -> tuple[str, str, dict] | None:
+    """What a plain-labelled node's class says: one style letter a line, the gradient
+    colour, and the legend's swatches by line; None for any other node.
+
+    Examples
+    --------
+    >>> row_styles("node sgrows_tbg sggrad_b03a2e sgsw_1_ffffff_4d4d4d_r1")
+    ('tbg', '#b03a2e', {1: ('#ffffff', '#4d4d4d', 'r', '1')})
+    """
+    names = classes.replace("&#45;", "-").split()
+    letters = next((c[7:] for c in names if c.startswith("sgrows_")), "")
     if not letters:
+        return None
+    grad = next((_colour(c[7:]) for c in names if c.startswith("sggrad_")), "none")
+    swatches = {int(m[1]): (_colour(m[2]), _colour(m[3]), m[4], m[5])
+                for m in map(_SWATCH.fullmatch, names) if m}
+    return letters, grad, swatches
+
+
+def _node(m: re.Match) -> str:
+    styles = row_styles(m.group(2))
+    if styles is None:
         return m.group(0)
-    grad = next((_colour(c[7:]) for c in classes if c.startswith("sggrad_")), "none")
-    swatches = {int(s[1]): s.groups()[1:] for s in map(_SWATCH.fullmatch, classes) if s}
+    letters, grad, swatches = styles
     line = iter(range(1 << 30))
 
     def style(t: re.Match) -> str:
@@ -87,5 +104,5 @@ def _swatch(attrs: str, fill: str, border: str, flags: str, width: str) -> str:
     rounded = ' rx="3"' if "r" in flags else ""
     dashed = ' stroke-dasharray="3,2"' if "d" in flags else ""
     return (f'<rect x="{x:.2f}" y="{y - 0.85 * size:.2f}" width="{1.9 * size:.2f}" '
-            f'height="{1.1 * size:.2f}" fill="{_colour(fill)}" stroke="{_colour(border)}" '
+            f'height="{1.1 * size:.2f}" fill="{fill}" stroke="{border}" '
             f'stroke-width="{width}"{rounded}{dashed}/>')

@@ -21,6 +21,8 @@ import html
 import re
 import unicodedata
 
+from .svgstyle import row_styles
+
 __all__ = ["tikz_picture", "beamer_document", "latex_text"]
 
 _GREEK = {name: f"$\\{name}$" for name in (
@@ -34,7 +36,7 @@ _LATEX = {"∂": "$\\partial$", "·": "$\\cdot$", "×": "$\\times$", "−": "$-$
           "_": "\\_", "#": "\\#", "%": "\\%", "&": "\\&", "{": "\\{", "}": "\\}",
           "^": "\\^{}", "~": "\\~{}", "$": "\\$", "\\": "\\textbackslash{}",
           "<": "\\textless{}", ">": "\\textgreater{}", "|": "\\textbar{}", '"': "''",
-          "\u00a0": "~"}
+          "\u00a0": "~", "\u2007": "\\enspace{}"}
 _LATEX.update({s: f"$^{d}$" for d, s in zip("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")})
 _LATEX.update({s: f"$_{d}$" for d, s in zip("0123456789", "₀₁₂₃₄₅₆₇₈₉")})
 
@@ -103,7 +105,7 @@ def tikz_picture(layout: dict, title: bool = True) -> str:
         if part is layout:  # the page's own background is the slide's
             ops = part.get("_ldraw_", []) if title else []
         if ops:
-            lines += _xdot(ops)
+            lines += _xdot(ops, row_styles(part.get("class", "")))
         elif "pos" in part and "nodes" not in part and "tail" not in part:
             x, y = (float(v) for v in part["pos"].split(",")[:2])
             text = latex_text(_label_text(part.get("label", part.get("name", ""))))
@@ -118,9 +120,11 @@ def _label_text(label: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", text)).strip()
 
 
-def _xdot(ops: list) -> list[str]:
-    """TikZ commands for Graphviz's xdot drawing operations."""
+def _xdot(ops: list, rows: tuple | None = None) -> list[str]:
+    """TikZ commands for Graphviz's xdot drawing operations; ``rows``, the styles of a
+    plain-labelled node's lines (:func:`.svgstyle.row_styles`), set each line's look."""
     out = []
+    line = 0
     pen, fill, width, style, font, size, bold = "black", "none", 1.0, "", "", 14.0, False
     for op in ops:
         kind = op.get("op")
@@ -152,12 +156,32 @@ def _xdot(ops: list) -> list[str]:
             x, y = op["pt"]
             anchor = {"l": "base west", "r": "base east"}.get(op.get("align"), "base")
             weight = "\\bfseries" if bold or "Bold" in font else ""
+            colour, points = pen, size
+            if rows is not None:
+                letters, grad, swatches = rows
+                letter = letters[line] if line < len(letters) else "b"
+                weight = "\\bfseries" if letter == "t" else ""
+                points = size - 2 if letter == "s" else size
+                colour = _color(grad) if letter == "g" else pen
+                if line in swatches:
+                    out.append(_swatch(x, y, size, *swatches[line]))
+                line += 1
             text = latex_text(op.get("text", ""))
             if text.strip():
-                out.append(f"  \\node[anchor={anchor}, text={pen}, font=\\sffamily{weight}"
-                           f"\\fontsize{{{size:.1f}}}{{{size * 1.2:.1f}}}\\selectfont] "
+                out.append(f"  \\node[anchor={anchor}, text={colour}, font=\\sffamily{weight}"
+                           f"\\fontsize{{{points:.1f}}}{{{points * 1.2:.1f}}}\\selectfont] "
                            f"at ({x:.2f},{y:.2f}) {{{text}}};")
     return out
+
+
+def _swatch(x: float, y: float, size: float, fill: str, border: str, flags: str,
+            width: str) -> str:
+    """A legend's sample box at the start of a plain line (as svgstyle draws it)."""
+    opts = [f"fill={_color(fill)}", f"draw={_color(border)}", f"line width={width}pt"]
+    opts += (["rounded corners=2pt"] if "r" in flags else []) + (
+        ["dashed"] if "d" in flags else [])
+    return (f"  \\filldraw[{', '.join(opts)}] ({x:.2f},{y - 0.25 * size:.2f}) rectangle "
+            f"({x + 1.9 * size:.2f},{y + 0.85 * size:.2f});")
 
 
 def _path(kind: str, op: dict) -> str:
