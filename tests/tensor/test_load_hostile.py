@@ -12,7 +12,6 @@ import struct
 import threading
 import tracemalloc
 import zipfile
-import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -216,7 +215,7 @@ def deflated_bomb(declared: int | None = None) -> io.BytesIO:
     assert len(data) < 2 * MIB
     if declared is not None:
         for sig, off in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
-            at = data.find(sig + b"", 0)
+            at = data.find(sig)
             while at >= 0:
                 name_at = at + (30 if sig == b"PK\x03\x04" else 46)
                 if data[name_at:name_at + 5] == b"0.npy":
@@ -385,11 +384,10 @@ def test_loaded_tensors_own_writable_data():
     assert t.tolist() == [2.0, 2.0, 2.0]
 
 
-def test_zlib_is_what_builds_the_bomb():  # (the helper itself: the bomb really inflates)
+def test_the_bomb_really_inflates():  # (the helper itself)
     f = deflated_bomb()
     with zipfile.ZipFile(f) as z:
         info = z.getinfo("0.npy")
         assert info.file_size > 256 * MIB and info.compress_size < MIB
         with z.open(info) as fh:
             assert len(fh.read(MIB)) == MIB
-    assert zlib.decompress(zlib.compress(b"\0" * 10)) == b"\0" * 10
