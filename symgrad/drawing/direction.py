@@ -24,9 +24,10 @@ import html
 import re
 from typing import Callable, Iterator
 
-from .dotwriter import check_rankdir
+from .dotwriter import DotSource, check_rankdir
 
-__all__ = ["RANKDIRS", "laid_out", "slide_fit", "estimate_size", "rankdir_of"]
+__all__ = ["RANKDIRS", "laid_out", "slide_fit", "estimate_size", "rankdir_of", "layout_cost",
+           "bounded", "LAYOUT_BUDGET"]
 
 #: Every value ``rankdir`` takes: ``auto`` and Graphviz's four directions.
 RANKDIRS = ("auto", "LR", "TB", "RL", "BT")
@@ -36,6 +37,14 @@ RANKDIRS = ("auto", "LR", "TB", "RL", "BT")
 SLIDE = (16.0, 9.0)
 PREFER_LR = 1.05
 
+#: The largest layout drawn at Graphviz's full quality, in :func:`layout_cost`'s units
+#: (about 6,000 nodes in Graphviz's positioning problem: half a second).  Past it,
+#: positioning runs a bounded number of steps and edges are straight lines: Graphviz's
+#: time grows with the square of that problem and its routing of curved edges around
+#: nodes placed in few steps is slower still (a 48-term sum drawn both ways: minutes).
+LAYOUT_BUDGET = 1500
+_BOUNDS = "nslimit=1, nslimit1=1, mclimit=0.5, splines=line, "
+
 _POINTS = 72.0
 _TOKEN = re.compile(r'\s*(?:(->|--)|([{}\[\];,=])|("(?:[^"\\]|\\.)*")|(<)|([^\s{}\[\];,=<>"]+))',
                     re.S)
@@ -44,11 +53,41 @@ _TOKEN = re.compile(r'\s*(?:(->|--)|([{}\[\];,=])|("(?:[^"\\]|\\.)*")|(<)|([^\s{
 def laid_out(build: Callable[[str], str], rankdir: str) -> str:
     """``build(rankdir)``, the DOT text of a drawing in a direction; for ``"auto"``, the
     text of whichever of ``LR`` and ``TB`` fits a 16:9 slide larger (``LR`` unless
-    ``TB`` is larger by the factor ``PREFER_LR``)."""
+    ``TB`` is larger by the factor ``PREFER_LR``); :func:`bounded` either way."""
     if str(rankdir).lower() != "auto":
-        return build(check_rankdir(rankdir))
+        return bounded(build(check_rankdir(rankdir)))
     across, down = build("LR"), build("TB")
-    return down if slide_fit(down, "TB") > PREFER_LR * slide_fit(across, "LR") else across
+    return bounded(down if slide_fit(down, "TB") > PREFER_LR * slide_fit(across, "LR")
+                   else across)
+
+
+def layout_cost(source: str) -> int:
+    """The size of Graphviz's positioning problem for ``source``, estimated without
+    rendering: its nodes and the ranks its long edges pass through (Graphviz's own count
+    is about four times this).
+
+    Examples
+    --------
+    >>> layout_cost("digraph { a -> b -> c; a -> c }")
+    4
+    """
+    graph = _Graph(source)
+    rank = graph._ranks()
+    return len(graph.size) + sum(max(0, abs(rank[b] - rank[a]) - 1)
+                                 for a, b, _ in graph.edges)
+
+
+def bounded(source: str) -> str:
+    """``source`` (and its plain form), with Graphviz's work bounded where
+    :func:`layout_cost` is past :data:`LAYOUT_BUDGET`: a bounded number of positioning
+    steps, straight edges.  Smaller drawings are returned as they are."""
+    if layout_cost(source) <= LAYOUT_BUDGET:
+        return source
+
+    def bound(text: str) -> str:
+        return re.sub(r"^(\s*graph \[)", r"\1" + _BOUNDS, text, count=1, flags=re.M)
+    plain = getattr(source, "plain", None)
+    return bound(source) if plain is None else DotSource(bound(source), bound(plain))
 
 
 def rankdir_of(source: str) -> str:

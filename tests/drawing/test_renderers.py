@@ -144,3 +144,39 @@ def test_any_name_is_data_in_plain_dot(name):
     for line in (_shown(part) for part in name.split("\n")):
         if line:
             assert any(line in t for t in shown), (line, shown[:8])
+
+
+# --------------------------------------------------------------------------- layout bound
+def _sum_of_terms(n: int):
+    xs = [symgrad.tensor(0.1 * k, requires_grad=True) for k in range(n)]
+    y = symgrad.tensor(2.0, requires_grad=True)
+    f = sum(symgrad.tanh(x) * y for x in xs)
+    return f
+
+
+def test_small_drawings_keep_graphvizs_full_layout():
+    from symgrad.drawing.direction import LAYOUT_BUDGET, layout_cost
+    for name in sorted(GOLDEN_CASES):
+        seed, kind, options = GOLDEN_CASES[name]
+        source = draw_seed(seed, symgrad, kind=kind, **options)[0].source
+        assert layout_cost(source) < LAYOUT_BUDGET / 4 and "nslimit" not in source
+
+
+@needs_dot
+def test_a_large_drawing_is_laid_out_in_bounded_work():
+    """A teacher's 48-term sum drawn both ways took Graphviz minutes (its positioning
+    problem grows with the square of the graph, its spline routing after a bounded
+    positioning more still): its DOT bounds both, and Graphviz's own count of positioning
+    steps stays within the number of nodes."""
+    import subprocess
+    from symgrad.drawing.direction import LAYOUT_BUDGET, layout_cost
+    d = symgrad.draw(_sum_of_terms(48), kind="both", names=False)
+    assert layout_cost(d.source) > LAYOUT_BUDGET
+    for text in (d.source, d.source.plain):
+        assert "nslimit=1" in text and "splines=line" in text
+    run = subprocess.run(["dot", "-v", "-Tsvg"], input=d.source.encode(), capture_output=True)
+    assert run.returncode == 0 and b"</svg>" in run.stdout
+    steps = [(int(n), int(k)) for n, k in re.findall(
+        rb"network simplex: (\d+) nodes \d+ edges (\d+) iter", run.stderr)]
+    nodes = len(re.findall(r"^\s+\w+ \[label=", d.source, flags=re.M))
+    assert steps and max(k for _, k in steps) <= nodes
