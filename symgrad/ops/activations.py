@@ -258,12 +258,12 @@ def _elu_backward(g, x, alpha, scale, input_scale, is_result):
 
 
 def _elu_double(m, grad, alpha, grad_output, input_scale, is_result, scale, self_or_result):
+    # PyTorch's elu_double_backward: times the mask (x < 0), so NaN stays NaN
     x = self_or_result
-    if is_result:
-        return m.where(m.lt(x, 0), m.mul_scalar(grad * grad_output, input_scale), 0.0)
     inner = m.mul_scalar(grad * grad_output, input_scale)
-    return m.where(m.lt(x, 0), m.call(ELU_BACKWARD, inner, x, alpha, scale, input_scale,
-                                      False), 0.0)
+    if is_result:
+        return inner * m.lt(x, 0)
+    return m.call(ELU_BACKWARD, inner, x, alpha, scale, input_scale, False) * m.lt(x, 0)
 
 
 ELU_BACKWARD = Op(
@@ -330,10 +330,10 @@ def _softplus_backward(g, x, beta, threshold):
 
 
 def _softplus_double(m, grad, beta, grad_output, self, threshold):
+    # PyTorch's softplus_double_backward: sigmoid_backward times the mask, so NaN stays NaN
     z = m.mul_scalar(self, beta)
-    s = m.call(SIGMOID, z)
-    return m.where(m.lt(z, threshold), m.mul_scalar(grad * grad_output * s * (1 - s), beta),
-                   0.0)
+    return m.mul_scalar(m.sigmoid_backward(grad * grad_output, m.call(SIGMOID, z))
+                        * m.lt(z, threshold), beta)
 
 
 SOFTPLUS_BACKWARD = Op(
@@ -349,7 +349,8 @@ SOFTPLUS_BACKWARD = Op(
 
 HARDSWISH_BACKWARD = Op(
     "hardswish_backward", inputs=("grad_output", "self"), dtype=R.floating,
-    forward=lambda g, x: np.where(x <= -3, 0.0, np.where(x < 3, g * (x / 3 + 0.5), g)).astype(
+    # (NaN takes the middle branch, as in PyTorch's vectorized kernel)
+    forward=lambda g, x: np.where(x <= -3, 0.0, np.where(x >= 3, g, g * (x / 3 + 0.5))).astype(
         np.result_type(g, x)),
     saves=("grad_output", "self"),
     sym=_sym(lambda sp, g, x: sp.Piecewise((0, x <= -3), (g * (x / 3 + sp.Rational(1, 2)),
@@ -370,11 +371,20 @@ _NO_DOUBLE = not_implemented("derivative for aten::hardsigmoid_backward is not i
 HARDSIGMOID_BACKWARD = Op(
     "hardsigmoid_backward", inputs=("grad_output", "self"), node="NotImplemented",
     dtype=R.floating,
-    forward=lambda g, x: np.where(_between(x, -3.0, 3.0), g / 6, 0.0).astype(
-        np.result_type(g, x)),
+    # (PyTorch's kernel multiplies by 1/6 rounded to float32, in float64 too)
+    forward=lambda g, x: np.where(_between(x, -3.0, 3.0), g * float(np.float32(1 / 6)),
+                                  0.0).astype(np.result_type(g, x)),
     sym=_sym(lambda sp, g, x: _piecewise(sp, sp.And(x > -3, x < 3), g / 6, 0), 2),
     grads=(_NO_DOUBLE, _NO_DOUBLE),
     local=("[|{self}| < 3]/6", "—"), doc="hardsigmoid's gradient (no second derivative)")
+
+
+def _log_sigmoid_backward(g, x):
+    # PyTorch's CPU kernel, from z = exp(-|x|): 1 - z/(1+z) below 0, z/(1+z) above
+    if np.result_type(x).kind != "f":
+        return g / (1 + np.exp(x))
+    z = np.exp(-np.abs(x))
+    return g * np.where(x < 0, 1 - z / (1 + z), z / (1 + z))
 
 
 def _log_sigmoid_double(m, grad, buffer, grad_output, self):
@@ -384,7 +394,7 @@ def _log_sigmoid_double(m, grad, buffer, grad_output, self):
 
 LOG_SIGMOID_BACKWARD = Op(
     "log_sigmoid_backward", inputs=("grad_output", "self"), dtype=R.floating,
-    forward=lambda g, x: g / (1 + np.exp(np.clip(x, None, 700))),
+    forward=lambda g, x: _log_sigmoid_backward(g, x),
     saves=("buffer", "grad_output", "self"), derive={"buffer": lambda arrays, attrs:
                                                      _buffer(arrays[1:], attrs)},
     sym=_sym(lambda sp, g, x: g / (1 + sp.exp(x)), 2),

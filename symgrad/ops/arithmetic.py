@@ -26,6 +26,10 @@ def _check_exact_power(a, b) -> None:
 
 def _pow_scalar(a, exponent):
     _check_exact_power(a, exponent)
+    if exponent == -0.5 and np.result_type(a).kind == "f":
+        # PyTorch's kernel takes rsqrt for -0.5: NaN at -inf, -inf at -0.0 (C's pow: 0, inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (1 / np.sqrt(a))[()]
     try:
         return np.power(a, exponent)
     except ValueError:  # numpy's refusal of int ** negative int, in PyTorch's words

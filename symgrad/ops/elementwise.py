@@ -20,8 +20,15 @@ def _relu(a):
 
 
 def _sign(a):
-    # sign of a bool tensor is itself (numpy's sign has no bool loop).
-    return np.array(a, copy=True) if np.result_type(a) == np.bool_ else np.sign(a)
+    # sign of a bool tensor is itself (numpy's sign has no bool loop); PyTorch's sign is
+    # (0 < a) - (a < 0), so NaN has sign 0 (numpy's is NaN).
+    kind = np.result_type(a).kind
+    if kind == "b":
+        return np.array(a, copy=True)
+    out = np.sign(a)
+    if kind == "f":
+        out = np.where(np.isnan(a), np.zeros((), out.dtype), out)[()]
+    return out
 
 
 def _clamp(a, lo, hi):
@@ -59,7 +66,7 @@ def _clamp_mask(m, x, lo, hi):
 
 ABS = Op("abs", elementwise=True, forward=np.abs, saves=("self",), sym="Abs",
          refuse={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')},
-         grads=(lambda m, grad, self: grad * m.sgn(self),), local=("sign({self})",),
+         grads=(lambda m, grad, self: grad * m.call(SGN, self),), local=("sign({self})",),
          method=("abs", "__abs__"), inplace="abs_", function="abs", expr="abs")
 
 
@@ -71,7 +78,7 @@ SIGN = Op("sign", elementwise=True,
           method="sign", inplace="sign_", function="sign", expr="sign")
 
 
-SGN = Op("sgn", forward=np.sign, sym="sign", saves=("result", "self"),
+SGN = Op("sgn", forward=_sign, sym="sign", saves=("result", "self"),
          grads=(lambda m, grad, result, self: m.zeros_like(grad),), local=("0",),
          method="sgn", inplace="sgn_", function="sgn")
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dtype_rules as R
 from .kernels import _sympy, sym_flat
+from .arithmetic import RECIPROCAL
 from .record import Op, not_implemented
 
 __all__ = ["ASIN", "ACOS", "ATAN", "ATAN2", "SINH", "COSH", "ASINH", "ACOSH", "ATANH",
@@ -53,8 +54,23 @@ def _erfinv(y):
                                      _erfc_kernel(-x) - (1 + y)))
         step = residual / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
         x = np.where(inside, x - step, x)
-    return np.where(np.abs(y) == 1, np.sign(y) * np.inf,
-                    np.where(np.abs(y) > 1, np.nan, x))
+    x = np.where(np.abs(y) == 1, np.sign(y) * np.inf, np.where(np.abs(y) > 1, np.nan, x))
+    return np.where(y == 0, y, x)  # -0.0 keeps its sign, as PyTorch's
+
+
+def _overflowing(name: str):
+    """sinh or cosh as PyTorch's kernels give them: +-inf once exp(|a|) overflows (numpy's
+    are finite up to log(2 * max))."""
+    fn = getattr(np, name)
+
+    def forward(a):
+        out = fn(a)
+        if np.result_type(a).kind == "f":
+            with np.errstate(over="ignore"):
+                big = np.isinf(np.exp(np.abs(a))) & np.isfinite(a)
+            out = np.where(big, np.copysign(np.inf, out), out)[()]
+        return out
+    return forward
 
 
 def _xlogy(a, b):
@@ -91,8 +107,8 @@ def _unary(name: str, sym, grad, *, saves=("self",), domain=(-np.inf, np.inf), l
     ``x.name()``, ``x.name_()`` and, unless ``expr`` says otherwise, the expression
     language (aliases such as ``arcsin`` for both)."""
     return Op(name, dtype=dtype, elementwise=True,
-              forward=getattr(np, _NUMPY.get(name, name), None)
-              or _FORWARD[name], saves=saves, sym=sym, domain=domain, grads=(grad,),
+              forward=_FORWARD.get(name)
+              or getattr(np, _NUMPY.get(name, name)), saves=saves, sym=sym, domain=domain, grads=(grad,),
               local=(local,), node=node, method=(name,) + alias, function=(name,) + alias,
               inplace=name + "_" if name not in _NO_INPLACE_GRAD else None,
               expr=(name,) + alias if expr is None else expr, **names)
@@ -114,12 +130,16 @@ _NO_INPLACE_GRAD = ("asinh", "acosh", "atanh")
 _NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
           "acosh": "arccosh", "atanh": "arctanh"}
 _FORWARD = {"erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "rsqrt": lambda a: 1 / np.sqrt(a),
-            "frac": _frac}
+            "frac": _frac, "sinh": _overflowing("sinh"), "cosh": _overflowing("cosh")}
 
 # -- inverse trigonometric and hyperbolic -------------------------------------------------
-ASIN = _unary("asin", "asin", lambda m, grad, self: grad * (1 - self * self) ** -0.5,
+# As derivatives.yaml writes them (rsqrt, self.pow(2)): the same NaNs at +-inf and the
+# same overflow in second derivatives.
+ASIN = _unary("asin", "asin",
+              lambda m, grad, self: grad * m.call(RSQRT, -self * self + 1),
               domain=(-1, 1), local="1/√(1 - {self}²)", alias=("arcsin",))
-ACOS = _unary("acos", "acos", lambda m, grad, self: -(grad * (1 - self * self) ** -0.5),
+ACOS = _unary("acos", "acos",
+              lambda m, grad, self: grad * -m.call(RSQRT, -self * self + 1),
               domain=(-1, 1), local="-1/√(1 - {self}²)", alias=("arccos",))
 ATAN = _unary("atan", "atan", lambda m, grad, self: grad / (self * self + 1),
               local="1/(1 + {self}²)", alias=("arctan",))
@@ -127,11 +147,12 @@ SINH = _unary("sinh", "sinh", lambda m, grad, self: grad * m.call(COSH, self),
               local="cosh({self})")
 COSH = _unary("cosh", "cosh", lambda m, grad, self: grad * m.call(SINH, self),
               local="sinh({self})")
-ASINH = _unary("asinh", "asinh", lambda m, grad, self: grad * (self * self + 1) ** -0.5,
+ASINH = _unary("asinh", "asinh", lambda m, grad, self: grad * m.call(RSQRT, self ** 2 + 1),
                local="1/√({self}² + 1)", alias=("arcsinh",))
-ACOSH = _unary("acosh", "acosh", lambda m, grad, self: grad * (self * self - 1) ** -0.5,
+ACOSH = _unary("acosh", "acosh", lambda m, grad, self:
+               grad * m.call(RSQRT, self + 1) * m.call(RSQRT, self - 1),
                domain=(1, np.inf), local="1/√({self}² - 1)", alias=("arccosh",))
-ATANH = _unary("atanh", "atanh", lambda m, grad, self: grad / (1 - self * self),
+ATANH = _unary("atanh", "atanh", lambda m, grad, self: grad * 1 / (1 - self ** 2),
                domain=(-1, 1), local="1/(1 - {self}²)", alias=("arctanh",))
 ASINH_ = _no_inplace_grad(ASINH)
 ACOSH_ = _no_inplace_grad(ACOSH)
@@ -159,16 +180,14 @@ RSQRT = _unary("rsqrt", lambda a: np.frompyfunc(lambda e: 1 / _sympy().sqrt(e), 
 
 # -- error functions ----------------------------------------------------------------------
 ERF = _unary("erf", "erf",
-             lambda m, grad, self: m.mul_scalar(grad * m.exp(-(self * self)),
-                                                _TWO_OVER_SQRT_PI),
+             lambda m, grad, self: m.mul_scalar(m.exp(-(self ** 2)), _TWO_OVER_SQRT_PI) * grad,
              local="2/√π·exp(-{self}²)")
 ERFC = _unary("erfc", "erfc",
-              lambda m, grad, self: m.mul_scalar(grad * m.exp(-(self * self)),
-                                                 -_TWO_OVER_SQRT_PI),
+              lambda m, grad, self: m.mul_scalar(m.exp(-(self ** 2)), -_TWO_OVER_SQRT_PI) * grad,
               local="-2/√π·exp(-{self}²)")
 ERFINV = _unary("erfinv", "erfinv",
-                lambda m, grad, self: m.mul_scalar(grad * m.exp(m.call(ERFINV, self) ** 2),
-                                                   math.sqrt(math.pi) / 2),
+                lambda m, grad, self: m.mul_scalar(m.exp(m.call(ERFINV, self) ** 2),
+                                                   math.sqrt(math.pi) / 2) * grad,
                 domain=(-1, 1), local="√π/2·exp(erfinv({self})²)")
 
 # -- rounding: zero gradients, as PyTorch (their graphs stay connected) -------------------
@@ -193,12 +212,18 @@ FRAC = _unary("frac", lambda a: a - np.frompyfunc(sym_flat("trunc"), 1, 1)(a),
               refuse={n: (NotImplementedError, f'"frac_cpu" not implemented for \'{c}\'')
                       for n, c in (("int64", "Long"), ("int32", "Int"), ("bool", "Bool"))})
 
+def _atan2_recip(m, self, other):
+    # PyTorch's atan2_backward: 1 / (self² + other²), and 0 where that sum is 0 (the
+    # origin, or squares that underflow), so the gradient there is a signed zero.
+    d = self * self + other * other
+    return m.where(m.eq(d, 0), 0.0, m.call(RECIPROCAL, d))
+
+
 # -- two operands -------------------------------------------------------------------------
 ATAN2 = Op("atan2", inputs=("self", "other"), broadcasts=True, dtype=R.floating,
            forward=np.arctan2, saves=("self", "other"), sym="atan2",
-           grads=(lambda m, grad, self, other: grad * other / (self * self + other * other),
-                  lambda m, grad, self, other:
-                  grad * -self / (self * self + other * other)),
+           grads=(lambda m, grad, self, other: grad * other * _atan2_recip(m, self, other),
+                  lambda m, grad, self, other: grad * -self * _atan2_recip(m, self, other)),
            local=("{other}/({self}² + {other}²)", "-{self}/({self}² + {other}²)"),
            method=("atan2", "arctan2"), function=("atan2", "arctan2"), inplace="atan2_",
            expr=("atan2", "arctan2"))

@@ -199,8 +199,16 @@ def _reversed_cumsum(m, g, dim):
     return m.call(FLIP, m.call(CUMSUM, m.call(FLIP, g, (dim,)), dim), (dim,))
 
 
+def _cumsum(a, dim):
+    if not np.ndim(a):
+        return np.asarray(a)
+    out = np.cumsum(a, axis=dim)
+    # PyTorch accumulates from +0.0: a leading -0.0 gives 0.0
+    return out + 0.0 if out.dtype.kind == "f" else out
+
+
 CUMSUM = Op("cumsum", attrs=("dim",),
-            forward=lambda a, dim: np.cumsum(a, axis=dim) if np.ndim(a) else np.asarray(a),
+            forward=lambda a, dim: _cumsum(a, dim),
             dtype=R.sum_dtype, saves=("dim",),
             grads=(lambda m, grad, dim: _reversed_cumsum(m, grad, dim) if m.shape(grad)
                    else grad,),
