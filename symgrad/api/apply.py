@@ -13,6 +13,7 @@ below does everything, with the same results.
 from __future__ import annotations
 
 import builtins
+import re
 from typing import Callable, Sequence
 
 import numpy as np
@@ -211,6 +212,10 @@ def _shape_error(op, arrays, attrs, err):
                                         f"tensor b ({y}) at non-singleton dimension "
                                         f"{max(len(a), len(b)) - i}")
             a = np.broadcast_shapes(a, b)
+    found = re.search(r"maximum supported dimension .* found (\d+)", str(err))
+    if found:  # numpy's limit, named as symgrad's
+        return RuntimeError(f"{op.name}: symgrad tensors have at most 64 dimensions (numpy's "
+                            f"limit; PyTorch allows more), got {found.group(1)}")
     return RuntimeError(f"{op.name}: {err}")
 
 

@@ -210,7 +210,19 @@ def _size(fname: str, args: tuple, kwargs: dict, pos: int = 1) -> tuple:
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
+    if len(shape) > MAX_DIMS:
+        raise RuntimeError(too_many_dims(fname, len(shape)))
     return shape
+
+
+#: numpy's limit on dimensions, and so symgrad's (PyTorch allows more).
+MAX_DIMS = 64
+
+
+def too_many_dims(name: str, ndim: int) -> str:
+    """The error for a tensor of more dimensions than numpy holds."""
+    return (f"{name}: symgrad tensors have at most {MAX_DIMS} dimensions (numpy's limit; "
+            f"PyTorch allows more), got {ndim}")
 
 
 def _finish(data: np.ndarray, dt, requires_grad: bool) -> Tensor:
