@@ -183,7 +183,8 @@ class _Reductions:
             if correction is None:
                 correction = 1
         axes = range(self.ndim) if not dim else [d % builtins.max(self.ndim, 1) for d in dim]
-        n = int(np.prod([self._data.shape[d] for d in axes]))
+        # (PyTorch's reduction factor is numel / output numel: 0 for an empty input)
+        n = int(np.prod([self._data.shape[d] for d in axes])) if self._data.size else 0
         if n - (1 if correction is None else correction) <= 0:
             warnings.warn(f"{op.name}(): degrees of freedom is <= 0. Correction should be "
                           "strictly less than the reduction factor (input numel divided by "

@@ -5,7 +5,7 @@ import numpy as np
 
 from . import dtype_rules as R
 from .record import Op
-from .reductions import _extreme_indices
+from .reductions import _extreme_indices, refuse_empty
 
 __all__: list = []  # the comparisons register themselves; none is named
 
@@ -34,7 +34,8 @@ Op("any", attrs=("dim", "keepdim"), method="any", function="any", dtype=R.boolea
 
 Op("argmax", attrs=("dim", "keepdim"), method="argmax", function="argmax", dtype=R.int64,
    refuse={"self:bool": (RuntimeError, "argmax(): does not support bool input")},
-   forward=lambda a, dim, keepdim: np.argmax(a, axis=dim, keepdims=keepdim))
+   forward=lambda a, dim, keepdim: refuse_empty("argmax", a, dim, IndexError)
+   or np.argmax(a, axis=dim, keepdims=keepdim))
 
 
 # The indices max(dim) and min(dim) return (bool operands included, unlike argmax's).
@@ -45,4 +46,5 @@ for _kind in ("Max", "Min"):
 
 Op("argmin", attrs=("dim", "keepdim"), method="argmin", function="argmin", dtype=R.int64,
    refuse={"self:bool": (RuntimeError, "argmin(): does not support bool input")},
-   forward=lambda a, dim, keepdim: np.argmin(a, axis=dim, keepdims=keepdim))
+   forward=lambda a, dim, keepdim: refuse_empty("argmin", a, dim, IndexError)
+   or np.argmin(a, axis=dim, keepdims=keepdim))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -20,16 +21,48 @@ def _sum(a, dim, keepdim):
     return np.sum(a, axis=_dims(dim, np.ndim(a)), keepdims=keepdim)
 
 
-def _mean(a, dim, keepdim):
-    return np.mean(a, axis=_dims(dim, np.ndim(a)), keepdims=keepdim)
+def _mean(a, dim=None, keepdim=False):
+    axis = None if dim is None else _dims(dim, np.ndim(a))
+    if np.size(a) == 0:
+        # the mean of nothing is NaN, without numpy's warnings (PyTorch gives none)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.mean(a, axis=axis, keepdims=keepdim)
+    return np.mean(a, axis=axis, keepdims=keepdim)
+
+
+def refuse_empty(name: str, a, dim, whole: type = RuntimeError) -> None:
+    """PyTorch's errors for a reduction with no identity (amax, argmax) of no elements:
+    ``whole`` over all dims, IndexError naming an empty reduced dim."""
+    if np.size(a) or np.asarray(a).dtype == object:
+        return
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        message = f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+        if whole is RuntimeError:
+            message += " Specify the reduction dim with the 'dim' argument."
+        raise whole(message)
+    shape = np.shape(a)
+    for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+        if -len(shape) <= d < len(shape) and shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _empty(a):
+    # softmax and log_softmax of an empty tensor: an empty result of its shape
+    return np.asarray(a, dtype=np.result_type(a, np.float32)).copy()
 
 
 def _softmax(a, dim):
+    if np.size(a) == 0:
+        return _empty(a)
     e = np.exp(a - np.max(a, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def _log_softmax(a, dim):
+    if np.size(a) == 0:
+        return _empty(a)
     s = a - np.max(a, axis=dim, keepdims=True)
     return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
 
@@ -153,7 +186,7 @@ SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype=R.sum_dtype
              symbol="sum dim={dim}")
 
 
-MEAN = Op("mean", forward=lambda a: np.mean(a), saves=("self_sym_sizes", "self_sym_numel"),
+MEAN = Op("mean", forward=lambda a: _mean(a), saves=("self_sym_sizes", "self_sym_numel"),
           grads=(lambda m, grad, self_sym_sizes, self_sym_numel:
                  m.div_scalar(m.expand(grad, self_sym_sizes), self_sym_numel),),
           local=("1/{self_sym_numel}",),

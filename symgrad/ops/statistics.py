@@ -13,7 +13,7 @@ import numpy as np
 from . import dtype_rules as R
 from .kernels import _dims, _sym_map, _sym_reduce
 from .record import Op
-from .reductions import MEAN_DIM, _keep
+from .reductions import MEAN_DIM, _keep, refuse_empty
 
 __all__ = ["PROD", "PROD_DIM", "VAR", "STD", "LOGSUMEXP", "AMAX", "AMIN", "FLIP", "CUMSUM",
            "CUMPROD"]
@@ -104,8 +104,10 @@ def _var(a, dim, correction, keepdim):
             _count(a.shape, dim) - ddof)
     with np.errstate(divide="ignore", invalid="ignore"):  # (N <= correction: inf or nan)
         mean = np.mean(a, axis=axes, keepdims=True) if a.size else np.zeros(())
-        return np.asarray(np.sum((a - mean) ** 2, axis=axes, keepdims=keepdim)
-                          / np.float64(_count(a.shape, dim) - ddof)).astype(a.dtype)
+        out = np.asarray(np.sum((a - mean) ** 2, axis=axes, keepdims=keepdim)
+                         / np.float64(_count(a.shape, dim) - ddof)).astype(a.dtype)
+    # of no elements: NaN, as PyTorch (its mean is NaN), not 0 / -correction
+    return np.full_like(out, np.nan) if a.size == 0 else out
 
 
 def _var_grad(m, grad, self, dim, correction, keepdim):
@@ -167,6 +169,7 @@ def _extreme(kind: str) -> Op:
     np_fn = np.max if kind == "Max" else np.min
 
     def forward(a, dim, keepdim):
+        refuse_empty("amax" if kind == "Max" else "amin", a, dim)
         axes = _axes(dim, np.ndim(a))
         if np.asarray(a).dtype == object:
             return _sym_reduce(kind, a, axes, keepdim)

@@ -24,7 +24,7 @@ import pytest
 
 import symgrad
 from symgrad import ops
-from conftest import to_numpy
+from conftest import outcome, to_numpy
 
 torch = pytest.importorskip("torch")
 
@@ -369,3 +369,62 @@ def test_every_op_is_compared_or_listed():
 def test_edge_values_match_torch(case: Case, dtype: str) -> None:
     """Values and gradients at NaN, +-inf, +-0, subnormals, overflow and domain edges."""
     compare(case, dtype)
+
+
+# --------------------------------------------------------------------------- empty tensors
+def _grad_of(f):
+    def scenario(L):
+        x = L.zeros(0, requires_grad=True)
+        f(L, x).sum().backward()
+        return x.grad
+    return scenario
+
+
+EMPTY = {
+    "std": lambda L: L.zeros(0).std(), "var": lambda L: L.zeros(0).var(),
+    "std-dim": lambda L: L.zeros(2, 0).std(1), "var-dim": lambda L: L.zeros(2, 0).var(1),
+    "var-dim-empty-out": lambda L: L.zeros(0, 3).var(1),
+    "mean": lambda L: L.zeros(0).mean(), "mean-dim": lambda L: L.zeros(2, 0).mean(1),
+    "sum": lambda L: L.zeros(0).sum(), "sum-dim": lambda L: L.zeros(2, 0).sum(1),
+    "prod": lambda L: L.zeros(0).prod(), "max": lambda L: L.zeros(0).max(),
+    "min": lambda L: L.zeros(0).min(), "max-dim": lambda L: L.zeros(0).max(0),
+    "max-dim-empty": lambda L: L.zeros(2, 0).max(1), "max-dim-out": lambda L: L.zeros(0, 2).max(1),
+    "amax": lambda L: L.zeros(0).amax(), "amin-dim": lambda L: L.zeros(0, 3).amin(0),
+    "amin-negative-dim": lambda L: L.zeros(0, 3).amin(-2),
+    "amax-dims": lambda L: L.zeros(0, 3).amax((0, 1)), "amax-out": lambda L: L.zeros(0, 3).amax(1),
+    "argmin-dim": lambda L: L.zeros(0, 3).argmin(0), "argmax-out": lambda L: L.zeros(0, 3).argmax(1),
+    "softmax": lambda L: L.softmax(L.zeros(0), 0),
+    "log_softmax": lambda L: L.log_softmax(L.zeros(0), 0),
+    "softmax-2d": lambda L: L.softmax(L.zeros(2, 0), 1),
+    "log_softmax-2d": lambda L: L.log_softmax(L.zeros(0, 2), 1),
+    "logsumexp": lambda L: L.zeros(0).logsumexp(0), "norm": lambda L: L.zeros(0).norm(),
+    "cumsum": lambda L: L.zeros(0).cumsum(0), "cumprod": lambda L: L.zeros(0).cumprod(0),
+    "any": lambda L: L.zeros(0).any(), "all": lambda L: L.zeros(0).all(),
+    "grad-mean": _grad_of(lambda L, x: x.mean()), "grad-std": _grad_of(lambda L, x: x.std()),
+    "grad-var": _grad_of(lambda L, x: x.var()),
+    "grad-softmax": _grad_of(lambda L, x: L.softmax(x, 0)),
+    "grad-log_softmax": _grad_of(lambda L, x: L.log_softmax(x, 0)),
+    "grad-sum": _grad_of(lambda L, x: x.sum()), "grad-prod": _grad_of(lambda L, x: x.prod()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY))
+def test_empty_tensors_as_torch(name):
+    """Reductions of no elements: PyTorch's values (NaN for mean, var, std), warnings
+    (std/var's degrees of freedom, none from numpy) and errors (amax's, argmin's)."""
+    scenario = EMPTY[name]
+    assert outcome(scenario, symgrad) == outcome(scenario, torch)
+
+
+# --------------------------------------------------------------------------- 65 dimensions
+@pytest.mark.parametrize("make", [
+    lambda L: L.zeros([1] * 65), lambda L: L.ones(*([1] * 65)),
+    lambda L: L.zeros(1).reshape([1] * 65), lambda L: L.zeros([1] * 64).unsqueeze(0),
+    lambda L: L.tensor(0.0).view([1] * 65),
+    lambda L: L.zeros([1] * 64, requires_grad=True).unsqueeze(-1)])
+def test_more_than_64_dimensions_is_one_clear_error(make):
+    """PyTorch holds 65 dimensions; numpy, and so symgrad, at most 64: one RuntimeError
+    naming the limit, never numpy's ValueError."""
+    assert tuple(make(torch).shape) == (1,) * 65
+    with pytest.raises(RuntimeError, match=r"at most 64 dimensions .*got 65"):
+        make(symgrad)
