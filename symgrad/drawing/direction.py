@@ -365,6 +365,10 @@ class _Graph:
         """Estimated (width, height) in inches in ``LR`` or ``TB``."""
         along = 0 if rankdir in ("LR", "RL") else 1  # the axis the ranks advance on
         rank = self._ranks()
+        # A node with no edges (a legend) is set beyond the rest of its rank's row: it
+        # makes its rank thicker and the whole drawing broader.
+        linked = {n for a, b, _ in self.edges for n in (a, b)}
+        apart = 0.0
         count = max(rank.values(), default=0) + 1
         thick = [0.0] * count
         broad = [0.0] * count
@@ -372,8 +376,11 @@ class _Graph:
         for n, (w, h) in self.size.items():
             r = rank[n]
             thick[r] = max(thick[r], (w, h)[along])
-            broad[r] += (w, h)[1 - along]
-            members[r] += 1
+            if n in linked or len(self.size) == 1:
+                broad[r] += (w, h)[1 - along]
+                members[r] += 1
+            else:
+                apart += (w, h)[1 - along] + self.nodesep
         gaps = [self.ranksep] * max(count - 1, 0)
         for a, b, label in self.edges:
             lo, hi = sorted((rank[a], rank[b]))
@@ -388,7 +395,7 @@ class _Graph:
         length = sum(thick) + sum(gaps)
         breadth = max((b + self.nodesep * max(m - 1, 0) for b, m in zip(broad, members)),
                       default=0.0)
-        breadth += 0.3 * self.clusters
+        breadth += 0.3 * self.clusters + apart
         w, h = (length, breadth) if along == 0 else (breadth, length)
         w = max(w, self.title[0]) + 2 * self.pad
         h = h + self.title[1] + 2 * self.pad

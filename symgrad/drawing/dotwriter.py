@@ -257,7 +257,9 @@ class DotWriter:
                            f"  legend [label={self._plain_legend(entries)}, shape=box, "
                            f'style="rounded", color="{t.muted}", margin="0.12,0.08", '
                            f"{attrs}]"))
-        if anchor is not None:
+        if self.rankdir in ("TB", "BT"):  # beside the first rank, not under the graph
+            self.lines.append("  {rank=min; legend}")
+        elif anchor is not None:  # beside the output
             self.lines.append(f"  {anchor} -> legend [style=invis]")
 
     def _html_legend(self, entries: list) -> str:
