@@ -21,6 +21,7 @@ from .apply import apply
 from .core import Tensor
 from .messages import _SCALAR_NAMES, _all_any_error, _format_order
 from .methods import maximum, minimum
+from . import return_types
 from .return_types import MinMax
 from .shapes import _check_dims, _wrap_dim
 
@@ -107,6 +108,50 @@ class _Reductions:
     def min(self, dim=None, keepdim=False, *, axis=None):
         dim = dim if axis is None else axis
         return self._extreme(O.MIN, O.MIN_DIM, O.OPS["min_indices"], dim, keepdim)
+
+    # -- sorting ----------------------------------------------------------------------
+    def sort(self, dim=-1, descending=False, *, stable=None):
+        """Values and indices sorted along ``dim`` (``torch.return_types.sort``); with
+        ``stable`` given, PyTorch's ``sort.stable`` overload (``SortBackward1``)."""
+        _wrap_dim(dim, self.ndim)
+        descending = builtins.bool(descending)
+        if stable is None:
+            values = apply(O.SORT, (self,), (dim, descending))
+        else:
+            values = apply(O.SORT_STABLE, (self,), (builtins.bool(stable), dim, descending))
+        indices = apply(O.ARGSORT, (self,), (True, dim, descending))
+        return return_types.sort(values, indices)
+
+    def msort(self):
+        """``sort(self, 0).values``."""
+        return self.sort(0).values
+
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        """The indices of :meth:`sort` (ties in their order)."""
+        _wrap_dim(dim, self.ndim)
+        return apply(O.ARGSORT, (self,), (builtins.bool(stable), dim, builtins.bool(descending)))
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their
+        indices (``torch.return_types.topk``)."""
+        d = _wrap_dim(dim, self.ndim)
+        size = self._data.shape[d] if self.ndim else 1
+        if not 0 <= k <= size:
+            raise RuntimeError("selected index k out of range")
+        attrs = (k, dim, builtins.bool(largest), builtins.bool(sorted))
+        return return_types.topk(apply(O.TOPK, (self,), attrs),
+                                 apply(O.TOPK_INDICES, (self,), attrs))
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """The ``k``-th smallest value along ``dim`` and its index
+        (``torch.return_types.kthvalue``)."""
+        d = _wrap_dim(dim, self.ndim)
+        size = self._data.shape[d] if self.ndim else 1
+        if not 1 <= k <= size:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+        attrs = (k, dim, builtins.bool(keepdim))
+        return return_types.kthvalue(apply(O.KTHVALUE, (self,), attrs),
+                                     apply(O.KTHVALUE_INDICES, (self,), attrs))
 
     def argmax(self, dim=None, keepdim=False, *, axis=None):
         dim = dim if axis is None else axis

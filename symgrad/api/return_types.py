@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["max", "min", "MinMax", "slogdet", "linalg_slogdet"]
+__all__ = ["max", "min", "MinMax", "slogdet", "linalg_slogdet", "sort", "topk", "kthvalue"]
 
 
 def _pair(name: str, first: str, second: str, doc: str) -> type:
@@ -47,6 +47,12 @@ slogdet = _pair("slogdet", "sign", "logabsdet",
                 "``torch.return_types.slogdet(sign=..., logabsdet=...)``.")
 linalg_slogdet = _pair("linalg_slogdet", "sign", "logabsdet",
                        "``torch.return_types.linalg_slogdet(sign=..., logabsdet=...)``.")
+
+
+sort = _pair("sort", "values", "indices", "``torch.return_types.sort(values=..., indices=...)``.")
+topk = _pair("topk", "values", "indices", "``torch.return_types.topk(values=..., indices=...)``.")
+kthvalue = _pair("kthvalue", "values", "indices",
+                 "``torch.return_types.kthvalue(values=..., indices=...)``.")
 
 
 def MinMax(values, indices, kind: str = "max"):  # noqa: N802

@@ -58,5 +58,6 @@ from .shapes import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
 from .logical import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
 
 __all__ = ["Op", "OPS", "op_named", "node_name", "sympy_function", "subscribe", "unregister"]
