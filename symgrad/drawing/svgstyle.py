@@ -31,7 +31,7 @@ __all__ = ["restyle", "row_styles", "LAYOUT_FONT", "ROOMY_FONT", "TITLE_FONT"]
 LAYOUT_FONT = "Helvetica"
 ROOMY_FONT = "DejaVu Sans"
 TITLE_FONT = "Helvetica-Bold"
-_FAMILY = 'font-family="Helvetica,sans-Serif"'
+_FAMILY = 'font-family="Helvetica, Arial, sans-serif"'
 
 _NODE = re.compile(r'(<g id="[^"]*" class="node ([^"]*)">)(.*?)(</g>)', re.S)
 _TEXT = re.compile(r"<text\b([^>]*)>")
@@ -40,8 +40,9 @@ _SWATCH = re.compile(r"sgsw_(\d+)_(\w+)_(\w+)_([rd]*)(\d)")
 
 
 def restyle(svg: str) -> str:
-    """``svg`` with each plain-labelled node's text lines styled as its rows say."""
-    return _NODE.sub(_node, svg)
+    """``svg`` with each plain-labelled node's text lines styled as its rows say, and
+    every text in a font list that SVG renderers without fontconfig read too."""
+    return _NODE.sub(_node, svg).replace('font-family="Helvetica,sans-Serif"', _FAMILY)
 
 
 def row_styles(classes: str) -> tuple[str, str, dict] | None:

