@@ -371,9 +371,8 @@ _NO_DOUBLE = not_implemented("derivative for aten::hardsigmoid_backward is not i
 HARDSIGMOID_BACKWARD = Op(
     "hardsigmoid_backward", inputs=("grad_output", "self"), node="NotImplemented",
     dtype=R.floating,
-    # (PyTorch's kernel multiplies by 1/6 rounded to float32, in float64 too)
-    forward=lambda g, x: np.where(_between(x, -3.0, 3.0), g * float(np.float32(1 / 6)),
-                                  0.0).astype(np.result_type(g, x)),
+    forward=lambda g, x: np.where(_between(x, -3.0, 3.0), g / 6, 0.0).astype(
+        np.result_type(g, x)),
     sym=_sym(lambda sp, g, x: _piecewise(sp, sp.And(x > -3, x < 3), g / 6, 0), 2),
     grads=(_NO_DOUBLE, _NO_DOUBLE),
     local=("[|{self}| < 3]/6", "—"), doc="hardsigmoid's gradient (no second derivative)")
