@@ -49,6 +49,24 @@ def torch():
     return oracle()
 
 
+def calls_made(fn, expected: tuple = ()) -> int:
+    """How many Python and C functions ``fn()`` calls (an exception in ``expected`` is its
+    outcome): a measure of work that does not depend on the machine's speed or load."""
+    count = [0]
+
+    def profile(frame, event, arg):
+        if event in ("call", "c_call"):
+            count[0] += 1
+    sys.setprofile(profile)
+    try:
+        fn()
+    except expected:
+        pass
+    finally:
+        sys.setprofile(None)
+    return count[0]
+
+
 def mask_addresses(text: str) -> str:
     """``text`` with memory addresses (``" at 0x7f..."``) made equal."""
     return ADDRESS.sub(" at 0x?", text)

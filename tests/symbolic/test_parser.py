@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import symgrad.symbolic.parser as parser_module
+from conftest import calls_made
 from symgrad.symbolic.parser import (COMPOSITIONS, 
     FUNCTIONS,
     MAX_DEPTH,
@@ -229,21 +230,8 @@ def test_parse_value_rejects(text, column, fragment):
 
 
 def work(fn) -> int:
-    """How many Python and C functions ``fn()`` calls (a ParseError is its outcome): a
-    measure of work that does not depend on the machine's speed or load."""
-    count = [0]
-
-    def profile(frame, event, arg):
-        if event in ("call", "c_call"):
-            count[0] += 1
-    sys.setprofile(profile)
-    try:
-        fn()
-    except ParseError:
-        pass
-    finally:
-        sys.setprofile(None)
-    return count[0]
+    """How many functions ``fn()`` calls (a ParseError is its outcome)."""
+    return calls_made(fn, ParseError)
 
 
 def test_parse_value_limits_bound_the_work():

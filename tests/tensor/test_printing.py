@@ -7,6 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import calls_made  # noqa: E402
 from symgrad.api.printing import (  # noqa: E402
     get_printoptions,
     printoptions,
@@ -436,19 +437,9 @@ def test_random_fuzz():
 def test_common_path_is_short():
     """A scalar and a short vector print with a bounded number of function calls (a
     measure of work that does not depend on the machine's load, not a wall time)."""
-    import sys
     arr0 = np.array(1.5, dtype=np.float32)
     arr1 = np.array([1.0, 2.5, -3.25], dtype=np.float32)
     for call in (lambda: tensor_repr(arr0, "float32", grad_fn="MeanBackward0"),
                  lambda: tensor_repr(arr1, "float32", requires_grad=True)):
-        count = [0]
-
-        def profile(frame, event, arg):
-            if event in ("call", "c_call"):
-                count[0] += 1
-        sys.setprofile(profile)
-        try:
-            call()
-        finally:
-            sys.setprofile(None)
-        assert 0 < count[0] <= 150, count[0]
+        count = calls_made(call)
+        assert 0 < count <= 150, count
