@@ -13,6 +13,8 @@ import numpy as np
 from . import dtype_rules as R
 from .kernels import _dims, _sym_map, _sym_reduce
 from .record import Op
+from .indexing import SLICE
+from .layers import CONSTANT_PAD_ND
 from .reductions import MEAN_DIM, _keep, refuse_empty
 
 __all__ = ["PROD", "PROD_DIM", "VAR", "STD", "LOGSUMEXP", "AMAX", "AMIN", "FLIP", "CUMSUM",
@@ -38,30 +40,38 @@ def _restored(g, shape, dim, keepdim):
 
 
 # -- products ---------------------------------------------------------------------------------
-def _others(a: np.ndarray, axis: int) -> np.ndarray:
-    """The product of the other entries along ``axis``, for each entry (zeros allowed)."""
-    a = np.moveaxis(np.asarray(a), axis, -1)
-    ones = np.ones(a.shape[:-1] + (1,), dtype=a.dtype)
-    left = np.cumprod(np.concatenate([ones, a[..., :-1]], axis=-1), axis=-1)
-    right = np.flip(np.cumprod(np.concatenate([ones, np.flip(a, -1)[..., :-1]], axis=-1),
-                               axis=-1), -1)
-    return np.moveaxis(left * right, -1, axis)
-
-
 def _prod_grad(m, grad, self, result, dim=None, keepdim=False):
+    # PyTorch's prod_backward: result / self without zeros; with a zero anywhere in the
+    # tensor, the product of the other entries (prod_safe_zeros_backward), built from
+    # differentiable ops (so second derivatives are PyTorch's too).
     shape = m.shape(self)
+    if not shape:
+        return grad
     if dim is not None:
         grad, result = (_restored(t, shape, (dim,), keepdim) for t in (grad, result))
-    if not _has_zero(self):  # PyTorch's branch for inputs without zeros
+    if not _has_zero(self):
         return grad * (result / self)
-    # With zeros: a zero entry's gradient is the product of the others (a number); the
-    # other entries keep result / self, with 1 in place of the zeros (so that it is 0
-    # where the product is, and differentiable where it is not).
-    a = _values(self)
-    others = _others(a.reshape(-1), 0).reshape(a.shape) if dim is None else _others(a, dim)
-    zero = m.eq(self, 0)
-    return grad * m.where(zero, _constant(m, others, self),
-                          result / m.where(zero, 1.0, self))
+    if dim is None:
+        if isinstance(self, np.ndarray) and int(np.sum(self == 0)) > 1:
+            return np.zeros_like(self)  # (PyTorch's shortcut when no graph is recorded)
+        flat = m.reshape(self, (-1,))
+        return m.reshape(grad * _exclusive_products(m, flat, 0), shape)
+    return grad * _exclusive_products(m, self, dim % len(shape))
+
+
+def _exclusive_products(m, x, dim: int):
+    """For each entry of ``x``, the product of the others along ``dim``: the products
+    before it times those after it (cumprod of the entries shifted by a one)."""
+    shape = m.shape(x)
+    n = shape[dim]
+    if n == 1:
+        return m.new_zeros(x, shape) + 1.0
+    pad = (0, 0) * (len(shape) - 1 - dim) + (1, 0)
+    before = m.call(CUMPROD, m.call(CONSTANT_PAD_ND, m.call(SLICE, x, dim, 0, n - 1, 1),
+                                    pad, 1.0), dim)
+    rest = m.call(FLIP, m.call(SLICE, x, dim, 1, n, 1), (dim,))
+    after = m.call(FLIP, m.call(CUMPROD, m.call(CONSTANT_PAD_ND, rest, pad, 1.0), dim), (dim,))
+    return before * after
 
 
 def _values(x) -> np.ndarray:

@@ -89,6 +89,11 @@ def _inputs(kind: str, dtype: str) -> list:
     if kind == "rows2":  # rows, and a second operand of rows of edge values
         rows = _inputs("rows", dtype)[0]
         return [rows, np.roll(rows, 1, axis=1)]
+    if kind == "each":  # the rows as leaves of their own (no select, no unbind)
+        return list(_inputs("rows", dtype)[0])
+    if kind == "each2":
+        x, y = _inputs("rows2", dtype)
+        return list(x) + list(y)
     raise ValueError(kind)
 
 
@@ -270,22 +275,22 @@ for _name in ("asinh", "acosh", "atanh"):
          (lambda n: lambda L, x: getattr(x * 1, n + "_")())(_name))
 
 # ----- reductions: a row per edge value
-case("sum", "sum", "rows", lambda L, x: L.stack([r.sum() for r in x]))
+case("sum", "sum", "each", lambda L, *x: L.stack([r.sum() for r in x]))
 case("sum-dim", "sum1", "rows", lambda L, x: x.sum(-1))
-case("sum-dtype", "sum_dtype", "rows", lambda L, x: L.stack([r.sum(dtype=L.float64)
-                                                             for r in x]))
+case("sum-dtype", "sum_dtype", "each", lambda L, *x: L.stack([r.sum(dtype=L.float64)
+                                                              for r in x]))
 case("sum-dim-dtype", "sum1_dtype", "rows", lambda L, x: x.sum(-1, dtype=L.float64))
-case("mean", ("mean", "numel"), "rows", lambda L, x: L.stack([r.mean() for r in x]))
+case("mean", ("mean", "numel"), "each", lambda L, *x: L.stack([r.mean() for r in x]))
 case("mean-dim", "mean1", "rows", lambda L, x: x.mean(-1))
-case("mean-dtype", "mean_dtype", "rows", lambda L, x: L.stack([r.mean(dtype=L.float64)
-                                                               for r in x]))
+case("mean-dtype", "mean_dtype", "each", lambda L, *x: L.stack([r.mean(dtype=L.float64)
+                                                                for r in x]))
 case("mean-dim-dtype", "mean1_dtype", "rows", lambda L, x: x.mean(-1, dtype=L.float64))
-case("prod", "prod", "rows", lambda L, x: L.stack([r.prod() for r in x]))
+case("prod", "prod", "each", lambda L, *x: L.stack([r.prod() for r in x]))
 case("prod-dim", "prod1", "rows", lambda L, x: x.prod(-1))
 case("prod-zeros", "prod1", "rows", lambda L, x: (x * L.tensor([1.0, 0.0, 1.0],
                                                                 dtype=x.dtype)).prod(-1))
-case("max", "max1", "rows", lambda L, x: L.stack([r.max() for r in x]))
-case("min", "min1", "rows", lambda L, x: L.stack([r.min() for r in x]))
+case("max", "max1", "each", lambda L, *x: L.stack([r.max() for r in x]))
+case("min", "min1", "each", lambda L, *x: L.stack([r.min() for r in x]))
 case("max-dim", ("max_dim", "max_indices"), "rows", lambda L, x: x.max(-1))
 case("min-dim", ("min_dim", "min_indices"), "rows", lambda L, x: x.min(-1))
 case("amax", "amax", "rows", lambda L, x: x.amax(-1))
@@ -312,7 +317,8 @@ case("trace", "trace", "rows", lambda L, x: L.trace(x))
 # ----- products of rows of edge values
 case("mm", "mm", "rows2", lambda L, x, y: L.mm(x, y.t()))
 case("mv", "mv", "rows2", lambda L, x, y: L.mv(x, y[0]))
-case("dot", "dot", "rows2", lambda L, x, y: L.stack([L.dot(a, b) for a, b in zip(x, y)]))
+case("dot", "dot", "each2", lambda L, *xy: L.stack([L.dot(a, b) for a, b in zip(
+    xy[:len(xy) // 2], xy[len(xy) // 2:])]))
 case("addmm", "addmm", "rows2", lambda L, x, y: L.addmm(x[:, :1], x, y.t(), beta=0.5,
                                                          alpha=2.0))
 case("bmm", "bmm", "rows2", lambda L, x, y: L.bmm(x[None], y.t()[None]))
@@ -382,8 +388,6 @@ KNOWN = {
     ("lerp", "float32"): _FMA, ("lerp", "float64"): _FMA,
     ("lerp-tensor", "float32"): _FMA + "; and its weight >= 0.5 branch",
     ("lerp-tensor", "float64"): _FMA + "; and its weight >= 0.5 branch",
-    ("dot", "float32"): "the sign of a zero product summed by BLAS",
-    ("dot", "float64"): "the sign of a zero product summed by BLAS",
     ("addmm", "float32"): "BLAS sums in another order: inf - inf where numpy overflows once",
     ("clamp-tensor", "float32"): "NaN bounds and the sign of a zero bound (vectorized "
                                  "min/max semantics)",
@@ -399,8 +403,6 @@ KNOWN = {
     ("mish", "float64"): "second derivative at overflow: PyTorch's mish_backward decomposed",
     ("acosh", "float32"): "second derivative at +-max: NaN against PyTorch's signed zero",
     ("acosh", "float64"): "second derivative at +-max: NaN against PyTorch's signed zero",
-    **{(f"prod{v}", d): "prod's gradient with zeros in the tensor (prod_safe_zeros_backward)"
-       for v in ("", "-dim", "-zeros") for d in DTYPES},
 }
 
 
