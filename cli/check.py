@@ -12,10 +12,12 @@ import numpy as np
 
 from symgrad._util import start_child, stop
 from symgrad.checking import check as run_check
+from symgrad.symbolic.budget import limits
 
 from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
                       InputError, assignments, echo_json,
                       load_expression, parse_at, parse_shapes, style)
+from ._limits import limit_options
 from ._terminal import terminal_text
 
 try:  # --batch reads TOML: the standard library from Python 3.11, tomli before
@@ -291,13 +293,15 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
 @click.option("--max-problems", type=click.IntRange(1), default=MAX_PROBLEMS,
               show_default=True, help="With --batch: the most problems a file may hold.")
 @click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
+@limit_options("elements", "terms")
 def check(expression: str | None, grad_items: tuple, at_items: tuple, shape_items: tuple,
           samples: int,
           timeout: float, batch: str | None, jobs: int, max_problems: int,
-          as_json: bool) -> None:
+          as_json: bool, max_elements: int, max_terms: int) -> None:
     """Check a hand-derived gradient of EXPRESSION: symbolically (SymPy), then
     numerically at the given and random points. A wrong gradient gets a counterexample
-    and a diagnosis. Exit status: 0 correct, 1 wrong, 3 undecided, 2 bad input.
+    and a diagnosis. Exit status: 0 correct, 1 wrong, 3 undecided, 2 bad input (also
+    work past --max-elements or --max-terms, estimated before it is done).
 
     \b
     Examples:
@@ -314,6 +318,13 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, shape_item
       grad = { x = "cos(dot(x, y))*y" }
       at = { x = "[1, 2, 3]", y = "[5, 6, 7]" }
     """
+    with limits(max_elements=max_elements, max_terms=max_terms):  # (batch workers fork)
+        _check(expression, grad_items, at_items, shape_items, samples, timeout, batch, jobs,
+               max_problems, as_json)
+
+
+def _check(expression, grad_items, at_items, shape_items, samples, timeout, batch, jobs,
+           max_problems, as_json) -> None:
     if batch:
         if expression or grad_items or at_items or shape_items:
             raise InputError("--batch checks a problem file: give no EXPRESSION, --grad, "

@@ -6,11 +6,13 @@ import numpy as np
 import sympy as sp
 
 from symgrad._util import deep
+from symgrad.symbolic.budget import MAX_SHOWN_ELEMENTS, limits
 from symgrad.symbolic.differentiation import (DerivativeError, Derivatives, OutsideDomain,
                                              derivatives)
 
 from ._common import (ExpressionCommand, InputError, echo_json, fmt, load_expression,
                       parse_at, parse_shapes, style, to_plain)
+from ._limits import limit_options
 
 __all__ = ["diff"]
 
@@ -45,9 +47,10 @@ _LARGE = 200
                    "(common factors pulled out).")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=10.0, show_default=True,
               help="Seconds --simplify may take; past them the tidied form is shown.")
+@limit_options("elements", "terms", "hessian")
 def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: tuple,
          elements: bool, steps: bool, latex: bool, as_json: bool, simplify: bool,
-         timeout: float) -> None:
+         timeout: float, max_elements: int, max_terms: int, max_hessian: int) -> None:
     """Differentiate EXPRESSION: symbolic partial derivatives (SymPy, computed on the
     graph) and their values at a point from reverse mode, checked against each other.
 
@@ -58,14 +61,19 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: 
       symgrad diff "sum((A @ x - b)**2)" --shape A=n,m --shape x=m --shape b=n
       symgrad diff "x**3*y" --order 2 --at x=1 --at y=2 --json
       symgrad diff "tanh(1.1*tanh(x) + 0.1)" --steps
+
+    Work is estimated before it is done: an intermediate past --max-elements, symbolic
+    work past --max-terms or a Hessian past --max-hessian is refused (exit 2), and
+    gradients of more than 500 elements are printed in vector form only.
     """
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
     shapes = parse_shapes(shape_items, expr.variables, at)
     labels = {k: tuple(map(str, s)) for k, s in shapes.items()}
     try:
-        d = derivatives(expr, wrt, at, order=order, timeout=timeout,
-                        simplify="full" if simplify else "auto", shapes=shapes)
+        with limits(max_elements=max_elements, max_terms=max_terms, max_hessian=max_hessian):
+            d = derivatives(expr, wrt, at, order=order, timeout=timeout,
+                            simplify="full" if simplify else "auto", shapes=shapes)
     except OutsideDomain as err:
         point = ", ".join(f"{k} = {fmt(at[k])}" for k in expr.variables)
         raise InputError(f"not defined at {point}: {err.cause.pretty()}") from None
@@ -168,7 +176,8 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
     variables, at = d.expression.variables, d.at
     shaped = {k: s for k, s in _shapes(d, labels).items() if s}
     large = d.program is not None and len(d.program.lines) > _LARGE
-    if (shaped and not elements) or large:  # the expression as written (every size)
+    many = [n for n in d.wrt if np.size(d.symbols[n]) > MAX_SHOWN_ELEMENTS]
+    if (shaped and not elements) or large or many:  # the expression as written (every size)
         lines.append(f"f({', '.join(variables)}) = {d.expression}")
         if shaped:
             lines.append("  shapes: " + ", ".join(f"{k} {'×'.join(map(str, s))}"
@@ -193,7 +202,10 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
                              f"traced size {size}, not for every size)")
             else:
                 lines.append(f"\n∂f/∂{n} = (per element: no vector form: {why})")
-            if elements or not vector:
+            if (elements or not vector) and n in many:
+                lines.append(f"  ({np.size(d.symbols[n]):,} elements: more than the "
+                             f"{MAX_SHOWN_ELEMENTS} printed one by one)")
+            elif elements or not vector:
                 for ix, e in zip(np.ndindex(*d.symbols[n].shape), sym):
                     lines.append(f"  [{', '.join(map(str, ix))}]  {e}")
         elif vector is not None and not elements:  # a scalar, for every size
@@ -201,6 +213,9 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
         elif why is not None and labels and not elements:
             # (its elements would be the traced size's: x_0, x_1)
             lines.append(f"\n∂f/∂{n} = (no form for every size: {why})")
+        elif n in many:  # (LaTeX of every element)
+            lines.append(f"\n∂f/∂{n} = ({np.size(d.symbols[n]):,} elements: more than the "
+                         f"{MAX_SHOWN_ELEMENTS} printed one by one)")
         else:
             lines.append(f"\n∂f/∂{n} = {sp.latex(sym) if latex else sym}")
         if d.complete:

@@ -5,12 +5,14 @@ import click
 
 import symgrad
 from symgrad.drawing.diagram import RenderError
+from symgrad.symbolic.budget import check_expression, limits
 from symgrad.symbolic.shapes import placeholder, resolve_shapes
 from symgrad.symbolic.vectors import NoVectorForm, dimensions
 
 from ._common import (ExpressionCommand, InputError, check_output, check_stdout,
                       drawing_options, echo_json, load_expression, parse_at, parse_shapes,
                       step_outputs, write_outputs)
+from ._limits import limit_options
 from ._terminal import terminal_text
 
 __all__ = ["draw"]
@@ -31,11 +33,13 @@ __all__ = ["draw"]
 @drawing_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print what was written as one JSON object.")
+@limit_options("elements")
 def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
          stdout_format: str, kind: str, steps_dir: str | None, theme: str, rankdir: str,
-         local: bool, legend: bool, as_json: bool) -> None:
+         local: bool, legend: bool, as_json: bool, max_elements: int) -> None:
     """Draw the graph of EXPRESSION: forward (values), backward (PyTorch's grad_fn
-    nodes, .grad after backward) or both side by side.
+    nodes, .grad after backward) or both side by side. An intermediate value past
+    --max-elements is refused before anything is computed.
 
     \b
     Examples:
@@ -58,7 +62,10 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
         bad = expr.domain_error(**at) if complete else None
         if bad is not None:
             raise InputError(f"not defined at the point: {bad.pretty()}")
-        values, sizes = _values(expr, at, parse_shapes(shape_items, expr.variables, at))
+        shapes = parse_shapes(shape_items, expr.variables, at)
+        with limits(max_elements=max_elements):  # (the work estimated before it is done)
+            check_expression(expr, resolve_shapes(shapes)[0], at, symbolic=False)
+        values, sizes = _values(expr, at, shapes)
         out = expr.evaluate(**values)
         if steps_dir and out.numel() != 1:
             raise InputError(f"--steps needs a scalar expression; this one has shape "

@@ -36,6 +36,7 @@ import sympy as sp
 
 from .._util import deep
 from ..autograd import grad
+from ..symbolic.budget import check_expression
 from ..symbolic.bridge import almost_everywhere, graph_leaves, leaf_names, leaf_symbols, to_sympy
 from ..symbolic.expression import Expression, parse
 from ..symbolic.shapes import placeholder, resolve_shapes
@@ -151,6 +152,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
     f, claims, at = _arguments(expr, grads, at, samples)
     # Variables without a value are scalars where that fits, else vectors/matrices.
     sized, labels = resolve_shapes(given_shapes)
+    check_expression(f, sized, at, also=[c.expression for c in claims.values()])
     fixed = {k: placeholder(s) for k, s in sized.items() if k not in at}
     shapes = {k: np.shape(v) for k, v in f.shape_values({**fixed, **at}).items()}
     rng = np.random.default_rng(seed)

@@ -32,6 +32,7 @@ from ..autograd import grad
 from ..autograd.functional import hessian
 from ..errors import SymgradError
 from .bridge import GradientProgram
+from .budget import check_expression, closed_form_ops
 from .expression import DerivativeSizeError, EvaluationError, Expression, parse
 from .shapes import placeholder, resolve_shapes
 from .tidy import tidy_all
@@ -237,6 +238,7 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
             raise DerivativeError(f"wrt {n}: not a variable of the expression (variables: "
                                   f"{', '.join(f.variables) or 'none'})", "wrt")
     sized, labels = resolve_shapes(shapes)
+    check_expression(f, sized, at, names, hessian=order == 2)  # (before any work)
     shapes = f.shape_values({**{k: placeholder(s) for k, s in sized.items() if k not in at},
                              **at})
     labels = {k: v for k, v in labels.items() if k not in at}
@@ -256,7 +258,8 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
                                   "order")
     program = f.gradient_program(names, **shapes) if names else None
     d = Derivatives(f, names, at, shapes, program,
-                    program.closed_form(simplify, timeout, MAX_SHOWN_OPS) if program
+                    program.closed_form(simplify, timeout,
+                                        closed_form_ops(program, MAX_SHOWN_OPS)) if program
                     else {}, labels)
     if d.complete:
         d.value = f.evaluate(**at)

@@ -36,6 +36,7 @@ from ..autograd import grad, no_grad
 from ..ops.dtypes import float64
 from . import parser as P
 from .bridge import gradient_program, to_sympy
+from .budget import check_expression
 from .calls import call
 from .shapes import placeholder, resolve_shapes
 from .parser import ParseError
@@ -328,6 +329,7 @@ class Expression:
                              f"{', '.join(self.variables) or 'none'})")
         if order < 1:
             raise ValueError(f"order must be at least 1, got {order}")
+        check_expression(self, at=values, wrt=[var], hessian=order == 2)  # (before work)
         if order == 1:
             prog = self.gradient_program([var], **values)
             return prog.closed_form(simplify=simplify)[var]

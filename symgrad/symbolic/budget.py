@@ -1,0 +1,355 @@
+"""The work an expression asks for, estimated before any is done, and the limits on it.
+
+From the parsed expression and the variables' shapes alone (no values are computed, no
+SymPy is loaded) :func:`estimate` finds the shape of every intermediate and counts:
+
+* **elements** -- the largest intermediate (a Kronecker product of Kronecker products
+  is found here: ``kron(kron(A, A), A)`` of 100x100 matrices has 10^12 elements);
+* **terms** -- the symbolic work: for every intermediate, its elements times the
+  operations each needs (a matrix product's inner size, a sum's count; a symbolic
+  determinant of an n x n matrix n!·n^2, each element of its inverse n!), times three
+  for the forward line and the adjoints of the chain rule's program;
+* **Hessian entries** -- n^2 over the n elements differentiated against.
+
+:func:`check` compares an estimate with the limits below and raises one
+:class:`BudgetError` naming the limit and the option that raises it.  The limits are
+module constants read at call time (the command line's ``--max-elements``,
+``--max-terms`` and ``--max-hessian`` set them for one command with :func:`limits`), so
+that with the defaults nothing valid takes much more than about 10 s or 1 GB.  A second
+bound applies after the chain rule's program is built, to the closed forms it would
+inline (:func:`closed_form_ops`): past :data:`MAX_CLOSED_FORM_OPS` operations they are
+not built (the program, the vector forms and the values still are).
+
+Examples
+--------
+>>> from symgrad.symbolic.parser import parse
+>>> e = estimate(parse("sum(kron(kron(A, A), A))"), {"A": (100, 100)})
+>>> e.elements, e.largest
+(1000000000000, 'kron')
+>>> check(e)
+Traceback (most recent call last):
+...
+symgrad.symbolic.budget.BudgetError: kron: an intermediate of 1,000,000,000,000 elements \
+is more than the limit of 1,000,000 (raise it with --max-elements; in Python \
+symgrad.symbolic.budget.MAX_ELEMENTS)
+>>> estimate(parse("sum((A @ x - b)**2)"), {"A": (20, 20), "x": (20,), "b": (20,)}).terms
+1380
+"""
+from __future__ import annotations
+
+import contextlib
+import heapq
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping
+
+import numpy as np
+
+from ..errors import SymgradError
+from . import syntax as S
+
+__all__ = ["MAX_ELEMENTS", "MAX_TERMS", "MAX_HESSIAN", "MAX_SHOWN_ELEMENTS",
+           "MAX_CLOSED_FORM_OPS", "BudgetError", "Estimate", "estimate", "check",
+           "check_expression", "limits", "closed_form_ops"]
+
+#: The most elements any intermediate value may have (8 MB of float64 each; a graph
+#: keeps a few per node).  ``--max-elements``.
+MAX_ELEMENTS = 1_000_000
+#: The most symbolic terms (elements x operations, forward and adjoint) the chain rule's
+#: program may have (SymPy takes a few milliseconds a term: 2,400 elements squared and
+#: summed, 14,400 terms, took 30 s).  ``--max-terms``.
+MAX_TERMS = 6_000
+#: The most entries of a symbolic Hessian (n^2 for n elements differentiated against:
+#: 2,500 is 50 of them).  ``--max-hessian``.
+MAX_HESSIAN = 2_500
+#: Past this many elements per variable, ``diff --elements`` prints the vector or matrix
+#: form only, and says so.
+MAX_SHOWN_ELEMENTS = 500
+#: Past this many operations in all, the gradients' closed forms (element by element) are
+#: not built: each element would be tidied by SymPy (a 20x20 least-squares gradient has
+#: 36,000 operations and takes about 10 s).
+MAX_CLOSED_FORM_OPS = 40_000
+
+_OPTIONS = {"MAX_ELEMENTS": "--max-elements", "MAX_TERMS": "--max-terms",
+            "MAX_HESSIAN": "--max-hessian"}
+#: Each term is met about three times: its forward line, its adjoint, its closed form.
+_PROGRAM = 3
+_REDUCE_ALL = frozenset({"sum", "mean", "norm", "prod", "std", "var", "numel"})
+_LAST_AXIS = frozenset({"softmax", "log_softmax", "cumsum"})
+#: Functions computed symbolically by elimination on a whole square matrix.
+_ELIMINATION = frozenset({"det", "logdet", "inverse", "solve"})
+
+
+class BudgetError(SymgradError, ValueError):
+    """Valid input whose work is past a limit: ``limit`` names the constant of this
+    module (``"MAX_TERMS"``), ``option`` the command line's option that raises it."""
+
+    def __init__(self, what: str, count: int, limit: str) -> None:
+        self.count, self.limit = count, limit
+        self.option = _OPTIONS[limit]
+        value = getattr(sys.modules[__name__], limit)
+        super().__init__(f"{what} is more than the limit of {value:,} (raise it with "
+                         f"{self.option}; in Python symgrad.symbolic.budget.{limit})")
+
+
+@dataclass
+class Estimate:
+    """The work of an expression at given shapes (see :func:`estimate`)."""
+
+    #: the largest intermediate's elements, and what made it
+    elements: int = 0
+    largest: str = ""
+    #: the symbolic terms of the chain rule's program
+    terms: int = 0
+    #: the largest square matrix a symbolic elimination (det, inverse, solve) works on
+    elimination: int = 0
+    #: the elements differentiated against (a Hessian has hessian_n ** 2 entries)
+    hessian_n: int = 0
+    #: variable -> shape, as estimated (given, else found)
+    shapes: dict = field(default_factory=dict)
+
+    def add(self, other: "Estimate") -> "Estimate":
+        """The work of both (two expressions checked together: a function and a claim)."""
+        big = other.elements > self.elements
+        return Estimate(max(self.elements, other.elements),
+                        other.largest if big else self.largest, self.terms + other.terms,
+                        max(self.elimination, other.elimination),
+                        max(self.hessian_n, other.hessian_n), {**other.shapes, **self.shapes})
+
+
+class _Mismatch(Exception):
+    """The shapes do not fit (the evaluator will say how, with a column)."""
+
+
+def _broadcast(a: tuple, b: tuple) -> tuple:
+    out = []
+    for x, y in zip(((1,) * (len(b) - len(a)) + a), ((1,) * (len(a) - len(b)) + b)):
+        if x != y and 1 not in (x, y):
+            raise _Mismatch
+        out.append(max(x, y) if 0 not in (x, y) else 0)
+    return tuple(out)
+
+
+def _matmul(a: tuple, b: tuple) -> tuple[tuple, int]:
+    """The shape of ``a @ b`` and its inner size."""
+    if not a or not b or len(a) > 2 or len(b) > 2 or a[-1] != b[0]:
+        raise _Mismatch
+    return a[:-1] + b[1:], a[-1]
+
+
+def _call(name: str, args: list) -> tuple[tuple, int, int]:
+    """(shape, operations per element, elimination size) of ``name(*args)``."""
+    a = args[0]
+    n = math.prod(a)
+    if name in _REDUCE_ALL:
+        return (), max(n, 1), 0
+    if name == "logsumexp":
+        return a[:-1], a[-1] if a else 1, 0
+    if name in _LAST_AXIS:
+        return a, a[-1] if a else 1, 0
+    if name in ("dot", "outer"):
+        if len(a) != 1 or len(args[1]) != 1 or (name == "dot" and a != args[1]):
+            raise _Mismatch
+        return ((), a[0], 0) if name == "dot" else ((a[0], args[1][0]), 1, 0)
+    if name == "matmul":
+        shape, k = _matmul(a, args[1])
+        return shape, k, 0
+    if name == "kron":
+        b = args[1]
+        r = max(len(a), len(b))
+        a, b = (1,) * (r - len(a)) + a, (1,) * (r - len(b)) + b
+        return tuple(x * y for x, y in zip(a, b)), 1, 0
+    if name == "diag":
+        if len(a) == 1:
+            return (a[0], a[0]), 1, 0
+        if len(a) == 2:
+            return (min(a),), 1, 0
+        raise _Mismatch
+    if name == "trace":
+        if len(a) != 2:
+            raise _Mismatch
+        return (), min(a), 0
+    if name in _ELIMINATION:
+        if len(a) != 2 or a[0] != a[1]:
+            raise _Mismatch
+        size = a[0]
+        # (SymPy's elimination on symbols: a 4x4 determinant in 2 s, 5x5 in 13 s, 6x6
+        # in more than 100 s; each element of the result has about n! terms)
+        cost = math.factorial(min(size, 20)) * (size ** 2 if name in ("det", "logdet")
+                                                else 1)
+        if name == "solve":
+            b = args[1]
+            if not 1 <= len(b) <= 2 or b[0] != size:
+                raise _Mismatch
+            return b, cost, size
+        return (() if name in ("det", "logdet") else a), cost, size
+    if len(args) == 2:
+        return _broadcast(a, args[1]), 1, 0
+    return a, 1, 0
+
+
+def _walk(tree, shapes: Mapping) -> Estimate:
+    """The estimate at known shapes (every variable's), or _Mismatch."""
+    est = Estimate()
+    out: list = []
+    stack = [(tree, False)]
+    while stack:  # (post-order, no recursion)
+        node, done = stack.pop()
+        kids = (node.left, node.right) if isinstance(node, S.BinOp) else \
+            (node.operand,) if isinstance(node, (S.Neg, S.Transpose)) else \
+            tuple(node.args) if isinstance(node, S.Call) else ()
+        if not done:
+            stack.append((node, True))
+            stack.extend((k, False) for k in reversed(kids))
+            continue
+        args = out[len(out) - len(kids):]
+        del out[len(out) - len(kids):]
+        ops, elim, what = 1, 0, ""
+        if isinstance(node, S.Name):
+            shape = tuple(shapes.get(node.name, ()))
+            what = node.name
+        elif isinstance(node, S.Num):
+            shape = ()
+        elif isinstance(node, S.Neg):
+            shape = args[0]
+            what = "-"
+        elif isinstance(node, S.Transpose):
+            shape = args[0][::-1]
+            what = ".T"
+        elif isinstance(node, S.BinOp):
+            what = node.op
+            if node.op == "@":
+                shape, ops = _matmul(*args)
+            else:
+                shape = _broadcast(*args)
+        elif isinstance(node, S.Call):
+            what = node.func
+            shape, ops, elim = _call(node.func, args)
+        else:  # (a node this module does not know: as large as its operands)
+            shape = max(args, key=math.prod, default=())
+        n = math.prod(shape)
+        if n > est.elements:
+            est.elements, est.largest = n, what
+        est.terms += _PROGRAM * max(n, 1) * ops if not isinstance(node, (S.Name, S.Num)) \
+            else 0
+        est.elimination = max(est.elimination, elim)
+        out.append(shape)
+    return est
+
+
+def _rank_choices(prefs: tuple, limit: int) -> Iterator[tuple]:
+    """Ranks per variable, fewest changes from ``prefs`` first: the order in which
+    :meth:`~symgrad.symbolic.expression.Expression.shape_values` tries them (the same
+    walk; that module imports this one)."""
+    heap = [(0, prefs)]
+    seen = {prefs}
+    while heap and limit > 0:
+        _, ranks = heapq.heappop(heap)
+        yield ranks
+        limit -= 1
+        for i in range(len(ranks)):
+            for r in range(3):
+                nxt = ranks[:i] + (r,) + ranks[i + 1:]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    heapq.heappush(heap, (sum(abs(a - b) for a, b in zip(nxt, prefs)), nxt))
+
+
+def estimate(tree, shapes: Mapping | None = None, wrt=None) -> Estimate:
+    """The work of the expression ``tree`` (a parser node, or an object with ``.tree``)
+    with the given shapes (variable -> tuple of sizes); variables without one get the
+    shapes :meth:`~symgrad.symbolic.expression.Expression.shape_values` would find (the
+    sizes of the given ones, smallest ranks first).  ``wrt``: the variables a Hessian
+    would be over (default: all)."""
+    tree = getattr(tree, "tree", tree)
+    shapes = {k: tuple(int(d) for d in s) for k, s in (shapes or {}).items()}
+    variables = S.free_variables(tree)
+    free = [v for v in variables if v not in shapes]
+    found = None
+    if free:
+        sizes = list(dict.fromkeys(d for s in shapes.values() for d in s))[:4] or [3]
+        prefs = tuple(2 if v[:1].isupper() else 0 for v in free)
+        for n in sizes:
+            for ranks in _rank_choices(prefs, limit=200 // len(sizes)):
+                cand = {**shapes, **{v: (n,) * r for v, r in zip(free, ranks)}}
+                try:
+                    est = _walk(tree, cand)
+                except _Mismatch:
+                    continue
+                found = est, cand
+                break
+            if found:
+                break
+    if found is None:
+        shapes = {**shapes, **{v: () for v in free}}
+        try:
+            found = _walk(tree, shapes), shapes
+        except _Mismatch:  # (the evaluator says what does not fit)
+            found = Estimate(), shapes
+    est, est.shapes = found
+    est.hessian_n = sum(math.prod(est.shapes.get(v, ())) for v in (wrt or variables))
+    return est
+
+
+def check(est: Estimate, symbolic: bool = True, hessian: bool = False) -> Estimate:
+    """``est`` if it is within the limits, else :class:`BudgetError`.  ``symbolic``:
+    the work is symbolic too (``diff``, ``check``; ``draw`` computes numbers only);
+    ``hessian``: a Hessian is asked for."""
+    if est.elements > MAX_ELEMENTS:
+        raise BudgetError(f"{est.largest}: an intermediate of {est.elements:,} elements",
+                          est.elements, "MAX_ELEMENTS")
+    if not symbolic:
+        return est
+    if est.terms > MAX_TERMS:
+        why = (f" with a symbolic determinant, inverse or solve of a {est.elimination}x"
+               f"{est.elimination} matrix" if est.elimination else "")
+        raise BudgetError(f"the symbolic work{why} (elements x operations), "
+                          f"{est.terms:,} terms,", est.terms, "MAX_TERMS")
+    entries = est.hessian_n ** 2
+    if hessian and entries > MAX_HESSIAN:
+        raise BudgetError(f"the Hessian over {est.hessian_n:,} elements, {entries:,} "
+                          "entries,", entries, "MAX_HESSIAN")
+    return est
+
+
+def check_expression(expr, shapes: Mapping | None = None, at: Mapping | None = None,
+                     wrt=None, hessian: bool = False, also=(),
+                     symbolic: bool = True) -> Estimate:
+    """:func:`estimate` and :func:`check` in one, for the library's entry points:
+    ``shapes`` the given shapes (sizes), ``at`` values whose shapes count, ``also``
+    more expressions worked on with the same shapes (a claimed gradient)."""
+    given = {**{k: tuple(s) for k, s in (shapes or {}).items()},
+             **{k: np.shape(v) for k, v in (at or {}).items() if not isinstance(v, str)}}
+    est = estimate(expr, given, wrt)
+    for other in also:
+        if other is not None:
+            est = est.add(estimate(other, est.shapes))
+    return check(est, symbolic=symbolic, hessian=hessian)
+
+
+def closed_form_ops(program, max_ops: int) -> int:
+    """The ``max_ops`` to build the closed forms of ``program`` (a GradientProgram)
+    with: ``max_ops`` itself, or 0 (none built) when all of them together would have
+    more than :data:`MAX_CLOSED_FORM_OPS` operations."""
+    sizes = program.sizes()
+    # (an element past max_ops is not built anyway: it counts as max_ops)
+    total = sum(min(sizes.get(s, 0), max_ops) for syms in program._grads.values()
+                for s in np.ravel(syms))
+    return max_ops if total <= MAX_CLOSED_FORM_OPS else 0
+
+
+@contextlib.contextmanager
+def limits(**values: int | None) -> Iterator[None]:
+    """The limits changed for the ``with`` block (``max_terms=50_000``; None keeps
+    one), and restored after it."""
+    module = sys.modules[__name__]
+    names = {k: k.upper() for k, v in values.items() if v is not None}
+    old = {n: getattr(module, n) for n in names.values()}
+    try:
+        for k, n in names.items():
+            setattr(module, n, int(values[k]))
+        yield
+    finally:
+        for n, v in old.items():
+            setattr(module, n, v)
