@@ -104,7 +104,13 @@ PROD_DIM = Op("prod", 1, attrs=("dim", "keepdim"), dtype=R.sum_dtype,
 
 
 # -- variance and standard deviation ------------------------------------------------------
-def _var(a, dim, correction, keepdim):
+def _var(a, dim, correction, keepdim, wide: bool = False):
+    # (float32 as PyTorch's CPU kernel: accumulated in float64, rounded once at the end, or
+    # kept wide for std's square root; ``wide`` returns the float64 value)
+    a = np.asarray(a)
+    if a.dtype == np.float32:
+        out = _var(a.astype(np.float64), dim, correction, keepdim)
+        return out if wide else out.astype(np.float32)
     axes = _axes(dim, np.ndim(a))
     ddof = 1 if correction is None else correction
     a = np.asarray(a)
@@ -138,8 +144,11 @@ VAR = Op("var", attrs=("dim", "correction", "keepdim"), dtype=R.floating, forwar
 
 
 def _std(a, dim, correction, keepdim):
-    v = _var(a, dim, correction, keepdim)
-    return _sym_map("sqrt", v) if np.asarray(v).dtype == object else np.sqrt(v)
+    v = _var(a, dim, correction, keepdim, wide=True)
+    if np.asarray(v).dtype == object:
+        return _sym_map("sqrt", v)
+    kind = np.asarray(a).dtype
+    return np.sqrt(v).astype(kind) if kind.kind == "f" else np.sqrt(v)
 
 
 def _std_grad(m, grad, correction, dim, keepdim, result, self):

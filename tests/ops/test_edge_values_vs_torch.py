@@ -392,8 +392,6 @@ KNOWN = {
     ("clamp-tensor", "float32"): "NaN bounds and the sign of a zero bound (vectorized "
                                  "min/max semantics)",
     ("clamp-tensor", "float64"): "NaN bounds and the sign of a zero bound",
-    ("std-1", "float32"): "PyTorch accumulates float32 variance in float64 (no overflow)",
-    ("std-0", "float32"): "PyTorch accumulates float32 variance in float64 (no overflow)",
     ("gelu-approximate=none", "float32"): "the sign of gelu(-0.0) and erf's rounding at -3",
     ("gelu-approximate=tanh", "float32"): "tanh's float32 rounding at -3",
     ("hardsigmoid", "float64"): "PyTorch's kernel multiplies by 1/6 rounded to float32, in "
