@@ -88,8 +88,8 @@ def main(args=None, prog_name: str = "symgrad") -> None:
             code = 1
     except Exception as err:  # a bug of ours: say so in one line, never a traceback
         code = _internal(err)
-    for s in (signal.SIGINT, signal.SIGTERM):  # (from here on a signal just ends it)
-        signal.signal(s, signal.SIG_DFL)
+    for s in (signal.SIGINT, signal.SIGTERM):  # the work is done and written: a signal
+        signal.signal(s, signal.SIG_IGN)         # now changes nothing, and is not a failure
     sys.exit(code)
 
 
