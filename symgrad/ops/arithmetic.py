@@ -52,6 +52,35 @@ _NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If 
              "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
+# A float type wide enough to hold a product of two of these exactly enough that one
+# rounding to the narrow type is the fused multiply-add's (and its range past overflow).
+_WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.float64): np.longdouble}
+
+
+def fused_multiply_add(a, b, c):
+    """``a * b + c`` rounded once, as PyTorch's vectorized kernels compute it (``fmadd``):
+    no overflow of ``a * b`` alone, the sign of a product too small to represent.
+
+    Computed in the next wider float type (where the platform has one: numpy's longdouble
+    is double on some), else as ``a * b + c``.
+    """
+    dtype = np.result_type(a, b, c)
+    wide = _WIDER.get(dtype)
+    if wide is None or np.finfo(wide).nmant <= np.finfo(dtype).nmant:
+        return a * b + c
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.asarray(np.asarray(a, wide) * np.asarray(b, wide) + np.asarray(c, wide))
+    return out.astype(dtype)
+
+
+def _add_alpha(a, b, alpha):
+    if alpha == 1:
+        return a + b
+    if np.result_type(a, b, alpha).kind == "f" and np.result_type(a, b).kind != "O":
+        return fused_multiply_add(b, alpha, a)
+    return a + alpha * b
+
+
 def _times(alpha, b):
     # alpha * b, except that alpha 1 leaves b alone (bool operands stay bool).
     return b if alpha == 1 else alpha * b
@@ -74,7 +103,7 @@ ADD = Op("add", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
 
 ADD_ALPHA = Op("add", key="add_alpha", inputs=("self", "other"), attrs=("alpha",),
                broadcasts=True, dtype=R.alpha, saves=("alpha",),
-               forward=lambda a, b, alpha: a + _times(alpha, b),
+               forward=_add_alpha,
                grads=(lambda m, grad, alpha: grad,
                       lambda m, grad, alpha: _maybe_multiply(m, grad, alpha)),
                local=("1", "{alpha}"), doc="self + alpha * other",
@@ -90,7 +119,7 @@ SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype=R.sub,
 
 SUB_ALPHA = Op("sub", key="sub_alpha", inputs=("self", "other"), attrs=("alpha",),
                broadcasts=True, dtype=R.sub_alpha, saves=("alpha",),
-               forward=lambda a, b, alpha: a - _times(alpha, b),
+               forward=lambda a, b, alpha: _add_alpha(a, b, -alpha),
                grads=(lambda m, grad, alpha: grad,
                       lambda m, grad, alpha: _maybe_multiply(m, -grad, alpha)),
                local=("1", "-{alpha}"), doc="self - alpha * other",

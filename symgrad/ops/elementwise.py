@@ -40,6 +40,19 @@ def _clamp(a, lo, hi):
     return a
 
 
+def _clamp_tensor(a, lo, hi):
+    # PyTorch's clamp with tensor bounds: NaN in the input or in a bound is NaN; otherwise
+    # as with number bounds.  (Between equal zeros, 0.0 and -0.0, PyTorch's scalar path
+    # keeps the input and its vectorized path returns the bound: the scalar one here.)
+    if np.result_type(a, *(b for b in (lo, hi) if b is not None)).kind != "f":
+        return _clamp(a, lo, hi)
+    nan = np.isnan(a)
+    for bound in (lo, hi):
+        if bound is not None:
+            nan = nan | np.isnan(bound)
+    return np.where(nan, np.nan, _clamp(a, lo, hi))[()]
+
+
 def _clamp_bound_grad(m, grad, self, min, max, which: str):
     # PyTorch's clamp_backward_min_max: a bound gets the gradient where it is the result.
     if min is not None and max is not None:
@@ -183,7 +196,7 @@ CLAMP = Op("clamp", 1, attrs=("min", "max"), forward=_clamp, saves=("self", "min
 
 # clamp with tensor bounds (ClampBackward0): the bounds are differentiable inputs too.
 CLAMP_TENSOR = Op("clamp", 0, inputs=("self", "min", "max"), broadcasts=True,
-                  dtype=R.clamp_tensor, forward=_clamp, saves=("self", "min", "max"),
+                  dtype=R.clamp_tensor, forward=_clamp_tensor, saves=("self", "min", "max"),
                   sym=lambda a, lo, hi: _sym_map("clamp", a, lo, hi),
                   grads=(lambda m, grad, self, min, max:
                          m.where(_clamp_mask(m, self, min, max), grad, 0.0),

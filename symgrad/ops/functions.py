@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dtype_rules as R
 from .kernels import _sympy, sym_flat
-from .arithmetic import RECIPROCAL
+from .arithmetic import RECIPROCAL, fused_multiply_add
 from .record import Op, not_implemented
 
 __all__ = ["ASIN", "ACOS", "ATAN", "ATAN2", "SINH", "COSH", "ASINH", "ACOSH", "ATANH",
@@ -250,13 +250,24 @@ XLOGY_OTHER_NUMBER = Op("xlogy", 2, attrs=("other",), dtype=R.floating,
                         grads=(lambda m, grad, other, self:
                                _xlogy_self_grad(m, grad, self, other, XLOGY_OTHER_NUMBER),),
                         local=("log(other)",))
+def _lerp(a, b, w):
+    # PyTorch's vectorized lerp: fmadd(w, end - self, self) for |w| < 0.5, else
+    # fmadd(w - 1, end - self, end) (exact at w = 1); NaN weights take the second form.
+    if np.result_type(a, b, w).kind != "f" or np.result_type(a, b) == object:
+        return a + w * (b - a)
+    small = np.abs(w) < 0.5
+    diff = b - a
+    return np.where(small, fused_multiply_add(w, diff, a),
+                    fused_multiply_add(w - 1, diff, b))[()]
+
+
 LERP = Op("lerp", inputs=("self", "end"), attrs=("weight",), broadcasts=True,
-          dtype=R.promote, forward=lambda a, b, w: a + w * (b - a), saves=("weight",),
+          dtype=R.promote, forward=_lerp, saves=("weight",),
           grads=(lambda m, grad, weight: m.mul_scalar(grad, 1 - weight),
                  lambda m, grad, weight: m.mul_scalar(grad, weight)),
           local=("1 - weight", "weight"))
 LERP_TENSOR = Op("lerp", 1, inputs=("self", "end", "weight"), broadcasts=True,
-                 dtype=R.promote, forward=lambda a, b, w: a + w * (b - a),
+                 dtype=R.promote, forward=_lerp,
                  saves=("end", "self", "weight"),
                  grads=(lambda m, grad, end, self, weight: grad * (1 - weight),
                         lambda m, grad, end, self, weight: grad * weight,
