@@ -6,7 +6,8 @@ import numpy as np
 import sympy as sp
 
 from symgrad._util import deep
-from symgrad.symbolic.budget import MAX_SHOWN_ELEMENTS, limits
+from symgrad.symbolic import budget
+from symgrad.symbolic.budget import limits
 from symgrad.symbolic.differentiation import (DerivativeError, Derivatives, OutsideDomain,
                                              derivatives)
 
@@ -176,7 +177,7 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
     variables, at = d.expression.variables, d.at
     shaped = {k: s for k, s in _shapes(d, labels).items() if s}
     large = d.program is not None and len(d.program.lines) > _LARGE
-    many = [n for n in d.wrt if np.size(d.symbols[n]) > MAX_SHOWN_ELEMENTS]
+    many = [n for n in d.wrt if np.size(d.symbols[n]) > budget.MAX_SHOWN_ELEMENTS]
     if (shaped and not elements) or large or many:  # the expression as written (every size)
         lines.append(f"f({', '.join(variables)}) = {d.expression}")
         if shaped:
@@ -204,7 +205,7 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
                 lines.append(f"\n∂f/∂{n} = (per element: no vector form: {why})")
             if (elements or not vector) and n in many:
                 lines.append(f"  ({np.size(d.symbols[n]):,} elements: more than the "
-                             f"{MAX_SHOWN_ELEMENTS} printed one by one)")
+                             f"{budget.MAX_SHOWN_ELEMENTS} printed one by one)")
             elif elements or not vector:
                 for ix, e in zip(np.ndindex(*d.symbols[n].shape), sym):
                     lines.append(f"  [{', '.join(map(str, ix))}]  {e}")
@@ -215,7 +216,7 @@ def _print(d: Derivatives, latex: bool, steps: bool, elements: bool, labels: dic
             lines.append(f"\n∂f/∂{n} = (no form for every size: {why})")
         elif n in many:  # (LaTeX of every element)
             lines.append(f"\n∂f/∂{n} = ({np.size(d.symbols[n]):,} elements: more than the "
-                         f"{MAX_SHOWN_ELEMENTS} printed one by one)")
+                         f"{budget.MAX_SHOWN_ELEMENTS} printed one by one)")
         else:
             lines.append(f"\n∂f/∂{n} = {sp.latex(sym) if latex else sym}")
         if d.complete:
