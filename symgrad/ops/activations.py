@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtype_rules as R
 from .elementwise import SIGMOID, TANH
-from .functions import ERF
+from .functions import ERF, LOG1P
 from .kernels import _sympy
 from .record import Op, not_implemented
 
@@ -193,7 +193,8 @@ MISH = Op("mish", elementwise=True, functional="mish", dtype=R.floating,
 
 
 def _mish_grad(m, grad, self):
-    t = m.call(TANH, m.call(SOFTPLUS, self, 1, 20))
+    # PyTorch's infinitely_differentiable_mish_backward: tanh(log1p(exp(x))), no threshold
+    t = m.call(TANH, m.call(LOG1P, m.exp(self)))
     return grad * (t + self * m.call(SIGMOID, self) * (1 - t * t))
 
 

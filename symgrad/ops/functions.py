@@ -149,7 +149,7 @@ COSH = _unary("cosh", "cosh", lambda m, grad, self: grad * m.call(SINH, self),
               local="sinh({self})")
 ASINH = _unary("asinh", "asinh", lambda m, grad, self: grad * m.call(RSQRT, self ** 2 + 1),
                local="1/√({self}² + 1)", alias=("arcsinh",))
-ACOSH = _unary("acosh", "acosh", lambda m, grad, self: grad * m.call(RSQRT, self ** 2 - 1),
+ACOSH = _unary("acosh", "acosh", lambda m, grad, self: grad * m.call(RSQRT, self * self - 1),
                domain=(1, np.inf), local="1/√({self}² - 1)", alias=("arccosh",))
 ATANH = _unary("atanh", "atanh", lambda m, grad, self: grad * 1 / (1 - self ** 2),
                domain=(-1, 1), local="1/(1 - {self}²)", alias=("arctanh",))

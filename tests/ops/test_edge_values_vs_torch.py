@@ -398,10 +398,6 @@ KNOWN = {
     ("hardsigmoid", "float64"): "PyTorch's kernel multiplies by 1/6 rounded to float32, in "
                                 "float64 too; symgrad keeps 1/6 (test_op_table checks it "
                                 "against SymPy to 1e-9)",
-    ("mish", "float32"): "second derivative at overflow: PyTorch's mish_backward decomposed",
-    ("mish", "float64"): "second derivative at overflow: PyTorch's mish_backward decomposed",
-    ("acosh", "float32"): "second derivative at +-max: NaN against PyTorch's signed zero",
-    ("acosh", "float64"): "second derivative at +-max: NaN against PyTorch's signed zero",
 }
 
 
