@@ -158,6 +158,9 @@ class _Reductions:
         if dim is not None:
             _wrap_dim(dim, self.ndim)
         if dim is None:
+            if not self._data.size:
+                raise IndexError("argmax(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             return apply(O.OPS["argmax"], (self.reshape(-1),), (0, False))
         return apply(O.OPS["argmax"], (self,), (dim, keepdim))
 
@@ -166,6 +169,9 @@ class _Reductions:
         if dim is not None:
             _wrap_dim(dim, self.ndim)
         if dim is None:
+            if not self._data.size:
+                raise IndexError("argmin(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             return apply(O.OPS["argmin"], (self.reshape(-1),), (0, False))
         return apply(O.OPS["argmin"], (self,), (dim, keepdim))
 
