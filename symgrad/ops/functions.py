@@ -107,8 +107,8 @@ def _unary(name: str, sym, grad, *, saves=("self",), domain=(-np.inf, np.inf), l
     ``x.name()``, ``x.name_()`` and, unless ``expr`` says otherwise, the expression
     language (aliases such as ``arcsin`` for both)."""
     return Op(name, dtype=dtype, elementwise=True,
-              forward=_FORWARD.get(name)
-              or getattr(np, _NUMPY.get(name, name)), saves=saves, sym=sym, domain=domain, grads=(grad,),
+              forward=_FORWARD.get(name) or getattr(np, _NUMPY.get(name, name)),
+              saves=saves, sym=sym, domain=domain, grads=(grad,),
               local=(local,), node=node, method=(name,) + alias, function=(name,) + alias,
               inplace=name + "_" if name not in _NO_INPLACE_GRAD else None,
               expr=(name,) + alias if expr is None else expr, **names)

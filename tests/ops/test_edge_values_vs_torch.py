@@ -16,7 +16,6 @@ runs the ``*_backward`` ops of the table.
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -439,8 +438,9 @@ EMPTY = {
     "amax": lambda L: L.zeros(0).amax(), "amin-dim": lambda L: L.zeros(0, 3).amin(0),
     "amin-negative-dim": lambda L: L.zeros(0, 3).amin(-2),
     "amax-dims": lambda L: L.zeros(0, 3).amax((0, 1)), "amax-out": lambda L: L.zeros(0, 3).amax(1),
-    "argmin-dim": lambda L: L.zeros(0, 3).argmin(0), "argmax": lambda L: L.zeros(0).argmax(),
-    "argmin": lambda L: L.zeros(2, 0).argmin(), "argmax-dim0": lambda L: L.zeros(0).argmax(0), "argmax-out": lambda L: L.zeros(0, 3).argmax(1),
+    "argmin-dim": lambda L: L.zeros(0, 3).argmin(0),
+    "argmax": lambda L: L.zeros(0).argmax(), "argmin": lambda L: L.zeros(2, 0).argmin(),
+    "argmax-dim0": lambda L: L.zeros(0).argmax(0), "argmax-out": lambda L: L.zeros(0, 3).argmax(1),
     "softmax": lambda L: L.softmax(L.zeros(0), 0),
     "log_softmax": lambda L: L.log_softmax(L.zeros(0), 0),
     "softmax-2d": lambda L: L.softmax(L.zeros(2, 0), 1),

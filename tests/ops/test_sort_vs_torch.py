@@ -38,7 +38,8 @@ for _lname, _leaf in (("A", A), ("ties", TIES), ("nan", NAN), ("vec", V), ("0d",
     case(f"sort-{_lname}", lambda L, x: x.sort(), _leaf)
     case(f"sort-desc-{_lname}", lambda L, x: x.sort(descending=True), _leaf)
     case(f"sort-stable-{_lname}", lambda L, x: L.sort(x, stable=True), _leaf)
-    case(f"sort-stable-desc-{_lname}", lambda L, x: L.sort(x, stable=True, dim=0, descending=True), _leaf)
+    case(f"sort-stable-desc-{_lname}",
+         lambda L, x: L.sort(x, stable=True, dim=0, descending=True), _leaf)
     case(f"argsort-stable-{_lname}", lambda L, x: L.argsort(x, stable=True), _leaf)
     case(f"argsort-stable-desc-dim0-{_lname}",
          lambda L, x: x.argsort(dim=0, descending=True, stable=True), _leaf)
