@@ -50,7 +50,7 @@ from ..errors import SymgradError
 from . import syntax as S
 
 __all__ = ["MAX_ELEMENTS", "MAX_TERMS", "MAX_HESSIAN", "MAX_SHOWN_ELEMENTS",
-           "MAX_CLOSED_FORM_OPS", "BudgetError", "Estimate", "estimate", "check",
+           "MAX_CLOSED_FORM_OPS", "MAX_TIDIED_OPS", "BudgetError", "Estimate", "estimate", "check",
            "check_expression", "limits", "closed_form_ops"]
 
 #: The most elements any intermediate value may have (8 MB of float64 each; a graph
@@ -70,6 +70,9 @@ MAX_SHOWN_ELEMENTS = 500
 #: not built: each element would be tidied by SymPy (a 20x20 least-squares gradient has
 #: 36,000 operations and takes about 10 s).
 MAX_CLOSED_FORM_OPS = 40_000
+#: Past this many operations in all, ``check`` shows the true gradient untidied (its
+#: comparison is done by then: tidying is for the reader, 10 s for a 20x20).
+MAX_TIDIED_OPS = 5_000
 
 _OPTIONS = {"MAX_ELEMENTS": "--max-elements", "MAX_TERMS": "--max-terms",
             "MAX_HESSIAN": "--max-hessian"}
@@ -339,15 +342,16 @@ def check_expression(expr, shapes: Mapping | None = None, at: Mapping | None = N
     return check(est, symbolic=symbolic, hessian=hessian)
 
 
-def closed_form_ops(program, max_ops: int) -> int:
+def closed_form_ops(program, max_ops: int, limit: int | None = None) -> int:
     """The ``max_ops`` to build the closed forms of ``program`` (a GradientProgram)
     with: ``max_ops`` itself, or 0 (none built) when all of them together would have
-    more than :data:`MAX_CLOSED_FORM_OPS` operations."""
+    more than ``limit`` operations (default :data:`MAX_CLOSED_FORM_OPS`)."""
+    limit = MAX_CLOSED_FORM_OPS if limit is None else limit
     sizes = program.sizes()
     # (an element past max_ops is not built anyway: it counts as max_ops)
     total = sum(min(sizes.get(s, 0), max_ops) for syms in program._grads.values()
                 for s in np.ravel(syms))
-    return max_ops if total <= MAX_CLOSED_FORM_OPS else 0
+    return max_ops if total <= limit else 0
 
 
 @contextlib.contextmanager

@@ -121,20 +121,24 @@ _RAW = {chr(c) for c in [*range(0, 9), *range(11, 32), 0x7F, *range(0x80, 0xA0)]
 def run_one(args: list) -> tuple[bool, str]:
     """Whether ``args`` ended as the contract says, and what happened."""
     r = CliRunner().invoke(cli, args)
-    ok = r.exit_code in (0, 1, 2, 3) and (r.exception is None
-                                         or isinstance(r.exception, SystemExit))
-    text = r.output
+    return judge(r.exit_code, r.exception, r.output)
+
+
+def judge(code: int, exception, text: str) -> tuple[bool, str]:
+    """The contract's judgement of a command that ended with ``code`` (``exception``
+    raised, ``text`` its output): ``(ok, what happened)``."""
+    ok = code in (0, 1, 2, 3) and (exception is None or isinstance(exception, SystemExit))
     if "internal error" in text or "Traceback" in text:
         ok = False
     raw = sorted({c for c in text if c in _RAW})
     if raw:
         ok = False
         text += f" [raw control characters: {raw!r}]"
-    if r.exit_code == 2 and not text.startswith("Usage"):  # (click's usage errors aside)
+    if code == 2 and not text.startswith("Usage"):  # (click's usage errors aside)
         lines = [ln for ln in text.strip().splitlines() if ln.strip()]
         # one line, or a line with the text and a caret under the column
         ok = ok and 1 <= len(lines) <= 3 and lines[0].startswith("symgrad: error")
-    return ok, f"exit {r.exit_code}: {text[-300:]!r}"
+    return ok, f"exit {code}: {text[-300:]!r}"
 
 
 def fuzz(seed: int, n: int | None = None, seconds: float | None = None,

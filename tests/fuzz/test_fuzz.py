@@ -1,12 +1,18 @@
-"""A fixed sample of the fuzzer (tests/fuzz/fuzzing.py): random and hostile command lines
-end as the contract says, and nothing typed is executed."""
+"""A fixed sample of the fuzzer (tests/fuzz/fuzzing.py): random and hostile command lines,
+crafted files for ``symgrad.load`` and ``check --batch``, sizes past the limits, hostile
+names and a signal end as the contract says, and nothing typed is executed."""
 from __future__ import annotations
 
+import io
 import os
+import random
 
+import numpy as np
 import pytest
 
-from fuzzing import HOSTILE, fuzz, run_one
+import symgrad
+from fuzzing import (HOSTILE, _kron_chain, _npy_header, _only_data, fuzz, judge,
+                     judge_load, run_one, size_command)
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -22,29 +28,55 @@ def test_hostile_expressions(text, tmp_path):
 @pytest.mark.parametrize("seed", range(4))
 def test_random_command_lines(seed, tmp_path):
     os.chdir(tmp_path)
-    count, failures = fuzz(seed, n=40)
-    assert count == 40
+    count, failures = fuzz(seed, n=25, strategies=("command",))
+    assert count == 25
     assert failures == [], failures[:3]
 
 
-@pytest.mark.parametrize("args", [
-    ["diff", "sin(0)**x", "--at", "x=[0]"],  # complex infinity in a compiled step
-    ["check", "--", "--grad", "x=1"],         # after --, everything is an argument
-    ["diff", "(pi * det((1e300 / log(x.T))))", "--order", "3"],  # numpy's overflow warning
-    # (the matrix algebra's Hessians: a constant term when factoring a sum)
-    ["diff", "atan((w + sign(ln(log1p(1e300)))))", "--order", "2"],
-    ["diff", "(abs(sqrt((z @ (z - 2.5)))) + tanh(sum(2.5)))", "--order", "2", "--json"],
-    # (expansions in the matrix algebra have one budget per canonical form: a 30-minute
-    # fuzz run found a Hessian whose repeated expansions ran without end)
-    ["diff", "sum((x+1)*(x+2)*(x+3)*(x+4)*(x+5)*(x+6)*(x+7)*(x+8)*(x+9)*(x+10))",
-     "--order", "2"],
-    # (a power too large to compute, met first when printing f)
-    ["diff", "x + (y*0+0.5)**((y*0+10)**(y*0+100))"],
-    # (a trigonometric function of a number past the floats' range: SymPy's reduction
-    # modulo pi recursed without end)
-    ["diff", "sec(exp(relu(((1e300 / w) @ w))))"],
-])
-def test_found_by_the_fuzzer(args, tmp_path):
+# (a sample of each strategy: cheap ones many times, the others a few)
+@pytest.mark.parametrize("strategy,n", [("manifest", 40), ("npy", 40), ("zip", 30),
+                                        ("toml", 6), ("names", 15), ("signal", 1)])
+def test_each_strategy(strategy, n, tmp_path):
     os.chdir(tmp_path)
-    ok, what = run_one(args)
-    assert ok, what
+    count, failures = fuzz(7, n=n, strategies=(strategy,))
+    assert count == n
+    assert failures == [], failures[:3]
+
+
+def test_sizes_past_the_limits_are_one_line(tmp_path):
+    """The sizes strategy's inputs past a limit (the quick ones): exit 2, one line."""
+    os.chdir(tmp_path)
+    rng = random.Random(5)
+    past = [["diff", _kron_chain(12), "--shape", "A=2,2"],
+            ["draw", _kron_chain(3), "--shape", "A=100,100", "-o", "g.dot"],
+            ["check", "det(A)", "--grad", "A=1", "--shape", "A=48,48"]]
+    past += [a for a in (size_command(rng) for _ in range(300))
+             if not any(x.startswith("--max") for x in a) and any(
+                 x.endswith(("=100,100", "=1000,1000", "=101,101", "=1000", "=101"))
+                 for x in a)][:6]
+    assert len(past) == 9
+    for args in past:
+        ok, what = run_one(args)
+        assert ok and "exit 2" in what, (args, what)
+
+
+def test_the_oracles_see_a_failure():
+    """The judges catch what they look for: a raw escape, a traceback, an internal
+    error, a refusal of several lines, a load that builds something other than data."""
+    assert judge(0, None, "∂f/∂x = 2*x\n")[0]
+    assert judge(2, None, "symgrad: error: --wrt \\x1b: not a variable\n")[0]
+    assert not judge(2, None, "symgrad: error: --wrt \x1b]0;t\x07: not a variable\n")[0]
+    assert not judge(0, None, "name \u202eevil\n")[0]
+    assert not judge(70, None, "symgrad: internal error: MemoryError\n")[0]
+    assert not judge(2, None, "symgrad: error: a\nb\nc\nd\n")[0]
+    assert not judge(1, ValueError("x"), "")[0]
+    buf = io.BytesIO()
+    symgrad.save({"w": symgrad.ones(2), "n": [1, "a", None]}, buf)
+    assert judge_load(buf.getvalue()) == (True, "loaded dict")
+    ok, what = judge_load(b"not a zip")
+    assert ok and what.startswith("LoadError: ")
+    assert _only_data({"a": [symgrad.ones(1), (2.0, None)]})
+    assert not _only_data({"a": [os]}) and not _only_data([{symgrad.ones: 1}])
+    header = _npy_header("<f4", (3,))
+    assert header.startswith(b"\x93NUMPY\x01\x00") and len(header) % 64 == 0
+    assert np.lib.format.read_array(io.BytesIO(header + bytes(12))).shape == (3,)
