@@ -285,11 +285,13 @@ class Expression:
         >>> parse("sum(x*y)").to_sympy(x=[0, 0], y=[0, 0])
         x_0*y_0 + x_1*y_1
         """
+        check_expression(self, at=values)  # (the work estimated before it is done)
         return to_sympy(self.trace(**values))
 
     def gradient_program(self, wrt=None, **values: Any):
         """Symbolic reverse mode on the IR as a straight-line program (see
         :func:`symgrad.symbolic.gradient_program`)."""
+        check_expression(self, at=values)  # (the work estimated before it is done)
         return gradient_program(self.trace(**values), wrt)
 
     def vector_gradient(self, var: str, **values: Any) -> str:
