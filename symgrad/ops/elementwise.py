@@ -31,6 +31,14 @@ def _sign(a):
     return out
 
 
+def sgn(m, x):
+    """The backend's ``sgn``, with PyTorch's sign of NaN (0) on numbers (numpy's is NaN);
+    recorded graphs get SgnBackward0 and the symbolic backends their sign function."""
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f":
+        return _sign(x)
+    return m.sgn(x)
+
+
 def _clamp(a, lo, hi):
     # As PyTorch: a value is replaced only where it is past a bound (NaN and -0.0 stay).
     if lo is not None:
@@ -79,7 +87,7 @@ def _clamp_mask(m, x, lo, hi):
 
 ABS = Op("abs", elementwise=True, forward=np.abs, saves=("self",), sym="Abs",
          refuse={"bool": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')},
-         grads=(lambda m, grad, self: grad * m.call(SGN, self),), local=("sign({self})",),
+         grads=(lambda m, grad, self: grad * sgn(m, self),), local=("sign({self})",),
          method=("abs", "__abs__"), inplace="abs_", function="abs", expr="abs")
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from .kernels import _dims, _sym_map, _sym_reduce, _sympy, sym_first_true, sym_indicator
 from . import dtype_rules as R
-from .elementwise import SGN
+from .elementwise import sgn
 from .record import Op
 
 __all__ = ["SUM", "SUM_DIM", "MEAN", "MEAN_DIM", "SUM_DTYPE", "SUM_DIM_DTYPE", "MEAN_DTYPE",
@@ -135,20 +135,20 @@ def _norm_grad(m, grad, self, ord, dim, result, keepdim):
     if ord == 0:
         return None  # PyTorch's gradient is undefined: the leaf's .grad stays None
     if ord == 1:
-        return m.call(SGN, self) * g
+        return sgn(m, self) * g
     if ord == 2:
         return g * m.masked_fill(self / r, m.eq(r, 0), 0.0)
     if ord in (float("inf"), -float("inf")):
         size = m.abs(self)
         mask = m.logical_or(m.eq(size, r), m.ne(size, size))  # the extremes, and NaNs
-        return m.call(SGN, self) * ((g / m.sum(mask, dim, True)) * mask)
+        return sgn(m, self) * ((g / m.sum(mask, dim, True)) * mask)
     p = float(ord)  # PyTorch's p is a double: PowBackward0 saves 1.0, not 1
     if p < 1:
-        scaled = m.call(SGN, self) * m.masked_fill(m.abs(self) ** (p - 1), m.eq(self, 0), 0.0)
+        scaled = sgn(m, self) * m.masked_fill(m.abs(self) ** (p - 1), m.eq(self, 0), 0.0)
         return scaled * g * r ** (1 - p)
     scale = m.masked_fill(g / r ** (p - 1), m.eq(r, 0), 0.0)
     if p < 2:
-        return m.call(SGN, self) * m.abs(self) ** (p - 1) * scale
+        return sgn(m, self) * m.abs(self) ** (p - 1) * scale
     return self * m.abs(self) ** (p - 2) * scale
 
 
