@@ -37,7 +37,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         os.chdir(d)  # (drawings land here)
         count, failures = fuzz(args.seed, seconds=60 * args.minutes, strategies=picked,
-                               counts=counts)
+                               counts=counts, on_failure=lambda f: print(
+                                   "failure:", *f, sep="\n  ", flush=True))
     print(f"{count} inputs, {len(failures)} failures")
     print("  by strategy: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     for given, what in failures[:10]:
