@@ -19,9 +19,11 @@ import re
 __all__ = ["terminal_text", "json_text", "UNSAFE"]
 
 #: What a terminal acts on rather than shows: C0 and C1 controls and DEL, the line and
-#: paragraph separators, and the bidirectional marks, embeddings, overrides and isolates.
+#: paragraph separators, and the bidirectional marks, embeddings, overrides and isolates;
+#: and lone surrogates (a byte of a name that is not UTF-8, ``\udcff``: written raw, the
+#: output would not be UTF-8, and JSON not JSON).
 UNSAFE = ("\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-          "\ufeff")
+          "\ufeff\ud800-\udfff")
 _ALL = re.compile(f"[{UNSAFE}]")
 _BUT_LINES = re.compile(f"[{UNSAFE.replace(chr(0) + '-' + chr(0x1f), '')}"
                         "\x00-\x08\x0b-\x1f]")

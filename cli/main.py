@@ -87,6 +87,9 @@ def main(args=None, prog_name: str = "symgrad") -> None:
         else:
             code = 1
     except Exception as err:  # a bug of ours: say so in one line, never a traceback
+        cause = err.__cause__  # (a signal Python wrapped: RuntimeError from __set_name__
+        if isinstance(cause, _signals.Interrupted):  # while a module loaded; found by fuzz)
+            _signals.finish(cause)
         code = _internal(err)
     for s in (signal.SIGINT, signal.SIGTERM):  # the work is done and written: a signal
         signal.signal(s, signal.SIG_IGN)         # now changes nothing, and is not a failure

@@ -308,9 +308,11 @@ class _Reader:
         for n in shape:
             count *= n
         if count * got.itemsize != info.file_size - offset:
+            need = count * got.itemsize  # (a 4,000-digit shape: its size, not its digits)
             raise self.fail(f"member {member}: shape {_show(shape)} of {got} needs "
-                            f"{count * got.itemsize:,} bytes; the member holds "
-                            f"{info.file_size - offset:,}")
+                            + (f"{need:,}" if need < 10 ** 18 else
+                               f"about 10^{len(str(need)) - 1}")
+                            + f" bytes; the member holds {info.file_size - offset:,}")
         return shape, fortran, offset
 
     def _declared(self, member: str, info: zipfile.ZipInfo) -> None:
@@ -339,7 +341,8 @@ class _Reader:
                     if len(out) > limit:
                         raise self.fail(f"member {member} holds more than the {limit:,} "
                                         "bytes it declares")
-        except (zipfile.BadZipFile, EOFError, OSError, ValueError) as err:
+        except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError,
+                RuntimeError) as err:  # (a compression zipfile lacks, encryption: fuzz)
             raise self.fail(f"member {member} is damaged ({_line(err)})") from None
         if len(out) != limit:
             raise self.fail(f"member {member} holds {len(out):,} bytes, not the {limit:,} "
@@ -514,7 +517,8 @@ def _load(name: str, fh, size: int) -> Any:
     _directory(name, fh, size)
     try:
         z = zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError,
+            NotImplementedError):  # (a zip version zipfile lacks: found by fuzz)
         raise LoadError(f"load: {name} was not written by symgrad.save") from None
     with z:
         reader = _Reader(name, z, size)

@@ -427,7 +427,8 @@ def _file_strategy(make):
 # -- files: TOML problem sets for check --batch ----------------------------------------------
 HOSTILE_NAMES = ["\x1b]0;pwned\x07", "\x1b[2J", "a\rb", "\x00", "\u202egnp.exe", "\x9b31m",
                  "\x7f", "x\ny", "\\", '\\"', "\x0b\x0c", "<img src=x onerror=alert(1)>",
-                 "名前", "x" * 100_000, "--help", "-o", "%s%n", "${HOME}", "\ud800"]
+                 "名前", "x" * 100_000, "--help", "-o", "%s%n", "${HOME}", "\udcff"]
+# ("\udcff": a byte of argv that is not UTF-8, as Python decodes it)
 
 
 def _toml_string(text: str) -> str:
@@ -578,6 +579,16 @@ def _session(sid: int) -> list:
     return found
 
 
+def _catches(pid: int) -> bool:
+    """Whether process ``pid`` has a handler for SIGINT and SIGTERM (from /proc)."""
+    try:
+        text = pathlib.Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = int(next(ln.split()[1] for ln in text.splitlines() if ln.startswith("SigCgt")), 16)
+    return all(mask >> (s - 1) & 1 for s in (signal.SIGINT, signal.SIGTERM))
+
+
 def _signal(rng: random.Random, scratch: pathlib.Path):
     args = rng.choice(SIGNAL_COMMANDS)
     sig = rng.choice([signal.SIGINT, signal.SIGTERM])
@@ -588,6 +599,13 @@ def _signal(rng: random.Random, scratch: pathlib.Path):
     given = (args, sig.name, round(delay, 2))
     CURRENT["input"] = given
     try:
+        # (from the moment symgrad's handlers are in place: before it, Python itself is
+        # starting, and a signal ends it as the default action does -- or, for SIGINT,
+        # with a KeyboardInterrupt in whatever it is importing)
+        end = time.monotonic() + 60
+        while proc.poll() is None and not _catches(proc.pid) and \
+                time.monotonic() < end:
+            time.sleep(0.005)
         time.sleep(delay)
         if proc.poll() is None:
             proc.send_signal(sig)

@@ -4,15 +4,23 @@ names and a signal end as the contract says, and nothing typed is executed."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import random
+import struct
+import subprocess
+import sys
+import zipfile
 
 import numpy as np
 import pytest
 
 import symgrad
+import symgrad.errors
+from click.testing import CliRunner
 from fuzzing import (HOSTILE, _kron_chain, _npy_header, _only_data, fuzz, judge,
                      judge_load, run_one, size_command)
+from symgrad_cli.main import cli
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -80,3 +88,74 @@ def test_the_oracles_see_a_failure():
     header = _npy_header("<f4", (3,))
     assert header.startswith(b"\x93NUMPY\x01\x00") and len(header) % 64 == 0
     assert np.lib.format.read_array(io.BytesIO(header + bytes(12))).shape == (3,)
+
+
+def _patched(raw: bytes, local: int, central: int, value: int) -> bytes:
+    """``raw`` (a zip) with a 2-byte field of every local header (at offset ``local``)
+    and central directory entry (at ``central``) set to ``value``."""
+    b = bytearray(raw)
+    for signature, at in ((b"PK\x03\x04", local), (b"PK\x01\x02", central)):
+        i = b.find(signature)
+        while i != -1:
+            b[i + at:i + at + 2] = struct.pack("<H", value)
+            i = b.find(signature, i + 4)
+    return bytes(b)
+
+
+@pytest.mark.parametrize("field,local,central,value", [
+    ("compression method 99", 8, 10, 99),     # (was NotImplementedError)
+    ("flag bit 5, patched data", 6, 8, 0x20),  # (was NotImplementedError)
+    ("encrypted", 6, 8, 0x1),                  # (was RuntimeError)
+    ("zip version 20.7", 4, 6, 207),           # (was NotImplementedError)
+])
+def test_load_found_by_the_fuzzer(field, local, central, value):
+    buf = io.BytesIO()
+    symgrad.save({"w": symgrad.ones(3)}, buf)
+    with pytest.raises(symgrad.errors.LoadError, match="damaged|not a valid|not written by"):
+        symgrad.load(io.BytesIO(_patched(buf.getvalue(), local, central, value)))
+
+
+def test_a_huge_npy_shape_is_one_short_line():
+    """(found by the fuzzer: the refusal repeated the 4,000-digit size)"""
+    buf = io.BytesIO()
+    symgrad.save(symgrad.ones(3), buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    members["0.npy"] = _npy_header("<f4", (10 ** 4000,)) + bytes(12)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    with pytest.raises(symgrad.errors.LoadError) as err:
+        symgrad.load(io.BytesIO(out.getvalue()))
+    assert "about 10^4000 bytes" in str(err.value) and len(str(err.value)) < 300
+
+
+def test_a_name_that_is_not_utf8_is_escaped_in_json(tmp_path):
+    """A byte of argv that is not UTF-8 (Python's "\\udcff") came out raw: the JSON was
+    not UTF-8 (found by the fuzzer's names)."""
+    os.chdir(tmp_path)
+    ok, what = run_one(["draw", "tanh(x + y)", "-o", "\udcff.dot", "--json"])
+    assert ok, what
+    result = CliRunner().invoke(cli, ["draw", "tanh(x + y)", "-o", "\udcff.dot", "--json"])
+    assert json.loads(result.output)["output"] == "\udcff.dot"
+    assert "\\udcff" in result.output and os.path.exists("\udcff.dot")
+
+
+def test_a_signal_that_python_wraps_is_still_a_signal(tmp_path):
+    """SIGTERM while a module defined a dataclass reached main as "RuntimeError: Error
+    calling __set_name__" (exit 70; found by the fuzzer's signals): exit 143, one line."""
+    code = (
+        "import os, signal, symgrad_cli.main as m\n"
+        "class Field:\n"
+        "    def __set_name__(self, owner, name):\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "def run(args, prog_name):\n"
+        "    class Estimate:\n"
+        "        shapes = Field()\n"
+        "m._run = run\n"
+        "m.main([])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert r.returncode == 143, r.stderr
+    assert r.stderr == "symgrad: terminated (SIGTERM)\n"
