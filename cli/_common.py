@@ -178,6 +178,8 @@ def check_output(path: str, inputs: Iterable[str] = ()) -> str | None:
     if not path.strip():
         raise InputError("-o: the output path is empty; give a file such as graph.svg, "
                          "or - for standard output")
+    if "\x00" in path:  # (no file name holds one: os refuses it with a ValueError)
+        raise InputError(f"-o {path}: a file name cannot contain a NUL character")
     target = os.path.realpath(path)
     for given in inputs:
         if os.path.realpath(given) == target:

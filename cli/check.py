@@ -94,6 +94,8 @@ def _read_regular(path: str, limit: int) -> bytes:
     """At most ``limit + 1`` bytes of the regular file ``path``: a FIFO (which would wait
     for a writer) or a device (``/dev/zero`` never ends) is refused before it is read."""
     shown = terminal_text(path)
+    if "\x00" in path:  # (os refuses it with a ValueError)
+        raise InputError(f"{shown}: a file name cannot contain a NUL character")
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise InputError(f"{shown}: not a regular file (a FIFO or a device is never "

@@ -159,3 +159,11 @@ def test_a_signal_that_python_wraps_is_still_a_signal(tmp_path):
                        timeout=120, cwd=tmp_path)
     assert r.returncode == 143, r.stderr
     assert r.stderr == "symgrad: terminated (SIGTERM)\n"
+
+
+def test_an_output_name_with_nul_is_one_line(tmp_path):
+    """(found by the fuzzer's names: ValueError "embedded null byte" from os)"""
+    os.chdir(tmp_path)
+    for name in ("\x00", "a\x00.svg"):
+        ok, what = run_one(["draw", "sin(x)*y", "-o", name])
+        assert ok and "exit 2" in what and "NUL" in what, what
