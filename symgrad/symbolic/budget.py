@@ -9,7 +9,8 @@ SymPy is loaded) :func:`estimate` finds the shape of every intermediate and coun
   operations each needs (a matrix product's inner size, a sum's count; a symbolic
   determinant of an n x n matrix n!·n^2, each element of its inverse n!), times three
   for the forward line and the adjoints of the chain rule's program;
-* **Hessian entries** -- n^2 over the n elements differentiated against.
+* **Hessian entries** -- n^2 over the n elements differentiated against (times (m!)^2
+  through a symbolic inverse, logdet or solve of an m x m matrix).
 
 :func:`check` compares an estimate with the limits below and raises one
 :class:`BudgetError` naming the limit and the option that raises it.  The limits are
@@ -86,6 +87,9 @@ _REDUCE_ALL = frozenset({"sum", "mean", "norm", "prod", "std", "var", "numel"})
 _LAST_AXIS = frozenset({"softmax", "log_softmax", "cumsum"})
 #: Functions computed symbolically by elimination on a whole square matrix.
 _ELIMINATION = frozenset({"det", "logdet", "inverse", "solve"})
+#: Those whose results are rational functions of the elements (a Hessian through the
+#: inverse of a 3x3 matrix took 15 s, of a 4x4 more than a minute; through det, 3 s).
+_RATIONAL = frozenset({"logdet", "inverse", "solve"})
 
 
 def _count(n: int) -> str:
@@ -116,6 +120,9 @@ class Estimate:
     terms: int = 0
     #: the largest square matrix a symbolic elimination (det, inverse, solve) works on
     elimination: int = 0
+    #: the largest square matrix a symbolic inverse, logdet or solve works on (rational
+    #: functions: their second derivatives grow fastest)
+    rational: int = 0
     #: the elements differentiated against (a Hessian has hessian_n ** 2 entries)
     hessian_n: int = 0
     #: variable -> shape, as estimated (given, else found)
@@ -127,6 +134,7 @@ class Estimate:
         return Estimate(max(self.elements, other.elements),
                         other.largest if big else self.largest, self.terms + other.terms,
                         max(self.elimination, other.elimination),
+                        max(self.rational, other.rational),
                         max(self.hessian_n, other.hessian_n), {**other.shapes, **self.shapes})
 
 
@@ -248,6 +256,8 @@ def _walk(tree, shapes: Mapping) -> Estimate:
         est.terms += _PROGRAM * max(n, 1) * ops if not isinstance(node, (S.Name, S.Num)) \
             else 0
         est.elimination = max(est.elimination, elim)
+        if isinstance(node, S.Call) and node.func in _RATIONAL:
+            est.rational = max(est.rational, elim)
         out.append(shape)
     return est
 
@@ -320,10 +330,13 @@ def check(est: Estimate, symbolic: bool = True, hessian: bool = False) -> Estima
                f"{est.elimination} matrix" if est.elimination else "")
         raise BudgetError(f"the symbolic work{why} (elements x operations), "
                           f"{_count(est.terms)} terms,", est.terms, "MAX_TERMS")
-    entries = est.hessian_n ** 2
+    # (through a symbolic inverse of an n x n matrix each entry counts (n!)² times)
+    entries = est.hessian_n ** 2 * math.factorial(min(est.rational, 20)) ** 2
     if hessian and entries > MAX_HESSIAN:
-        raise BudgetError(f"the Hessian over {est.hessian_n:,} elements, {_count(entries)} "
-                          "entries,", entries, "MAX_HESSIAN")
+        why = (f" through a symbolic inverse, logdet or solve of a {est.rational}x"
+               f"{est.rational} matrix (entries x (n!)²)" if est.rational > 1 else "")
+        raise BudgetError(f"the Hessian over {est.hessian_n:,} elements{why}, "
+                          f"{_count(entries)} entries,", entries, "MAX_HESSIAN")
     return est
 
 
