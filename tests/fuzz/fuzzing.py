@@ -26,6 +26,7 @@ like: ``python bench/fuzz.py --minutes 30``).
 """
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -284,7 +285,7 @@ def _mutate_json(rng: random.Random, node):
         i = rng.randrange(len(node))
         node[i] = _mutate_json(rng, node[i])
         return node
-    return rng.choice(HOSTILE_VALUES)
+    return copy.deepcopy(rng.choice(HOSTILE_VALUES))
 
 
 def _manifest(rng: random.Random) -> bytes:
