@@ -275,9 +275,9 @@ def _mutate_json(rng: random.Random, node):
     if isinstance(node, dict) and node and rng.random() < 0.7:
         key = rng.choice(list(node))
         if rng.random() < 0.3:
-            node[rng.choice([key, "dtype", "tensor", "format", "__reduce__", "object",
-                             "requires_grad", "ordered", "float"])] = rng.choice(
-                                 HOSTILE_VALUES)
+            at = rng.choice([key, "dtype", "tensor", "format", "__reduce__", "object",
+                             "requires_grad", "ordered", "float"])
+            node[at] = copy.deepcopy(rng.choice(HOSTILE_VALUES))
         else:
             node[key] = _mutate_json(rng, node[key])
         return node
