@@ -113,7 +113,7 @@ class CopySlices(node_class(O.COPY_SLICES)):
     def _custom_backward(self, g, m, needed) -> list:
         fn, view_shape = self._fn, self._view_shape
         index = self.attrs[0]
-        part = m.index(g, index) if index else m.reshape(g, view_shape)
+        part = m.call(O.INDEX, g, index) if index else m.reshape(g, view_shape)
         first = fn.inputs[0]
         grads = input_grads(fn, part, m, lambda x: x is first or needed is None
                             or needed(x))

@@ -1,6 +1,6 @@
 """The backend that gradient rules run on under ``create_graph=True``: recorded tensors.
 
-The op table's rules are written against a backend ``m`` (``grad * m.cos(self)``).  On
+The op table's rules are written against a backend ``m`` (``grad * m.call(SIN, self)``).  On
 numpy arrays (:data:`symgrad.ir.backends.NUMPY`) nothing is recorded; here every step is
 a tensor operation through :func:`~symgrad.api.apply.apply`, so the backward pass is
 itself a graph that can be differentiated again.  The engine runs a ``create_graph`` pass
@@ -11,7 +11,8 @@ Examples
 --------
 >>> import symgrad as torch
 >>> x = torch.tensor(1.0, requires_grad=True)
->>> TENSOR.cos(x)
+>>> from symgrad import ops
+>>> TENSOR.call(ops.COS, x)
 tensor(0.5403, grad_fn=<CosBackward0>)
 """
 from __future__ import annotations
@@ -19,12 +20,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as O
+from ..ops.tables import DECOMPOSED
 from ..ops.dtypes import float64, get_default_dtype
 from ..ir.backends import _first_true
 from ..engine.hooks import wrap
 from .apply import apply
 from .core import Tensor, _make
-from .linalg import matmul
 
 __all__ = ["TENSOR"]
 
@@ -72,26 +73,18 @@ class _Recorded:
         var._grad = g.clone() if var._grad is None else var._grad + g
 
     # -- the functions gradient rules call ---------------------------------------------
-    def __getattr__(self, name):
-        # Unary functions and comparisons are the tensor's own methods.
-        return lambda x, *args: getattr(x, name)(*args)
-
     def call(self, op, *args):
-        """Another op of the table, recorded (its node is in the graph of the gradient)."""
+        """Another op of the table, recorded (its node is in the graph of the gradient);
+        an attribute given as a tensor (a mask) is its array."""
+        decomposed = DECOMPOSED.get(op)
+        if decomposed is not None:  # as PyTorch records it (ger: a view times a vector)
+            return decomposed(*args)
         n = len(args) if op.variadic else len(op.inputs)
-        return apply(op, args[:n], args[n:])
+        return apply(op, args[:n], tuple(np.asarray(a._data) if isinstance(a, Tensor) else a
+                                         for a in args[n:]))
 
-    def where(self, cond, a, b):
-        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            d = get_default_dtype()
-            return _make(np.where(cond._data, a, b).astype(d.np), d)
-        return apply(O.WHERE, (cond, a, b))
-
-    def sum(self, g, dim, keepdim):
-        return g.sum(dim, keepdim)
-
-    def expand(self, g, shape):
-        return g.expand(shape)
+    def broadcast_to(self, g, shape):
+        return g.expand(tuple(shape))
 
     def sum_to(self, g, shape):
         shape = tuple(shape)
@@ -127,33 +120,9 @@ class _Recorded:
     def div_scalar(self, a, c):
         return self._scalar_op(O.DIV_SCALAR, a, c)
 
-    def tanh_backward(self, grad, y):
-        return apply(O.TANH_BACKWARD, (grad, y))
-
-    def select_backward(self, grad, size, dim, index):
-        return apply(O.SELECT_BACKWARD, (grad,), (tuple(size), dim, index))
-
-    def softmax_backward_data(self, grad, y, dim):
-        return apply(O.SOFTMAX_BACKWARD_DATA, (grad, y), (dim,))
-
-    def log_softmax_backward_data(self, grad, y, dim):
-        return apply(O.LOG_SOFTMAX_BACKWARD_DATA, (grad, y), (dim,))
-
-    def slice_backward(self, grad, size, dim, start, end, step):
-        return apply(O.SLICE_BACKWARD, (grad,), (tuple(size), dim, start, end, step))
-
-    def sigmoid_backward(self, grad, y):
-        return apply(O.SIGMOID_BACKWARD, (grad, y))
-
-    def matmul(self, a, b):
-        return matmul(a, b)
-
     def zeros_like(self, a):
         # A constant: PyTorch's zeros_like(grad) in a formula is no edge of the graph.
         return _make(np.zeros(np.shape(a._data), a.dtype.np), a.dtype)
-
-    def threshold_backward(self, grad, s, threshold):
-        return apply(O.THRESHOLD_BACKWARD, (grad, s), (threshold,))
 
     def put(self, a, index, value):
         return apply(O.INDEX_PUT_, (a, value), (index,))
@@ -163,34 +132,11 @@ class _Recorded:
         index = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
         if not keepdim and tuple(sizes):
             grad, index = grad.unsqueeze(dim), np.expand_dims(index, dim)
-        return self.scatter_dim(self.new_zeros(grad, sizes), dim, index, grad)
-
-    def scatter_dim(self, a, dim, index, src):
-        return apply(O.SCATTER_SRC, (a, src), (dim, index))
-
-    def masked_fill(self, a, mask, value):
-        mask = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
-        if not isinstance(value, Tensor):  # a number: PyTorch's masked_fill.Scalar
-            return apply(O.MASKED_FILL_SCALAR, (a,), (mask, value))
-        return apply(O.MASKED_FILL, (a, value), (mask,))
-
-    def masked_select(self, a, mask):
-        mask = mask._data if isinstance(mask, Tensor) else mask
-        return apply(O.MASKED_SELECT, (a,), (np.asarray(mask),))
-
-    def scatter_add(self, a, dim, index, src):
-        return apply(O.SCATTER_ADD, (a, src), (dim, index))
-
-    def gather(self, a, dim, index):
-        return apply(O.GATHER, (a,), (dim, index))
+        return apply(O.SCATTER_SRC, (self.new_zeros(grad, sizes), grad), (dim, index))
 
     def new_zeros(self, like, shape):
         # A constant (no edge), as PyTorch's new_zeros in a formula.
         return _make(np.zeros(tuple(shape), like.dtype.np), like.dtype)
-
-    def outer(self, a, b):
-        # PyTorch's ger: self.reshape(n, 1) * vec.
-        return a.reshape((a.shape[0], 1)) * b
 
     def reshape(self, a, shape):
         return a.reshape(tuple(shape))
@@ -201,26 +147,9 @@ class _Recorded:
     def first_true(self, mask, dim):
         return _make(_first_true(mask._data, dim), float64)
 
-    def scatter(self, g, shape, index):
-        return apply(O.INDEX_PUT_IMPL, (self.new_zeros(g, shape), g), (index,))
-
-    def index(self, g, ix):
-        return apply(O.INDEX, (g,), (ix,))
-
-    def select(self, g, dim, i):
-        return apply(O.SELECT, (g,), (dim, i))
-
-    def slice(self, g, dim, start, end, step):
-        return apply(O.SLICE, (g,), (dim, start, end, step))
-
     def cast(self, g, d):
         return g.to(d)
 
-    def logical_and(self, a, b):
-        return a & b
-
-    def logical_or(self, a, b):
-        return a | b
 
 
 TENSOR = _Recorded()

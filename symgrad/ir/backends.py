@@ -1,11 +1,15 @@
-"""The numpy backend that the op table's gradient rules are written against.
+"""The backend protocol gradient rules are written against, and its numpy interpretation.
 
-A gradient rule ``lambda m, grad, self: grad * m.cos(self)`` runs on plain numpy arrays
+A gradient rule ``lambda m, grad, self: grad * m.call(COS, self)`` runs on plain numpy arrays
 when no graph is recorded (:data:`NUMPY`, the fast path, here), on symgrad tensors under
 ``create_graph=True`` (``symgrad.api.recorded.TENSOR``: the backward pass is itself
 recorded and can be differentiated again) and on object arrays of SymPy expressions in
-the symbolic layer (``symgrad.symbolic.backend.SYMPY``).  Arithmetic operators are used
-directly; everything else goes through the few functions below.
+the symbolic layer (``symgrad.symbolic.backend.SYMPY``), on matrix expressions
+(``symgrad.symbolic.vectors.MATRIX``) and on text (``symgrad.drawing.formula.TEXT``, the
+drawing's local derivative).  Arithmetic operators are used directly; another op is
+reached through ``m.call(OP, ...)``, which each backend interprets by the op record
+(numpy runs ``op.forward``, the recorded backend ``apply(op, ...)``, SymPy the op's SymPy
+mapping); the rest is the few questions of :class:`Backend`, none named after an op.
 
 A backend is also what the engine (:mod:`symgrad.engine`) runs a backward pass with: the
 few things that differ between a pass on arrays and a recorded one (``create_graph``) are
@@ -14,14 +18,59 @@ asked of it (``records``, ``sums_in_place``, ``saved``, ``unwrap``, ``conform``,
 """
 from __future__ import annotations
 
+from typing import Any, Protocol, runtime_checkable
+
 import numpy as np
 
-from .. import ops as _ops
 from ..ops.dtype_rules import SUB_BOOL
-from ..ops.indexing import _gather_along, _scatter_along
 from .injected import INJECTED
 
-__all__ = ["NUMPY", "sum_to"]
+__all__ = ["Backend", "NUMPY", "sum_to"]
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What a gradient rule may ask of the backend ``m`` it runs on, besides arithmetic
+    (``+ - * / **`` and unary minus on its values): one interpretation of the op table's
+    rules.  None of these is named after an op; an op is reached through :meth:`call`.
+    """
+
+    #: Results record a graph (grad mode on during a pass with this backend).
+    records: bool
+    #: A sum of gradients the pass made may grow in place.
+    sums_in_place: bool
+
+    # -- another op of the table --------------------------------------------------------
+    def call(self, op: Any, *args: Any) -> Any:
+        """``op`` on ``args`` (operands, then attributes), as this backend interprets it."""
+
+    # -- arithmetic with a plain number (PyTorch records these as their own overloads) --
+    def mul_scalar(self, a: Any, c: Any) -> Any: ...
+    def add_scalar(self, a: Any, c: Any) -> Any: ...
+    def sub_scalar(self, a: Any, c: Any) -> Any: ...
+    def div_scalar(self, a: Any, c: Any) -> Any: ...
+
+    # -- shapes and constants -------------------------------------------------------------
+    def shape(self, a: Any) -> tuple: ...
+    def zeros_like(self, a: Any) -> Any: ...
+    def new_zeros(self, like: Any, shape: tuple) -> Any: ...
+    def sum_to(self, g: Any, shape: tuple) -> Any: ...
+    def broadcast_to(self, g: Any, shape: tuple) -> Any: ...
+    def reshape(self, a: Any, shape: tuple) -> Any: ...
+    def cast(self, a: Any, d: Any) -> Any: ...
+
+    # -- PyTorch's helpers of its formulas, not ops of the table --------------------------
+    def first_true(self, mask: Any, dim: int) -> Any: ...
+    def value_selecting_backward(self, grad: Any, dim: int, indices: Any, sizes: tuple,
+                                 keepdim: bool) -> Any: ...
+    def put(self, a: Any, index: Any, value: Any) -> Any: ...
+
+    # -- what the engine asks of the backend it runs a pass with --------------------------
+    def saved(self, s: Any) -> Any: ...
+    def unwrap(self, t: Any) -> Any: ...
+    def conform(self, gi: Any, meta: tuple) -> Any: ...
+    def accumulate(self, var: Any, g: Any, owned: bool = False) -> None: ...
+    def retain(self, var: Any, g: Any) -> None: ...
 
 
 def sum_to(g, shape):
@@ -44,12 +93,6 @@ def _first_true(mask, dim):
     first = np.argmax(mask, axis=dim, keepdims=True)
     out = np.zeros(mask.shape)
     np.put_along_axis(out, first, 1.0, axis=dim)
-    return out
-
-
-def _scatter(g, shape, index):
-    out = np.zeros(shape, dtype=np.result_type(g))
-    np.add.at(out, index, g)
     return out
 
 
@@ -123,25 +166,7 @@ class _Numpy:
         """Another op of the table (``m.call(ops.COSH, self)``): its numpy forward."""
         return op.forward(*args)
 
-    cos = staticmethod(np.cos)
-    sin = staticmethod(np.sin)
-    exp = staticmethod(np.exp)
-    log = staticmethod(np.log)
-    sign = staticmethod(np.sign)
-    abs = staticmethod(np.abs)
-    where = staticmethod(np.where)
-    eq = staticmethod(np.equal)
-    ne = staticmethod(np.not_equal)
-    gt = staticmethod(np.greater)
-    ge = staticmethod(np.greater_equal)
-    lt = staticmethod(np.less)
-    le = staticmethod(np.less_equal)
-    logical_and = staticmethod(np.logical_and)
-    logical_or = staticmethod(np.logical_or)
-    matmul = staticmethod(np.matmul)
-    outer = staticmethod(np.outer)
     reshape = staticmethod(np.reshape)
-    unsqueeze = staticmethod(np.expand_dims)
     shape = staticmethod(np.shape)
     sum_to = staticmethod(sum_to)
     mul_scalar = staticmethod(np.multiply)
@@ -154,31 +179,7 @@ class _Numpy:
         return np.subtract(a, c)
 
     div_scalar = staticmethod(np.true_divide)
-
-    @staticmethod
-    def tanh_backward(grad, y):
-        return grad * (1 - y * y)
-
-    @staticmethod
-    def select_backward(grad, size, dim, index):
-        return _ops.SELECT_BACKWARD.forward(grad, tuple(size), dim, index)
-
-    def softmax_backward_data(self, grad, y, dim):
-        return y * (grad - self.sum(grad * y, dim, True))
-
-    def log_softmax_backward_data(self, grad, y, dim):
-        return grad - self.exp(y) * self.sum(grad, dim, True)
-
-    @staticmethod
-    def slice_backward(grad, size, dim, start, end, step):
-        return _ops.SLICE_BACKWARD.forward(grad, tuple(size), dim, start, end, step)
-
-    @staticmethod
-    def sigmoid_backward(grad, y):
-        return grad * (y * (1 - y))
     first_true = staticmethod(_first_true)
-    scatter = staticmethod(_scatter)
-    sgn = staticmethod(np.sign)
     zeros_like = staticmethod(np.zeros_like)
 
     @staticmethod
@@ -194,25 +195,6 @@ class _Numpy:
         return out
 
     @staticmethod
-    def scatter_dim(a, dim, index, src):
-        return _scatter_along(a, dim, index, src, False)
-
-    def masked_fill(self, a, mask, value):
-        return self.where(mask, value, a)
-
-    @staticmethod
-    def masked_select(a, mask):
-        return np.asarray(a)[np.broadcast_to(mask, np.shape(a))]
-
-    @staticmethod
-    def scatter_add(a, dim, index, src):
-        return _scatter_along(a, dim, index, src, True)
-
-    @staticmethod
-    def gather(a, dim, index):
-        return _gather_along(a, dim, index)
-
-    @staticmethod
     def new_zeros(like, shape):
         return np.zeros(tuple(shape), dtype=np.result_type(like))
 
@@ -223,50 +205,7 @@ class _Numpy:
         out[index] = value
         return out
 
-    def threshold_backward(self, grad, s, threshold):
-        if grad.__class__ in _FLOAT_SCALARS and s.__class__ in _FLOAT_SCALARS:
-            # 0-d: numpy scalars, without np.where's ~2 us (and its 0-d array result)
-            return grad.__class__(0.0) if s <= threshold else grad
-        # As PyTorch: zero where self <= threshold, so a NaN lets the gradient through.
-        return self.where(self.le(s, threshold), 0.0, grad)
-
-    @staticmethod
-    def sum(g, dim, keepdim):
-        return np.sum(g, axis=dim, keepdims=keepdim)
-
-    @staticmethod
-    def expand(g, shape):
-        return np.broadcast_to(g, shape)
-
-    @staticmethod
-    def t(a):
-        return np.transpose(a)
-
-    @staticmethod
-    def transpose(a, d0, d1):
-        return np.swapaxes(a, d0, d1) if np.ndim(a) else a
-
-    @staticmethod
-    def permute(a, dims):
-        return np.transpose(a, dims)
-
-    @staticmethod
-    def squeeze(a, dim):
-        return np.squeeze(a, dim)
-
-    @staticmethod
-    def index(a, ix):
-        return a[ix]
-
-    @staticmethod
-    def select(a, dim, i):
-        return np.take(a, i, axis=dim)
-
-    @staticmethod
-    def slice(a, dim, start, end, step):
-        ix = [slice(None)] * np.ndim(a)
-        ix[dim] = slice(start, end, step)
-        return a[tuple(ix)]
+    broadcast_to = staticmethod(np.broadcast_to)
 
     @staticmethod
     def cast(a, d):

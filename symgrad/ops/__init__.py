@@ -7,7 +7,9 @@ Each :class:`Op` record carries everything the other layers need:
 * ``grads`` -- one vector-Jacobian product per input, as in PyTorch's
   ``derivatives.yaml``.  Each is written against a backend ``m`` (numpy arrays when no
   graph is recorded, symgrad tensors under ``create_graph=True``, SymPy arrays for the
-  symbolic layer), so one rule serves every order of differentiation;
+  symbolic layer, matrix expressions, text), reaching other ops only through
+  ``m.call(OP, ...)`` and arithmetic, so one rule serves every order of differentiation
+  and every interpretation;
 * ``saves`` -- the values the backward pass needs, by name (inputs, attributes,
   ``result``, sizes); they are the ``_saved_*`` attributes of the graph node, except names
   starting with ``_`` (kept for the gradient rules only, where PyTorch shows nothing);
@@ -23,8 +25,13 @@ Each :class:`Op` record carries everything the other layers need:
 * ``ranks`` -- the tensor ranks each input accepts, when the op is narrower than numpy
   (``mm`` wants matrices); ``None`` for any rank;
 * ``dtype`` -- the result-dtype rule, a callable of :mod:`~symgrad.ops.dtype_rules`;
-* ``local``, ``symbol``, ``infix``, ``commutative`` -- what a drawing shows: the local
-  derivative per input, the forward node's symbol, an unnamed result's label;
+* ``symbol``, ``infix``, ``commutative`` -- what a drawing shows: the forward node's
+  symbol, an unnamed result's label; the local derivative per input is the rule printed
+  by the text backend (:mod:`~symgrad.ops.formula`), ``local`` overriding it where that
+  reads worse;
+* side tables (:mod:`~symgrad.ops.tables`), registered beside the op: what one reader
+  alone needs (the matrix algebra's identities, how a called op reads as text, the
+  checker's words for a value that is not finite, PyTorch-parity decompositions);
 * ``function``, ``method`` (names, dunders too), ``inplace``, ``functional``, ``expr``
   (and ``expr_args``) -- its names on every surface: ``symgrad.<function>``, Tensor
   methods, ``nn.functional``, the expression language.  The layers above generate each
@@ -35,7 +42,7 @@ Each :class:`Op` record carries everything the other layers need:
   (``mul`` + 0 -> ``MulBackward0``).
 
 The records are split by family (``arithmetic``, ``elementwise``, ``functions``, ``activations``, ``losses``, ``reductions``,
-``linalg``, ``shapes``, ``indexing``, ``inplace``, ``logical``); adding an op is one
+``linalg``, ``shapes``, ``indexing``, ``inplace``, ``compare``, ``logical``); adding an op is one
 entry in one of them, and nothing else (``tests/ops/test_op_surfaces.py`` checks that).
 
 Layer 1: imports numpy and nothing of symgrad above ``symgrad.ops``.
@@ -57,6 +64,7 @@ from .linalg import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .inplace import *  # noqa: F401,F403
+from .compare import *  # noqa: F401,F403
 from .logical import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 

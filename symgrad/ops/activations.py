@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from . import dtype_rules as R
-from .elementwise import SIGMOID, TANH
+from .compare import GT, LOGICAL_AND, LT
+from .elementwise import EXP, SIGMOID, SIGMOID_BACKWARD, TANH, WHERE
 from .functions import ERF, LOG1P
 from .kernels import _sympy
 from .record import Op, not_implemented
@@ -24,6 +25,10 @@ __all__ = ["HARDTANH", "LEAKY_RELU", "LEAKY_RELU_", "ELU", "ELU_", "CELU", "CELU
            "HARDTANH_BACKWARD", "LEAKY_RELU_BACKWARD", "ELU_BACKWARD", "GELU_BACKWARD",
            "SOFTPLUS_BACKWARD", "HARDSWISH_BACKWARD", "HARDSIGMOID_BACKWARD",
            "LOG_SIGMOID_BACKWARD"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# named functions the rules spell out (σ, Φ, φ, sp) and brackets joined as [a < x < b].
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -67,7 +72,7 @@ HARDTANH = Op("hardtanh", elementwise=True,
               sym=_sym(lambda sp, x, lo, hi: sp.Max(lo, sp.Min(x, hi))),
               grads=(lambda m, grad, max_val, min_val, self:
                      m.call(HARDTANH_BACKWARD, grad, self, min_val, max_val),),
-              local=("[min < {self} < max]",), expr="hardtanh", expr_args=(-1.0, 1.0))
+              expr="hardtanh", expr_args=(-1.0, 1.0))
 LEAKY_RELU = Op("leaky_relu", elementwise=True,
                 functional="leaky_relu", attrs=("negative_slope",), dtype=R.same,
                 forward=lambda a, s: np.where(a > 0, a, a * s),
@@ -75,7 +80,7 @@ LEAKY_RELU = Op("leaky_relu", elementwise=True,
                 sym=_sym(lambda sp, x, s: _piecewise(sp, x > 0, x, s * x)),
                 grads=(lambda m, grad, negative_slope, self:
                        m.call(LEAKY_RELU_BACKWARD, grad, self, negative_slope, False),),
-                local=("[{self} > 0] + slope·[{self} ≤ 0]",), expr="leaky_relu",
+                expr="leaky_relu",
                 expr_args=(0.01,))
 # In place (F.leaky_relu(x, inplace=True)): the result is saved, as PyTorch does.
 LEAKY_RELU_ = Op("leaky_relu", 1, attrs=("negative_slope",), dtype=R.same,
@@ -90,13 +95,13 @@ HARDSIGMOID = Op("hardsigmoid", elementwise=True, functional="hardsigmoid", dtyp
                  saves=("self",),
                  sym=_sym(lambda sp, x: sp.Max(0, sp.Min(1, x / 6 + sp.Rational(1, 2)))),
                  grads=(lambda m, grad, self: m.call(HARDSIGMOID_BACKWARD, grad, self),),
-                 local=("[|{self}| < 3]/6",), expr="hardsigmoid")
+                 expr="hardsigmoid")
 HARDSWISH = Op("hardswish", elementwise=True, functional="hardswish", dtype=R.floating,
                forward=lambda a: a * np.clip(a + 3, 0.0, 6.0) / 6,
                saves=("self",),
                sym=_sym(lambda sp, x: x * sp.Max(0, sp.Min(6, x + 3)) / 6),
                grads=(lambda m, grad, self: m.call(HARDSWISH_BACKWARD, grad, self),),
-               local=("[-3 < {self} < 3](2{self} + 3)/6 + [{self} ≥ 3]",), expr="hardswish")
+               expr="hardswish")
 
 # -- exponential ---------------------------------------------------------------------------
 
@@ -157,12 +162,12 @@ GELU = Op("gelu", elementwise=True,
           saves=("approximate", "self"), sym=_sym(_gelu_sym),
           grads=(lambda m, grad, approximate, self:
                  m.call(GELU_BACKWARD, grad, self, approximate),),
-          local=("Φ({self}) + {self}·φ({self})",), expr="gelu", expr_args=("none",))
+          expr="gelu", expr_args=("none",))
 SILU = Op("silu", elementwise=True,
           functional="silu", dtype=R.floating, forward=lambda a: a / (1 + np.exp(-a)),
           saves=("self",), sym=_sym(lambda sp, x: x / (1 + sp.exp(-x))),
           grads=(lambda m, grad, self: _silu_grad(m, grad, self),),
-          local=("σ({self})(1 + {self}(1 - σ({self})))",), expr=("silu", "swish"))
+          expr=("silu", "swish"))
 
 
 def _silu_grad(m, grad, self):
@@ -184,7 +189,7 @@ SOFTPLUS = Op("softplus", elementwise=True,
                      m.call(SOFTPLUS_BACKWARD, grad, self, beta, threshold),),
               # (in the expression language softplus is the function of mathematics: the
               # threshold, numerics past which log(1 + exp(x)) is x to rounding, is off)
-              local=("σ(β{self})",), expr="softplus", expr_args=(1, float("inf")))
+              expr="softplus", expr_args=(1, float("inf")))
 MISH = Op("mish", elementwise=True, functional="mish", dtype=R.floating,
           forward=lambda a: a * np.tanh(np.logaddexp(0, a)), saves=("self",),
           sym=_sym(lambda sp, x: x * sp.tanh(sp.log(1 + sp.exp(x)))),
@@ -194,7 +199,7 @@ MISH = Op("mish", elementwise=True, functional="mish", dtype=R.floating,
 
 def _mish_grad(m, grad, self):
     # PyTorch's infinitely_differentiable_mish_backward: tanh(log1p(exp(x))), no threshold
-    t = m.call(TANH, m.call(LOG1P, m.exp(self)))
+    t = m.call(TANH, m.call(LOG1P, m.call(EXP, self)))
     return grad * (t + self * m.call(SIGMOID, self) * (1 - t * t))
 
 
@@ -209,7 +214,7 @@ LOG_SIGMOID = Op("log_sigmoid", elementwise=True, dtype=R.floating, node="LogSig
                  saves=("self", "buffer"), derive={"buffer": _buffer},
                  sym=_sym(lambda sp, x: -sp.log(1 + sp.exp(-x))),
                  grads=(lambda m, grad, self, buffer: m.call(LOG_SIGMOID_BACKWARD, grad, self),),
-                 local=("σ(-{self})",), functional="logsigmoid",
+                 functional="logsigmoid",
                  expr=("logsigmoid", "log_sigmoid"))
 
 
@@ -231,7 +236,7 @@ HARDTANH_BACKWARD = Op(
     grads=(lambda m, grad, max_val, min_val, self:
            m.call(HARDTANH_BACKWARD, grad, self, min_val, max_val),
            lambda m, grad, max_val, min_val, self: m.zeros_like(grad)),
-    local=("[min < {self} < max]", "0"), doc="grad_output where min_val < self < max_val")
+    doc="grad_output where min_val < self < max_val")
 
 
 def _leaky(g, x, slope, is_result):
@@ -246,7 +251,6 @@ LEAKY_RELU_BACKWARD = Op(
     grads=(lambda m, grad, negative_slope, self:
            m.call(LEAKY_RELU_BACKWARD, grad, self, negative_slope, False),
            lambda m, grad, negative_slope, self: m.zeros_like(grad)),
-    local=("[{self} > 0] + slope·[{self} ≤ 0]", "0"),
     doc="grad_output, times negative_slope where self <= 0")
 
 
@@ -263,8 +267,8 @@ def _elu_double(m, grad, alpha, grad_output, input_scale, is_result, scale, self
     x = self_or_result
     inner = m.mul_scalar(grad * grad_output, input_scale)
     if is_result:
-        return inner * m.lt(x, 0)
-    return m.call(ELU_BACKWARD, inner, x, alpha, scale, input_scale, False) * m.lt(x, 0)
+        return inner * m.call(LT, x, 0)
+    return m.call(ELU_BACKWARD, inner, x, alpha, scale, input_scale, False) * m.call(LT, x, 0)
 
 
 ELU_BACKWARD = Op(
@@ -305,7 +309,7 @@ def _gelu_double(m, grad, approximate, grad_output, self):
         sech2 = 1 - t * t
         return gg * (sech2 * du + m.mul_scalar(x * sech2 * (ddu - m.mul_scalar(t * du * du, 2)),
                                                0.5))
-    pdf = m.mul_scalar(m.exp(m.mul_scalar(x * x, -0.5)), _PDF)
+    pdf = m.mul_scalar(m.call(EXP, m.mul_scalar(x * x, -0.5)), _PDF)
     return gg * (m.mul_scalar(pdf, 2) - x * x * pdf)
 
 
@@ -333,8 +337,8 @@ def _softplus_backward(g, x, beta, threshold):
 def _softplus_double(m, grad, beta, grad_output, self, threshold):
     # PyTorch's softplus_double_backward: sigmoid_backward times the mask, so NaN stays NaN
     z = m.mul_scalar(self, beta)
-    return m.mul_scalar(m.sigmoid_backward(grad * grad_output, m.call(SIGMOID, z))
-                        * m.lt(z, threshold), beta)
+    return m.mul_scalar(m.call(SIGMOID_BACKWARD, grad * grad_output, m.call(SIGMOID, z))
+                        * m.call(LT, z, threshold), beta)
 
 
 SOFTPLUS_BACKWARD = Op(
@@ -358,7 +362,7 @@ HARDSWISH_BACKWARD = Op(
                                                           x < 3), (g, True)), 2),
     grads=(lambda m, grad, grad_output, self: m.call(HARDSWISH_BACKWARD, grad, self),
            lambda m, grad, grad_output, self:
-           m.where(m.logical_and(m.gt(self, -3.0), m.lt(self, 3.0)),
+           m.call(WHERE, m.call(LOGICAL_AND, m.call(GT, self, -3.0), m.call(LT, self, 3.0)),
                    m.div_scalar(grad * grad_output, 3.0), 0.0)),
     local=("[-3 < {self} < 3](2{self} + 3)/6 + [{self} ≥ 3]", "[|{self}| < 3]/3·grad_output"),
     doc="hardswish's gradient")

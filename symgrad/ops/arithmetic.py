@@ -6,11 +6,18 @@ import operator
 import numpy as np
 
 from . import dtype_rules as R
+from .compare import EQ, GE, LOGICAL_AND
+from .elementwise import LOG, WHERE
 from .kernels import check_exact_power
 from .record import Op
 
 __all__ = ["ADD", "ADD_ALPHA", "SUB", "SUB_ALPHA", "RSUB", "MUL", "MUL_SCALAR", "ADD_SCALAR",
            "SUB_SCALAR", "DIV_SCALAR", "DIV", "RECIPROCAL", "NEG", "POW", "POW_TENSOR", "RPOW"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# pow's exponent - 1 and log, which the rules compute on numbers (float(exponent)), and alpha,
+# which they test in Python (alpha == 1).
 
 
 _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
@@ -96,7 +103,7 @@ def _maybe_multiply(m, grad, alpha):
 # the common case keeps no attribute.
 ADD = Op("add", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
          forward=operator.add, grads=(lambda m, grad: grad, lambda m, grad: grad),
-         consts={"alpha": 1}, local=("1", "1"), doc="self + other",
+         consts={"alpha": 1}, doc="self + other",
          symbol="+", infix="{self} + {other}", commutative=True,
          method=("add", "__add__", "__radd__"), function="add")
 
@@ -112,7 +119,7 @@ ADD_ALPHA = Op("add", key="add_alpha", inputs=("self", "other"), attrs=("alpha",
 
 SUB = Op("sub", inputs=("self", "other"), broadcasts=True, dtype=R.sub,
          forward=operator.sub, grads=(lambda m, grad: grad, lambda m, grad: -grad),
-         consts={"alpha": 1}, local=("1", "-1"), doc="self - other",
+         consts={"alpha": 1}, doc="self - other",
          symbol="−", infix="{self} − {other}",
          method=("sub", "__sub__"), function="sub")
 
@@ -137,7 +144,7 @@ MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
          forward=operator.mul, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad * other,
                 lambda m, grad, self, other: grad * self),
-         local=("{other}", "{self}"), doc="self * other",
+         doc="self * other",
          symbol="×", infix="{self}·{other}", commutative=True,
          method=("mul", "__mul__", "__rmul__"), function="mul")
 
@@ -147,27 +154,27 @@ MUL = Op("mul", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
 MUL_SCALAR = Op("mul", 1, inputs=("self",), attrs=("other",), dtype=R.promote,
                 forward=np.multiply, saves=("other",),
                 grads=(lambda m, grad, other: m.mul_scalar(grad, other),),
-                local=("{other}",), doc="self * other, other a number inside a gradient rule",
+                doc="self * other, other a number inside a gradient rule",
                 symbol="× {other}", infix="{other}·{self}")
 
 
 # The other Scalar overloads PyTorch's formulas use: AddBackward1, SubBackward1, DivBackward1.
 ADD_SCALAR = Op("add", 1, inputs=("self",), attrs=("other",), forward=np.add,
-                grads=(lambda m, grad: grad,), local=("1",),
+                grads=(lambda m, grad: grad,),
                 doc="self + other, other a number inside a gradient rule",
                 symbol="+ {other}", infix="{self} + {other}")
 
 
 SUB_SCALAR = Op("sub", 1, inputs=("self",), attrs=("other",), forward=np.subtract,
                 dtype=R.sub,
-                grads=(lambda m, grad: grad,), local=("1",),
+                grads=(lambda m, grad: grad,),
                 doc="self - other, other a number inside a gradient rule",
                 symbol="− {other}", infix="{self} − {other}")
 
 
 DIV_SCALAR = Op("div", 1, inputs=("self",), attrs=("other",), forward=np.true_divide,
                 saves=("other",), grads=(lambda m, grad, other: m.div_scalar(grad, other),),
-                local=("1/{other}",), doc="self / other, other a number inside a gradient rule",
+                doc="self / other, other a number inside a gradient rule",
                 symbol="÷ {other}", infix="{self}/{other}")
 
 
@@ -175,19 +182,19 @@ DIV = Op("div", inputs=("self", "other"), broadcasts=True, dtype=R.floating,
          forward=operator.truediv, saves=("self", "other"),
          grads=(lambda m, grad, self, other: grad / other,
                 lambda m, grad, self, other: -grad * ((self / other) / other)),
-         local=("1/{other}", "-{self}/{other}²"), doc="self / other",
+         doc="self / other",
          symbol="÷", infix="{self}/{other}",
          method=("div", "__truediv__"), function="div")
 
 
 RECIPROCAL = Op("reciprocal", dtype=R.floating, forward=lambda a: 1.0 / a, saves=("result",),
                 grads=(lambda m, grad, result: -grad * (result * result),),
-                sym="reciprocal", local=("-1/{self}²",), doc="1 / self",
+                sym="reciprocal", doc="1 / self",
                 method="reciprocal", inplace="reciprocal_", function="reciprocal")
 
 
 NEG = Op("neg", forward=operator.neg, refuse={"bool": (RuntimeError, _NEGATION)},
-         grads=(lambda m, grad: -grad,), local=("-1",), doc="-self",
+         grads=(lambda m, grad: -grad,), doc="-self",
          symbol="−", infix="−{self}",
          method=("neg", "__neg__"), inplace="neg_", function="neg")
 
@@ -210,12 +217,13 @@ POW_TENSOR = Op("pow", 1, inputs=("self", "exponent"), broadcasts=True, dtype=R.
                 forward=_power, refuse=_BOOL_POW, domain=(0, np.inf),
                 saves=("self", "exponent", "result"),
                 grads=(lambda m, grad, self, exponent, result:
-                       m.where(m.eq(exponent, 0), 0.0,
+                       m.call(WHERE, m.call(EQ, exponent, 0), 0.0,
                                grad * (exponent * self ** m.sub_scalar(exponent, 1))),
                        # As PyTorch: 0 ** y has gradient 0 in y for y >= 0 (not nan).
                        lambda m, grad, self, exponent, result:
-                       grad * m.where(m.logical_and(m.eq(self, 0), m.ge(exponent, 0)), 0.0,
-                                      result * m.log(self))),
+                       grad * m.call(WHERE, m.call(LOGICAL_AND, m.call(EQ, self, 0),
+                                             m.call(GE, exponent, 0)),
+                                      0.0, result * m.call(LOG, self))),
                 local=("{exponent}·{self}^({exponent}-1)", "{self}^{exponent}·log {self}"),
                 doc="self ** exponent (a tensor)",
                 symbol="pow")
@@ -226,6 +234,6 @@ RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype=R.rpow,
           saves=("self", "exponent", "result"),
           grads=(lambda m, grad, self, exponent, result:
                  grad * m.mul_scalar(result, float(np.log(self))) if self != 0 else
-                 grad * m.where(m.ge(exponent, 0), 0.0, result * float("-inf")),),
+                 grad * m.call(WHERE, m.call(GE, exponent, 0), 0.0, result * float("-inf")),),
           local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number",
           symbol="pow")

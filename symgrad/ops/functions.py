@@ -12,6 +12,8 @@ import math
 import numpy as np
 
 from . import dtype_rules as R
+from .compare import EQ, GE, LE, LOGICAL_AND
+from .elementwise import EXP, WHERE
 from .kernels import _sympy, sym_flat
 from .arithmetic import RECIPROCAL, fused_multiply_add
 from .record import Op, not_implemented
@@ -22,6 +24,10 @@ __all__ = ["ASIN", "ACOS", "ATAN", "ATAN2", "SINH", "COSH", "ASINH", "ACOSH", "A
            "HYPOT", "XLOGY", "XLOGY_SELF_NUMBER", "XLOGY_OTHER_NUMBER", "LERP",
            "LERP_TENSOR", "FLOOR", "CEIL", "ROUND", "ROUND_DECIMALS", "TRUNC", "FRAC",
            "CLAMP_MIN", "CLAMP_MAX"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# named constants (ln 2, 2/√π) that the rules hold as floats, and the rounding ops' 0.
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -88,8 +94,8 @@ def _xlogy_self_grad(m, grad, self, other, op):
     # PyTorch: xlogy(grad, other), but 0 where self == 0 and other <= 0.
     g = m.call(op, grad, other)
     if isinstance(other, (int, float)):
-        return m.where(m.eq(self, 0), 0.0, g) if other <= 0 else g
-    return m.where(m.logical_and(m.eq(self, 0), m.le(other, 0)), 0.0, g)
+        return m.call(WHERE, m.call(EQ, self, 0), 0.0, g) if other <= 0 else g
+    return m.call(WHERE, m.call(LOGICAL_AND, m.call(EQ, self, 0), m.call(LE, other, 0)), 0.0, g)
 
 
 def _round_decimals(a, decimals):
@@ -179,13 +185,13 @@ RSQRT = _unary("rsqrt", lambda a: np.frompyfunc(lambda e: 1 / _sympy().sqrt(e), 
 
 # -- error functions ----------------------------------------------------------------------
 ERF = _unary("erf", "erf",
-             lambda m, grad, self: m.mul_scalar(m.exp(-(self ** 2)), _TWO_OVER_SQRT_PI) * grad,
+             lambda m, grad, self: m.mul_scalar(m.call(EXP, -(self ** 2)), _TWO_OVER_SQRT_PI) * grad,
              local="2/√π·exp(-{self}²)")
 ERFC = _unary("erfc", "erfc",
-              lambda m, grad, self: m.mul_scalar(m.exp(-(self ** 2)), -_TWO_OVER_SQRT_PI) * grad,
+              lambda m, grad, self: m.mul_scalar(m.call(EXP, -(self ** 2)), -_TWO_OVER_SQRT_PI) * grad,
               local="-2/√π·exp(-{self}²)")
 ERFINV = _unary("erfinv", "erfinv",
-                lambda m, grad, self: m.mul_scalar(m.exp(m.call(ERFINV, self) ** 2),
+                lambda m, grad, self: m.mul_scalar(m.call(EXP, m.call(ERFINV, self) ** 2),
                                                    math.sqrt(math.pi) / 2) * grad,
                 domain=(-1, 1), local="√π/2·exp(erfinv({self})²)")
 
@@ -205,7 +211,7 @@ TRUNC = _flat("trunc", "trunc", alias=("fix",))
 ROUND = _flat("round", "round")
 ROUND_DECIMALS = Op("round", 1, attrs=("decimals",), forward=_round_decimals,
                     sym=lambda a, decimals: np.frompyfunc(sym_flat("round"), 1, 1)(a),
-                    grads=(lambda m, grad: m.zeros_like(grad),), local=("0",))
+                    grads=(lambda m, grad: m.zeros_like(grad),), )
 FRAC = _unary("frac", lambda a: a - np.frompyfunc(sym_flat("trunc"), 1, 1)(a),
               lambda m, grad: grad, saves=(), local="1", dtype=R.same,
               refuse={n: (NotImplementedError, f'"frac_cpu" not implemented for \'{c}\'')
@@ -215,7 +221,7 @@ def _atan2_recip(m, self, other):
     # PyTorch's atan2_backward: 1 / (self² + other²), and 0 where that sum is 0 (the
     # origin, or squares that underflow), so the gradient there is a signed zero.
     d = self * self + other * other
-    return m.where(m.eq(d, 0), 0.0, m.call(RECIPROCAL, d))
+    return m.call(WHERE, m.call(EQ, d, 0), 0.0, m.call(RECIPROCAL, d))
 
 
 # -- two operands -------------------------------------------------------------------------
@@ -265,23 +271,23 @@ LERP = Op("lerp", inputs=("self", "end"), attrs=("weight",), broadcasts=True,
           dtype=R.promote, forward=_lerp, saves=("weight",),
           grads=(lambda m, grad, weight: m.mul_scalar(grad, 1 - weight),
                  lambda m, grad, weight: m.mul_scalar(grad, weight)),
-          local=("1 - weight", "weight"))
+          )
 LERP_TENSOR = Op("lerp", 1, inputs=("self", "end", "weight"), broadcasts=True,
                  dtype=R.promote, forward=_lerp,
                  saves=("end", "self", "weight"),
                  grads=(lambda m, grad, end, self, weight: grad * (1 - weight),
                         lambda m, grad, end, self, weight: grad * weight,
                         lambda m, grad, end, self, weight: grad * (end - self)),
-                 local=("1 - {weight}", "{weight}", "{end} - {self}"))
+                 )
 CLAMP_MIN = Op("clamp_min", attrs=("min",), forward=lambda a, lo: np.where(a < lo, lo, a),
                dtype=R.clamp, saves=("min", "self"),
                sym=lambda a, lo: np.frompyfunc(lambda e: _sympy().Max(e, lo), 1, 1)(a),
-               grads=(lambda m, grad, min, self: m.where(m.ge(self, min), grad, 0.0),),
-               local=("[{self} ≥ min]",), method="clamp_min", function="clamp_min",
+               grads=(lambda m, grad, min, self: m.call(WHERE, m.call(GE, self, min), grad, 0.0),),
+               method="clamp_min", function="clamp_min",
                inplace="clamp_min_")
 CLAMP_MAX = Op("clamp_max", attrs=("max",), forward=lambda a, hi: np.where(a > hi, hi, a),
                dtype=R.clamp, saves=("max", "self"),
                sym=lambda a, hi: np.frompyfunc(lambda e: _sympy().Min(e, hi), 1, 1)(a),
-               grads=(lambda m, grad, max, self: m.where(m.le(self, max), grad, 0.0),),
-               local=("[{self} ≤ max]",), method="clamp_max", function="clamp_max",
+               grads=(lambda m, grad, max, self: m.call(WHERE, m.call(LE, self, max), grad, 0.0),),
+               method="clamp_max", function="clamp_max",
                inplace="clamp_max_")

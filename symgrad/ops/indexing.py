@@ -3,12 +3,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import _raise
+from .kernels import _raise, sym_where, total
 from .record import Op
+from .tables import CHOOSES, INDEXING, NO_VECTOR_FORM
 
 __all__ = ["MASKED_FILL_SCALAR", "MASKED_FILL", "MASKED_SELECT", "SCATTER_SRC", "SCATTER_ADD",
            "GATHER", "SELECT", "SELECT_BACKWARD", "SLICE", "SLICE_BACKWARD", "INDEX",
            "INDEX_PUT_IMPL", "COPY_SLICES", "INDEX_PUT_"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# words: a scatter or gather has no formula.
 
 
 def _slice(a, dim, start, end, step):
@@ -30,6 +35,12 @@ def _gather_shape(sizes, index) -> tuple:
             return ()
         return np.broadcast(*index).shape + tuple(sizes[len(index):])
     return np.shape(index) + tuple(sizes[1:])
+
+
+def _scatter(m, g, shape, index):
+    """``g`` added at ``index`` into zeros of ``shape`` (PyTorch's formula for indexing's
+    gradient: ``zeros(shape).index_put_(index, g, accumulate=True)``)."""
+    return m.call(INDEX_PUT_IMPL, m.new_zeros(g, shape), g, index)
 
 
 def _add_at(a, index, v):
@@ -88,7 +99,8 @@ def _scatter_along(a, dim, index, src, add: bool):
 # masked_fill with a number (MaskedFillBackward0): maximum's gradient.
 MASKED_FILL_SCALAR = Op("masked_fill", 0, attrs=("mask", "value"), saves=("mask",),
                         forward=lambda a, mask, value: np.where(mask, value, a),
-                        grads=(lambda m, grad, mask: m.masked_fill(grad, mask, 0.0),),
+                        sym=lambda a, mask, value: sym_where(mask, value, a),
+                        grads=(lambda m, grad, mask: m.call(MASKED_FILL_SCALAR, grad, mask, 0.0),),
                         local=("[not mask]",), doc="value where mask, else self")
 
 
@@ -96,14 +108,16 @@ MASKED_FILL_SCALAR = Op("masked_fill", 0, attrs=("mask", "value"), saves=("mask"
 MASKED_FILL = Op("masked_fill", 1, inputs=("self", "value"), attrs=("mask",), saves=("mask",),
                  forward=lambda a, value, mask: np.where(mask, value, a) if not np.ndim(value)
                  else _raise(ValueError("masked_fill: value must be a 0-d tensor")),
-                 grads=(lambda m, grad, mask: m.masked_fill(grad, mask, 0.0),
-                        lambda m, grad, mask: m.sum(m.masked_select(grad, mask), None, False)),
+                 sym=lambda a, value, mask: sym_where(mask, value, a),
+                 grads=(lambda m, grad, mask: m.call(MASKED_FILL_SCALAR, grad, mask, 0.0),
+                        lambda m, grad, mask:
+                        total(m, m.call(MASKED_SELECT, grad, mask), None, False)),
                  local=("[not mask]", "Σ[mask]"), doc="value where mask, else self")
 
 
 MASKED_SELECT = Op("masked_select", attrs=("mask",), saves=("mask", "self"),
                    forward=lambda a, mask: np.asarray(a)[np.broadcast_to(mask, np.shape(a))],
-                   grads=(lambda m, grad, mask, self: m.scatter(grad, m.shape(self), mask),),
+                   grads=(lambda m, grad, mask, self: _scatter(m, grad, m.shape(self), mask),),
                    local=("scatter",), doc="the elements of self where mask, as a 1-D tensor")
 
 
@@ -113,8 +127,9 @@ SCATTER_SRC = Op("scatter", inputs=("self", "src"), attrs=("dim", "index"),
                  forward=lambda a, src, dim, index: _scatter_along(a, dim, index, src, False),
                  saves=("dim", "index"),
                  grads=(lambda m, grad, dim, index:
-                        m.scatter_dim(grad, dim, index, m.zeros_like(m.gather(grad, dim, index))),
-                        lambda m, grad, dim, index: m.gather(grad, dim, index)),
+                        m.call(SCATTER_SRC, grad, m.zeros_like(m.call(GATHER, grad, dim, index)),
+                               dim, index),
+                        lambda m, grad, dim, index: m.call(GATHER, grad, dim, index)),
                  local=("[not at index]", "gather"), doc="self with src written at index")
 
 
@@ -122,21 +137,21 @@ SCATTER_ADD = Op("scatter_add", inputs=("self", "src"), attrs=("dim", "index"),
                  forward=lambda a, src, dim, index: _scatter_along(a, dim, index, src, True),
                  saves=("dim", "index"),
                  grads=(lambda m, grad, dim, index: grad,
-                        lambda m, grad, dim, index: m.gather(grad, dim, index)),
+                        lambda m, grad, dim, index: m.call(GATHER, grad, dim, index)),
                  local=("1", "gather"), doc="self with src added at index")
 
 
 GATHER = Op("gather", attrs=("dim", "index"), forward=_gather_along,
             saves=("dim", "index", "self"), consts={"sparse_grad": False},
             grads=(lambda m, grad, dim, index, self:
-                   m.scatter_add(m.new_zeros(grad, m.shape(self)), dim, index, grad),),
+                   m.call(SCATTER_ADD, m.new_zeros(grad, m.shape(self)), grad, dim, index),),
             local=("scatter-add",), doc="the elements of self at index along dim")
 
 
 SELECT = Op("select", view=True, attrs=("dim", "index"), forward=_select,
             saves=("dim", "index", "self_sym_sizes"),
             grads=(lambda m, grad, dim, index, self_sym_sizes:
-                   m.select_backward(grad, self_sym_sizes, dim, index),),
+                   m.call(SELECT_BACKWARD, grad, tuple(self_sym_sizes), dim, index),),
             local=("one-hot",))
 
 
@@ -147,14 +162,14 @@ SELECT_BACKWARD = Op("select_backward", inputs=("grad_output",), attrs=("size", 
                          np.zeros(size, dtype=np.result_type(g)), _select_index(size, dim, index),
                          g),
                      saves=("dim", "index"),
-                     grads=(lambda m, grad, dim, index: m.select(grad, dim, index),),
+                     grads=(lambda m, grad, dim, index: m.call(SELECT, grad, dim, index),),
                      local=("select",), doc="zeros(size) with grad_output at select(dim, index)")
 
 
 SLICE = Op("slice", view=True, attrs=("dim", "start", "end", "step"), forward=_slice,
            saves=("dim", "start", "end", "step", "self_sym_sizes"),
            grads=(lambda m, grad, dim, start, end, step, self_sym_sizes:
-                  m.slice_backward(grad, self_sym_sizes, dim, start, end, step),),
+                  m.call(SLICE_BACKWARD, grad, tuple(self_sym_sizes), dim, start, end, step),),
            local=("pad with zeros",))
 
 
@@ -165,14 +180,14 @@ SLICE_BACKWARD = Op("slice_backward", inputs=("grad_output",),
                         _slice_index(size, dim, start, end, step), g),
                     saves=("dim", "start", "end", "step"),
                     grads=(lambda m, grad, dim, start, end, step:
-                           m.slice(grad, dim, start, end, step),),
+                           m.call(SLICE, grad, dim, start, end, step),),
                     local=("slice",), doc="zeros(size) with grad_output at the slice")
 
 
 INDEX = Op("index", attrs=("indices",), forward=lambda a, ix: a[ix],
            saves=("indices", "self_sym_sizes"),
            grads=(lambda m, grad, indices, self_sym_sizes:
-                  m.scatter(grad, self_sym_sizes, indices),),
+                  _scatter(m, grad, self_sym_sizes, indices),),
            local=("scatter-add",))
 
 
@@ -182,7 +197,7 @@ INDEX_PUT_IMPL = Op("_index_put_impl", inputs=("self", "values"), attrs=("indice
                     forward=lambda a, v, ix: _add_at(a, ix, v), saves=("indices",),
                     consts={"accumulate": True},
                     grads=(lambda m, grad, indices: grad,
-                           lambda m, grad, indices: m.index(grad, indices)),
+                           lambda m, grad, indices: m.call(INDEX, grad, indices)),
                     local=("1", "gather"), doc="self with values added at indices")
 
 
@@ -190,8 +205,8 @@ COPY_SLICES = Op("copy_slices", inputs=("self", "src"), attrs=("index",), broadc
                  node="torch::autograd::CopySlices", forward=lambda a, v, ix: _put(a, ix, v),
                  saves=("_index", "_self_sym_sizes"),  # PyTorch's CopySlices shows none
                  grads=(lambda m, grad, index, self_sym_sizes:
-                        grad - m.scatter(m.index(grad, index), self_sym_sizes, index),
-                        lambda m, grad, index, self_sym_sizes: m.index(grad, index)),
+                        grad - _scatter(m, m.call(INDEX, grad, index), self_sym_sizes, index),
+                        lambda m, grad, index, self_sym_sizes: m.call(INDEX, grad, index)),
                  local=("[not written]", "gather"),
                  doc="self with src written at index (``t[index] = src``)")
 
@@ -202,5 +217,15 @@ INDEX_PUT_ = Op("index_put_", inputs=("self", "values"), attrs=("index",), broad
                 saves=("indices",), consts={"accumulate": False},
                 derive={"indices": lambda arrays, attrs: attrs[0]},  # PyTorch's name
                 grads=(lambda m, grad, index: m.put(grad, index, 0.0),
-                       lambda m, grad, index: m.index(grad, index)),
+                       lambda m, grad, index: m.call(INDEX, grad, index)),
                 local=("[not written]", "gather"), doc="self with values put at index")
+
+
+# What the matrix algebra knows of them: a gradient that scatters or gathers has no
+# vector form.
+NO_VECTOR_FORM.register(INDEXING, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHER,
+                        SELECT_BACKWARD, SLICE_BACKWARD, INDEX, SELECT, SLICE, INDEX_PUT_IMPL)
+# masked_fill picks the value where the mask holds (the matrix algebra's and the text's
+# ``where``).
+CHOOSES.register(lambda a, mask, value: (mask, value, a), MASKED_FILL_SCALAR)
+CHOOSES.register(lambda a, value, mask: (mask, value, a), MASKED_FILL)

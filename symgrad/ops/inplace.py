@@ -7,13 +7,17 @@ from .record import Op
 
 __all__ = ["ZERO", "FILL", "FILL_TENSOR", "COPY"]
 
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# the record it copies.
+
 
 ZERO = Op("zero", forward=np.zeros_like, grads=(lambda m, grad: m.zeros_like(grad),),
-          local=("0",))
+          )
 
 
 FILL = Op("fill", 2, attrs=("value",), forward=lambda a, v: np.full_like(a, v),
-          grads=(lambda m, grad: m.zeros_like(grad),), local=("0",))
+          grads=(lambda m, grad: m.zeros_like(grad),), )
 
 
 # fill_ with a 0-d tensor: what ``t[...] = 1.5`` records (the number is wrapped).
@@ -27,4 +31,4 @@ COPY = Op("copy", inputs=("self", "src"), broadcasts=True,
           node="torch::autograd::CopyBackwards",
           # (a src that broadcasts past self is refused by the in-place write, as PyTorch)
           forward=lambda a, b: np.broadcast_arrays(a, b)[1].astype(np.result_type(a)),
-          grads=(lambda m, grad: m.zeros_like(grad), lambda m, grad: grad), local=("0", "1"))
+          grads=(lambda m, grad: m.zeros_like(grad), lambda m, grad: grad), )

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from .tables import ROLES
+
 
 
 def _dims(dim, ndim):
@@ -162,3 +164,76 @@ def check_exact_power(base, exponent) -> None:
         shown = "more than 10**15" if digits > 1e15 else f"about {digits:,.0f}"
         raise ValueError(f"a power of numbers too large to compute exactly ({shown} digits; "
                          f"the limit is {MAX_EXACT_DIGITS:,})")
+
+
+def sym_condition(c):
+    """The condition an indicator (or a number, or a boolean) stands for."""
+    sp = _sympy()
+    if isinstance(c, (bool, np.bool_)):
+        return sp.true if c else sp.false
+    c = sp.sympify(c)
+    if isinstance(c, sp.logic.boolalg.Boolean):
+        return c
+    if (isinstance(c, sp.Piecewise) and len(c.args) == 2 and c.args[0][0] == 1
+            and c.args[1][0] == 0 and c.args[1][1] is sp.true):
+        return c.args[0][1]
+    if c.is_number:
+        return sp.true if c != 0 else sp.false
+    return sp.Ne(c, 0)
+
+
+def _where1(cond, a, b):
+    sp = _sympy()
+    # Rules write 0.0 for "no gradient": keep it an exact zero.
+    a, b = (sp.Integer(int(v)) if isinstance(v, float) and v.is_integer() else v
+            for v in (a, b))
+    c = sym_condition(cond)
+    if c is sp.true:
+        return sp.sympify(a)
+    if c is sp.false:
+        return sp.sympify(b)
+    return sp.Piecewise((a, c), (b, True))
+
+
+def sym_where(cond, a, b):
+    """``where`` on object arrays of SymPy expressions: ``Piecewise`` branches, the
+    condition a boolean, a SymPy condition or an indicator (:func:`sym_indicator`).
+
+    Examples
+    --------
+    >>> import sympy
+    >>> x = sympy.Symbol("x")
+    >>> sym_where(sym_relation("Gt")(x, 0), x, 0.0)
+    Piecewise((x, x > 0), (0, True))
+    """
+    return np.frompyfunc(_where1, 3, 1)(cond, a, b)
+
+
+def sym_relation(name: str) -> Callable:
+    """A comparison on object arrays of SymPy expressions: SymPy's relation ``name``
+    (``"Gt"``) per element, as an indicator (:func:`sym_indicator`), so that rules compute
+    with it as they do with numpy's booleans."""
+    def relation(a, b):
+        rel = getattr(_sympy(), name)
+        return np.frompyfunc(lambda x, y: sym_indicator(rel(x, y)), 2, 1)(a, b)
+    return relation
+
+
+def sym_connective(name: str) -> Callable:
+    """``And`` / ``Or`` of indicators on object arrays, as an indicator."""
+    def connective(a, b):
+        join = getattr(_sympy(), name)
+        both = lambda x, y: sym_indicator(join(sym_condition(x), sym_condition(y)))  # noqa: E731
+        return np.frompyfunc(both, 2, 1)(a, b)
+    return connective
+
+
+def total(m, g, dim, keepdim):
+    """``g`` summed in a gradient rule as the Tensor front end records it: over everything
+    (SumBackward0) when ``dim`` is None and no dim is kept, else along ``dim`` as a tuple
+    (SumBackward1)."""
+    if dim is None and not keepdim:
+        return m.call(ROLES.total, g)
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    return m.call(ROLES.total_along, g, dim, keepdim)

@@ -16,11 +16,15 @@ import numpy as np
 
 from . import dtype_rules as R
 from .functions import RSQRT
-from .kernels import _sym_map
+from .kernels import _sym_map, total
 from .record import Op
 
 __all__ = ["EMBEDDING", "EMBEDDING_DENSE_BACKWARD", "NATIVE_LAYER_NORM", "CONSTANT_PAD_ND",
            "TRILINEAR"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# words and named statistics (rstd, x̂).
 
 
 # -- embedding --------------------------------------------------------------------------------
@@ -100,8 +104,8 @@ def _xhat(m, input, normalized_shape, eps):
     ``create_graph`` they depend on it (the saved mean and rstd are numbers)."""
     axes = _axes(np.empty(m.shape(input), dtype=bool), normalized_shape)
     n = float(np.prod(normalized_shape))
-    centred = input - m.div_scalar(m.sum(input, axes, True), n)
-    rstd = m.call(RSQRT, m.add_scalar(m.div_scalar(m.sum(centred * centred, axes, True), n),
+    centred = input - m.div_scalar(total(m, input, axes, True), n)
+    rstd = m.call(RSQRT, m.add_scalar(m.div_scalar(total(m, centred * centred, axes, True), n),
                                       eps))
     return centred * rstd, rstd, axes, n
 
@@ -109,24 +113,25 @@ def _xhat(m, input, normalized_shape, eps):
 def _ln_grad_input(m, grad, bias, input, normalized_shape, mean, rstd, weight, eps):
     xhat, rstd, axes, n = _xhat(m, input, normalized_shape, eps)
     g = grad if weight is None else grad * weight
-    total = m.sum(g, axes, True)
-    along = m.sum(g * xhat, axes, True)
-    return m.div_scalar(rstd, n) * (m.mul_scalar(g, n) - total - xhat * along)
+    summed = total(m, g, axes, True)
+    along = total(m, g * xhat, axes, True)
+    return m.div_scalar(rstd, n) * (m.mul_scalar(g, n) - summed - xhat * along)
 
 
 def _ln_grad_weight(m, grad, bias, input, normalized_shape, mean, rstd, weight, eps):
     batch = tuple(range(len(m.shape(input)) - len(normalized_shape)))
     out = grad * _xhat(m, input, normalized_shape, eps)[0]
-    return m.sum(out, batch, False) if batch else out
+    return total(m, out, batch, False) if batch else out
 
 
 def _ln_grad_bias(m, grad, bias, input, normalized_shape, mean, rstd, weight, eps):
     batch = tuple(range(len(m.shape(input)) - len(normalized_shape)))
-    return m.sum(grad, batch, False) if batch else grad
+    return total(m, grad, batch, False) if batch else grad
 
 
 NATIVE_LAYER_NORM = Op(
-    "native_layer_norm", functional="layer_norm", inputs=("input", "weight", "bias"), attrs=("normalized_shape", "eps"),
+    "native_layer_norm", functional="layer_norm", inputs=("input", "weight", "bias"),
+    attrs=("normalized_shape", "eps"),
     forward=_layer_norm, sym=_layer_norm,
     saves=("bias", "input", "normalized_shape", "result1", "result2", "weight", "_eps"),
     derive={"result1": lambda arrays, attrs: _moments(arrays[0], *attrs)[0],

@@ -5,10 +5,16 @@ import numpy as np
 
 from .arithmetic import _maybe_multiply
 from .kernels import _strides
+from .matrices import OUTER
+from .shapes import T, TRANSPOSE
 from . import dtype_rules as R
 from .record import Op
 
 __all__ = ["MATMUL", "DOT", "MM", "ADDMM", "MV", "BMM"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# transposes: a matrix product's local derivative is shown as Xᵀ.
 
 
 def _column_major(sizes, strides) -> bool:
@@ -18,15 +24,15 @@ def _column_major(sizes, strides) -> bool:
 def _mm_self_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
     # PyTorch's mm_mat1_backward: a column-major self gets a column-major gradient.
     if _column_major(sizes, strides):
-        return m.t(m.matmul(mat2, m.t(grad)))
-    return m.matmul(grad, m.t(mat2))
+        return m.call(T, mat2 @ m.call(T, grad))
+    return grad @ m.call(T, mat2)
 
 
 def _mm_mat2_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
     # PyTorch's mm_mat2_backward, likewise.
     if _column_major(mat2_sizes, mat2_strides):
-        return m.t(m.matmul(m.t(grad), self))
-    return m.matmul(m.t(self), grad)
+        return m.call(T, m.call(T, grad) @ self)
+    return m.call(T, self) @ grad
 
 
 def _no_bool(kernel: str) -> dict:
@@ -39,7 +45,6 @@ DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tenso
          dtype=R.promote_strict,
          grads=(lambda m, grad, self, tensor: grad * tensor,
                 lambda m, grad, self, tensor: grad * self),
-         local=("{tensor}", "{self}"),
          symbol="dot", infix="⟨{self}, {tensor}⟩", commutative=True,
          method="dot", function="dot", expr="dot")
 
@@ -78,9 +83,9 @@ ADDMM = Op("addmm", inputs=("self", "mat1", "mat2"), attrs=("beta", "alpha"),
            grads=(lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
                   _maybe_multiply(m, grad, beta),
                   lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
-                  _maybe_multiply(m, m.matmul(grad, m.t(mat2)), alpha),
+                  _maybe_multiply(m, grad @ m.call(T, mat2), alpha),
                   lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
-                  _maybe_multiply(m, m.matmul(m.t(mat1), grad), alpha)),
+                  _maybe_multiply(m, m.call(T, mat1) @ grad, alpha)),
            local=("β", "{mat2}ᵀ", "{mat1}ᵀ"), symbol="addmm",
            method="addmm", function="addmm")
 
@@ -89,8 +94,8 @@ MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
         refuse=_no_bool("addmv_impl_cpu"),
         ranks=((2,), (1,)),
         dtype=R.promote_strict,
-        grads=(lambda m, grad, self, vec: m.outer(grad, vec),
-               lambda m, grad, self, vec: m.matmul(m.t(self), grad)),
+        grads=(lambda m, grad, self, vec: m.call(OUTER, grad, vec),
+               lambda m, grad, self, vec: m.call(T, self) @ grad),
         local=("{vec}ᵀ", "{self}ᵀ"),
         symbol="@", infix="{self} {vec}",
         method="mv", function="mv")
@@ -100,8 +105,8 @@ BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2
          refuse=_no_bool("bmm"),
          ranks=((3,), (3,)),
          dtype=R.promote_strict,
-         grads=(lambda m, grad, self, mat2: m.matmul(grad, m.transpose(mat2, -1, -2)),
-                lambda m, grad, self, mat2: m.matmul(m.transpose(self, -1, -2), grad)),
+         grads=(lambda m, grad, self, mat2: grad @ m.call(TRANSPOSE, mat2, -1, -2),
+                lambda m, grad, self, mat2: m.call(TRANSPOSE, self, -1, -2) @ grad),
          local=("{mat2}ᵀ", "{self}ᵀ"),
          symbol="@",
          function="bmm")

@@ -1,23 +1,14 @@
-"""Comparisons, logical ops and arg-reductions: no gradient."""
+"""Logical not, all, any and arg-reductions: no gradient (comparisons: ``compare``)."""
 from __future__ import annotations
 
 import numpy as np
 
 from . import dtype_rules as R
+from .compare import *  # noqa: F401,F403  (eq, lt, ... and the connectives)
 from .record import Op
 from .reductions import _extreme_indices, refuse_empty
 
 __all__: list = []  # the comparisons register themselves; none is named
-
-
-# (``&`` and ``|`` of tensors are these logical ops, whatever their dtype.)
-for _name, _f, _dunder in (("eq", np.equal, ()), ("ne", np.not_equal, ()),
-                           ("lt", np.less, ()), ("le", np.less_equal, ()),
-                           ("gt", np.greater, ()), ("ge", np.greater_equal, ()),
-                           ("logical_and", np.logical_and, ("__and__",)),
-                           ("logical_or", np.logical_or, ("__or__",))):
-    Op(_name, inputs=("self", "other"), forward=_f, dtype=R.boolean, broadcasts=True,
-       method=(_name,) + _dunder, function=_name)
 
 
 Op("logical_not", forward=np.logical_not, dtype=R.boolean, method=("logical_not", "__invert__"),

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype_rules as R
+from .compare import LT
+from .elementwise import ABS, LOG, SIGMOID
 from .activations import SOFTPLUS
-from .elementwise import SIGMOID
 from .functions import CLAMP_MIN
 from .kernels import _sympy
 from .record import Op
@@ -20,6 +21,10 @@ __all__ = ["MSE_LOSS", "MSE_LOSS_BACKWARD", "SMOOTH_L1_LOSS", "SMOOTH_L1_LOSS_BA
            "HUBER_LOSS", "HUBER_LOSS_BACKWARD", "BINARY_CROSS_ENTROPY",
            "BINARY_CROSS_ENTROPY_BACKWARD", "BINARY_CROSS_ENTROPY_WITH_LOGITS", "NLL_LOSS",
            "NLL_LOSS_BACKWARD", "REDUCTIONS"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# clip(...) and the reduction, which the rules apply in Python.
 
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -128,7 +133,7 @@ class _SymNp:
 MSE_LOSS, MSE_LOSS_BACKWARD = _pointwise(
     "mse_loss", lambda np_, a, t: (a - t) ** 2,
     lambda np_, s, t: 2 * (s - t),
-    lambda m, g, s, t: m.mul_scalar(m.expand(g, np.broadcast_shapes(
+    lambda m, g, s, t: m.mul_scalar(m.broadcast_to(g, np.broadcast_shapes(
         m.shape(g), m.shape(s), m.shape(t))), 2),
     local="2({self} - {target})", local2="2·{grad_output}")
 SMOOTH_L1_LOSS, SMOOTH_L1_LOSS_BACKWARD = _pointwise(
@@ -137,7 +142,7 @@ SMOOTH_L1_LOSS, SMOOTH_L1_LOSS_BACKWARD = _pointwise(
                                       np_.abs(a - t) - 0.5 * beta)
     if beta else np_.abs(a - t),
     lambda np_, s, t, beta: np_.clip((s - t) / beta, -1, 1) if beta else np_.sign(s - t),
-    lambda m, g, s, t, beta: m.div_scalar(g * m.lt(m.abs(s - t), beta), beta) if beta
+    lambda m, g, s, t, beta: m.div_scalar(g * m.call(LT, m.call(ABS, s - t), beta), beta) if beta
     else m.zeros_like(g * s),
     attrs=("beta",), local="clip(({self} - {target})/β, -1, 1)",
     local2="{grad_output}·[|{self} - {target}| < β]/β")
@@ -145,7 +150,7 @@ HUBER_LOSS, HUBER_LOSS_BACKWARD = _pointwise(
     "huber_loss", lambda np_, a, t, delta: np_.where(np_.abs(a - t) <= delta, 0.5 * (a - t) ** 2,
                                        delta * (np_.abs(a - t) - 0.5 * delta)),
     lambda np_, s, t, delta: np_.clip(s - t, -delta, delta),
-    lambda m, g, s, t, delta: g * m.lt(m.abs(s - t), delta),
+    lambda m, g, s, t, delta: g * m.call(LT, m.call(ABS, s - t), delta),
     attrs=("delta",), local="clip({self} - {target}, -δ, δ)",
     local2="{grad_output}·[|{self} - {target}| < δ]")
 
@@ -223,7 +228,7 @@ BINARY_CROSS_ENTROPY = Op(
     grads=(lambda m, grad, reduction, self, target, weight: m.call(
         BINARY_CROSS_ENTROPY_BACKWARD, grad, self, target, weight, reduction),
            lambda m, grad, reduction, self, target, weight: _weighted(
-        _scaled(m, grad, self, reduction) * (m.log(1 - self) - m.log(self)), weight)),
+        _scaled(m, grad, self, reduction) * (m.call(LOG, 1 - self) - m.call(LOG, self)), weight)),
     local=("({self} - {target})/({self}(1 - {self}))", "log(1 - {self}) - log({self})"))
 
 
@@ -339,4 +344,4 @@ NLL_LOSS = Op("nll_loss", functional="nll_loss", inputs=("self", "target"),
               grads=(lambda m, grad, ignore_index, reduction, self, target, total_weight,
                      weight: m.call(NLL_LOSS_BACKWARD, grad, self, target, weight, reduction,
                                     ignore_index, total_weight), None),
-              local=("-w[{target}]", None))
+              )

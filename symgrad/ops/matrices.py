@@ -14,9 +14,15 @@ from . import dtype_rules as R
 from .kernels import _sympy
 from .layers import CONSTANT_PAD_ND as _PAD
 from .record import Op
+from .shapes import TRANSPOSE, UNSQUEEZE
+from .tables import DECOMPOSED, INVERSE_OF, ROLES, TRANSPOSE_INVARIANT
 
 __all__ = ["TRACE", "LINALG_DET", "LINALG_SLOGDET", "LINALG_INV_EX", "LINALG_SOLVE_EX",
            "DIAG_EMBED", "DIAGONAL_COPY", "OUTER", "LOGDET", "DIAG", "KRON"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# matrix calculus (A⁻ᵀ) and words.
 
 
 def _lu(a) -> tuple:
@@ -52,14 +58,14 @@ def _object(matrix) -> np.ndarray:
 
 
 def _mT(m, a):
-    return m.transpose(a, -2, -1)
+    return m.call(TRANSPOSE, a, -2, -1)
 
 
 # -- trace ------------------------------------------------------------------------------------
 def _trace_grad(m, grad, self_sym_sizes):
     n, k = self_sym_sizes
     eye = np.eye(n, k, dtype=np.asarray(getattr(grad, "_data", grad)).dtype)
-    return m.expand(grad, tuple(self_sym_sizes)) * eye
+    return m.broadcast_to(grad, tuple(self_sym_sizes)) * eye
 
 
 TRACE = Op("trace", linear=True, forward=lambda a: np.asarray(np.trace(a)),
@@ -114,7 +120,7 @@ def _slogdet_grad(m, grad, A, LU, pivots, sign):
     if not m.records:
         return _mT(m, m.call(LINALG_INV_EX, A)) * grad
     n = m.shape(A)[-1]
-    d = m.call(DIAG_EMBED, m.expand(m.unsqueeze(grad, -1), (n,)), 0, -2, -1)
+    d = m.call(DIAG_EMBED, m.broadcast_to(m.call(UNSQUEEZE, grad, -1), (n,)), 0, -2, -1)
     return m.call(LINALG_SOLVE_EX, _mT(m, A), _mT(m, d), True)
 
 
@@ -141,7 +147,7 @@ def _inv(a):
 LINALG_INV_EX = Op("linalg_inv_ex", inputs=("A",), square=True, forward=_inv, dtype=R.floating,
                    saves=("inverse",), ranks=((2,),),
                    grads=(lambda m, grad, inverse:
-                          -m.matmul(m.matmul(_mT(m, inverse), grad), _mT(m, inverse)),),
+                          -(_mT(m, inverse) @ grad @ _mT(m, inverse)),),
                    local=("-{A}⁻ᵀ(·){A}⁻ᵀ",), symbol="inverse", expr="inverse")
 
 
@@ -162,8 +168,8 @@ def _solve_grad_B(m, grad, A, LU, left, pivots, result):
 def _solve_grad_A(m, grad, A, LU, left, pivots, result):
     gB = _solve_grad_B(m, grad, A, LU, left, pivots, result)
     if len(m.shape(result)) == 1:
-        return -m.outer(gB, result)
-    return -m.matmul(gB, _mT(m, result))
+        return -m.call(OUTER, gB, result)
+    return -(gB @ _mT(m, result))
 
 
 LINALG_SOLVE_EX = Op("linalg_solve_ex", inputs=("A", "B"), attrs=("left",), forward=_solve,
@@ -217,6 +223,7 @@ DIAGONAL_COPY = Op("diagonal_copy", attrs=("offset", "dim1", "dim2"), forward=_d
 OUTER = Op("outer", inputs=("self", "vec2"), forward=np.multiply.outer, composite=True,
            method="outer", function="outer", expr="outer", symbol="⊗",
            doc="the outer product self vec2ᵀ: a view of self times vec2 (MulBackward0)")
+DECOMPOSED.register(lambda a, b: a.reshape((a.shape[0], 1)) * b, OUTER)
 
 
 LOGDET = Op("logdet", inputs=("self",), square=True, forward=lambda a: np.log(np.linalg.det(a)),
@@ -234,3 +241,11 @@ DIAG = Op("diag", inputs=("self",), forward=np.diag, composite=True, function="d
 KRON = Op("kron", inputs=("self", "other"), forward=np.kron, composite=True, method="kron",
           function="kron", expr="kron", symbol="⊗",
           doc="the Kronecker product: views of both, their product, a view of it")
+
+
+# What the matrix algebra knows of them (symgrad.ops.tables): the inverse undoes itself.
+ROLES.trace = TRACE
+ROLES.diagonal = DIAG
+ROLES.inverse = LINALG_INV_EX
+INVERSE_OF.register(LINALG_INV_EX, LINALG_INV_EX)
+TRANSPOSE_INVARIANT.register(True, TRACE, LINALG_DET, LOGDET)

@@ -8,6 +8,8 @@ from typing import Callable
 import numpy as np
 
 from .dtype_rules import same
+from .formula import RESULT_NAMES, local_derivatives
+from .tables import ELEMENTWISE, LINEAR, SQUARE, TABLES
 
 __all__ = ["Op", "OPS", "INT64_NAMES", "node_name", "op_named", "subscribe", "unregister",
            "pack_order"]
@@ -19,10 +21,6 @@ OPS: dict[str, "Op"] = {}
 #: dim ``(2**64 - 1,)``).  Attribute names mean the same in every record.
 INT64_NAMES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step",
                          "ignore_index", "padding_idx", "pad", "dim2", "offset"))
-
-
-#: The names a saved output goes by (PyTorch's ``linalg_inv_ex`` saves its ``inverse``).
-RESULT_NAMES = frozenset(("result", "inverse"))
 
 
 def node_name(name: str, overload: int) -> str:
@@ -54,12 +52,12 @@ class Op:
     """
 
     __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
-                 "sym", "local", "dtype", "broadcasts", "node_name", "key", "doc",
+                 "sym", "_local", "dtype", "broadcasts", "node_name", "key", "doc",
                  "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
                  "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative",
                  "function", "functions", "methods", "inplace", "functional", "expr", "exprs",
                  "expr_args",
-                 "composite", "outputs", "elementwise", "square", "linear")
+                 "composite", "outputs")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
@@ -83,7 +81,9 @@ class Op:
         self.grads = None if grads is None else tuple(grads)
         self.saves = tuple(saves)
         self.sym = sym
-        self.local = local
+        # The drawing's local derivatives are the rules printed (symgrad.ops.formula);
+        # ``local`` given here overrides that where the printed rule reads worse.
+        self._local = None if local is None else tuple(local)
         self.dtype = dtype
         self.broadcasts = broadcasts
         self.node_name = node or node_name(name, overload)
@@ -120,13 +120,11 @@ class Op:
         # them; ``forward`` computes the one the rules differentiate, the last (the
         # others have no gradient, and the front end makes them).
         self.outputs = outputs
-        # What the matrix algebra (symgrad.symbolic.matrix) needs to know of a function:
-        # applied element by element (its result has its argument's shape), defined on
-        # square matrices only (det, inverse: the two sizes are one), linear in its
-        # argument (sum, trace: a directional derivative passes through).
-        self.elementwise = elementwise
-        self.square = square
-        self.linear = linear
+        # What the matrix algebra (symgrad.symbolic.matrix) needs to know of a function
+        # lives in its side tables (symgrad.ops.tables); these arguments register it there.
+        for table, flag in ((ELEMENTWISE, elementwise), (SQUARE, square), (LINEAR, linear)):
+            if flag:
+                table.register(True, self)
         self.variadic = self.inputs == ("tensors",)
         self.domain = tuple(domain)
         self.ranks = None if ranks is None else tuple(tuple(r) for r in ranks)
@@ -168,6 +166,27 @@ class Op:
     def method(self) -> str | None:
         """The Tensor method's name (``None`` if the op has none)."""
         return self.methods[0] if self.methods else None
+
+    @property
+    def elementwise(self) -> bool:
+        """Applied element by element (the side table ``tables.ELEMENTWISE``)."""
+        return self in ELEMENTWISE
+
+    @property
+    def square(self) -> bool:
+        """Defined on square matrices only (``tables.SQUARE``)."""
+        return self in SQUARE
+
+    @property
+    def linear(self) -> bool:
+        """Linear in its argument (``tables.LINEAR``)."""
+        return self in LINEAR
+
+    @property
+    def local(self) -> tuple | None:
+        """Each input's local derivative as the drawing shows it (``{name}`` fields):
+        the op's own rule printed by the text backend, unless the record overrides it."""
+        return self._local if self._local is not None else local_derivatives(self)
 
     @property
     def arity(self) -> int:
@@ -328,6 +347,8 @@ def unregister(op: Op) -> None:
     """
     if OPS.get(op.key) is op:
         del OPS[op.key]
+        for table in TABLES:
+            table.drop(op)
         for _, removed in _SUBSCRIBERS:
             if removed is not None:
                 removed(op)

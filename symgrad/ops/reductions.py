@@ -7,14 +7,22 @@ from typing import Callable
 
 import numpy as np
 
-from .kernels import _dims, _sym_map, _sym_reduce, _sympy, sym_first_true, sym_indicator
+from .kernels import total, _dims, _sym_map, _sym_reduce, _sympy, sym_first_true, sym_indicator
 from . import dtype_rules as R
-from .elementwise import sgn
+from .compare import EQ, LOGICAL_OR, NE
+from .elementwise import ABS, EXP, SGN
+from .indexing import MASKED_FILL, MASKED_FILL_SCALAR
 from .record import Op
+from .tables import COMPOSES, HOMOGENEOUS, ROLES
 
 __all__ = ["SUM", "SUM_DIM", "MEAN", "MEAN_DIM", "SUM_DTYPE", "SUM_DIM_DTYPE", "MEAN_DTYPE",
            "MEAN_DIM_DTYPE", "MAX", "MIN", "MAX_DIM", "MIN_DIM", "NORM", "SOFTMAX", "LOG_SOFTMAX",
            "SOFTMAX_BACKWARD_DATA", "LOG_SOFTMAX_BACKWARD_DATA", "NUMEL"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# words and named quantities (max, ‖x‖, n), and the reductions' dims, which the rules use in
+# Python.
 
 
 def _sum(a, dim, keepdim):
@@ -100,8 +108,10 @@ def _keep(g, shape, dim, keepdim):
 def _evenly(m, grad, x, result):
     # Ties share the gradient evenly, as PyTorch's evenly_distribute_backward: zeros with
     # grad / count filled in where the extreme is (the NaN entries for a NaN extreme).
-    mask = m.ne(x, x) if bool(result != result) else m.eq(x, result)
-    return m.masked_fill(m.new_zeros(grad, m.shape(x)), mask, grad / m.sum(mask, None, False))
+    mask = m.call(NE, x, x) if bool(result != result) else m.call(EQ, x, result)
+    # PyTorch's evenly_distribute_backward: masked_fill_ with a 0-d tensor (Backward1).
+    return m.call(MASKED_FILL, m.new_zeros(grad, m.shape(x)), grad / total(m, mask, None, False),
+                  mask)
 
 
 def _extreme_indices(kind: str) -> Callable:
@@ -135,21 +145,23 @@ def _norm_grad(m, grad, self, ord, dim, result, keepdim):
     if ord == 0:
         return None  # PyTorch's gradient is undefined: the leaf's .grad stays None
     if ord == 1:
-        return sgn(m, self) * g
+        return m.call(SGN, self) * g
     if ord == 2:
-        return g * m.masked_fill(self / r, m.eq(r, 0), 0.0)
+        return g * m.call(MASKED_FILL_SCALAR, self / r, m.call(EQ, r, 0), 0.0)
     if ord in (float("inf"), -float("inf")):
-        size = m.abs(self)
-        mask = m.logical_or(m.eq(size, r), m.ne(size, size))  # the extremes, and NaNs
-        return sgn(m, self) * ((g / m.sum(mask, dim, True)) * mask)
+        size = m.call(ABS, self)
+        # the extremes, and NaNs
+        mask = m.call(LOGICAL_OR, m.call(EQ, size, r), m.call(NE, size, size))
+        return m.call(SGN, self) * ((g / total(m, mask, dim, True)) * mask)
     p = float(ord)  # PyTorch's p is a double: PowBackward0 saves 1.0, not 1
     if p < 1:
-        scaled = sgn(m, self) * m.masked_fill(m.abs(self) ** (p - 1), m.eq(self, 0), 0.0)
+        scaled = m.call(SGN, self) * m.call(MASKED_FILL_SCALAR, m.call(ABS, self) ** (p - 1),
+                                                   m.call(EQ, self, 0), 0.0)
         return scaled * g * r ** (1 - p)
-    scale = m.masked_fill(g / r ** (p - 1), m.eq(r, 0), 0.0)
+    scale = m.call(MASKED_FILL_SCALAR, g / r ** (p - 1), m.call(EQ, r, 0), 0.0)
     if p < 2:
-        return sgn(m, self) * m.abs(self) ** (p - 1) * scale
-    return self * m.abs(self) ** (p - 2) * scale
+        return m.call(SGN, self) * m.call(ABS, self) ** (p - 1) * scale
+    return self * m.call(ABS, self) ** (p - 2) * scale
 
 
 def _sym_norm(a, ord, dim, keepdim):
@@ -173,23 +185,21 @@ def _sym_log_softmax(a, dim):
 
 SUM = Op("sum", linear=True, forward=lambda a: np.sum(a), saves=("self_sym_sizes",),
          dtype=R.sum_dtype,
-         grads=(lambda m, grad, self_sym_sizes: m.expand(grad, self_sym_sizes),),
-         local=("1",),
+         grads=(lambda m, grad, self_sym_sizes: m.broadcast_to(grad, self_sym_sizes),),
          method="sum", function="sum", expr="sum")
 
 
 SUM_DIM = Op("sum", 1, attrs=("dim", "keepdim"), forward=_sum, dtype=R.sum_dtype,
              saves=("self_sym_sizes", "dim", "keepdim"),
              grads=(lambda m, grad, self_sym_sizes, dim, keepdim:
-                    m.expand(_keep(grad, self_sym_sizes, dim, keepdim), self_sym_sizes),),
+                    m.broadcast_to(_keep(grad, self_sym_sizes, dim, keepdim), self_sym_sizes),),
              local=("1",),
              symbol="sum dim={dim}")
 
 
 MEAN = Op("mean", forward=lambda a: _mean(a), saves=("self_sym_sizes", "self_sym_numel"),
           grads=(lambda m, grad, self_sym_sizes, self_sym_numel:
-                 m.div_scalar(m.expand(grad, self_sym_sizes), self_sym_numel),),
-          local=("1/{self_sym_numel}",),
+                 m.div_scalar(m.broadcast_to(grad, self_sym_sizes), self_sym_numel),),
           method="mean", function="mean", expr="mean")
 
 
@@ -202,14 +212,14 @@ NUMEL = Op("numel", dtype=R.floating,
            sym=lambda a: np.asarray(_sympy().Integer(np.size(a)), dtype=object),
            saves=("self_sym_sizes",),
            grads=(lambda m, grad, self_sym_sizes:
-                  m.expand(m.mul_scalar(grad, 0), self_sym_sizes),),
-           local=("0",), expr="numel", doc="the number of elements of self")
+                  m.broadcast_to(m.mul_scalar(grad, 0), self_sym_sizes),),
+           expr="numel", doc="the number of elements of self")
 
 
 MEAN_DIM = Op("mean", 1, attrs=("dim", "keepdim"), forward=_mean,
               saves=("self_sym_sizes", "self_sym_numel", "dim", "keepdim"),
               grads=(lambda m, grad, self_sym_sizes, self_sym_numel, dim, keepdim:
-                     m.div_scalar(m.expand(_keep(grad, self_sym_sizes, dim, keepdim),
+                     m.div_scalar(m.broadcast_to(_keep(grad, self_sym_sizes, dim, keepdim),
                                            self_sym_sizes),
                                   int(np.prod([self_sym_sizes[d] for d in
                                                _dims(dim, len(self_sym_sizes))]))),),
@@ -283,19 +293,19 @@ NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype=R.floatin
           method="norm", function="norm", expr="norm")
 
 
-SOFTMAX = Op("_softmax", functional="softmax", attrs=("dim",), dtype=R.floating, forward=_softmax, sym=_sym_softmax,
+SOFTMAX = Op("_softmax", functional="softmax", attrs=("dim",), dtype=R.floating, forward=_softmax,
+             sym=_sym_softmax,
              saves=("result", "dim"), node="SoftmaxBackward0",
-             grads=(lambda m, grad, result, dim: m.softmax_backward_data(grad, result, dim),),
-             local=("diag(s) - s sᵀ",),
+             grads=(lambda m, grad, result, dim: m.call(SOFTMAX_BACKWARD_DATA, grad, result, dim),),
              method="softmax", function="softmax", expr="softmax", expr_args=(-1,))
 
 
-LOG_SOFTMAX = Op("_log_softmax", functional="log_softmax", attrs=("dim",), dtype=R.floating, forward=_log_softmax,
+LOG_SOFTMAX = Op("_log_softmax", functional="log_softmax", attrs=("dim",), dtype=R.floating,
+                 forward=_log_softmax,
                  sym=_sym_log_softmax,
                  saves=("result", "dim"), node="LogSoftmaxBackward0",
                  grads=(lambda m, grad, result, dim:
-                        m.log_softmax_backward_data(grad, result, dim),),
-                 local=("I - softmax",),
+                        m.call(LOG_SOFTMAX_BACKWARD_DATA, grad, result, dim),),
                  method="log_softmax", function="log_softmax", expr="log_softmax", expr_args=(-1,))
 
 
@@ -306,10 +316,10 @@ SOFTMAX_BACKWARD_DATA = Op(
     forward=lambda g, y, dim: y * (g - np.sum(g * y, axis=dim, keepdims=True)),
     saves=("grad_output", "output", "dim"),
     grads=(lambda m, grad, grad_output, output, dim:
-           m.softmax_backward_data(grad, output, dim),
+           m.call(SOFTMAX_BACKWARD_DATA, grad, output, dim),
            lambda m, grad, grad_output, output, dim:
-           grad_output * grad - m.sum(output * grad_output, dim, True) * grad
-           - grad_output * m.sum(output * grad, dim, True)),
+           grad_output * grad - total(m, output * grad_output, dim, True) * grad
+           - grad_output * total(m, output * grad, dim, True)),
     local=("diag(s) - s sᵀ", "∂/∂s"), doc="output * (grad_output - Σ grad_output * output)")
 
 
@@ -319,7 +329,16 @@ LOG_SOFTMAX_BACKWARD_DATA = Op(
     sym=lambda g, y, dim: g - _sym_map("exp", y) * np.sum(g, axis=dim, keepdims=True),
     saves=("grad_output", "output", "dim"),
     grads=(lambda m, grad, grad_output, output, dim:
-           grad - m.sum(grad * m.exp(output), dim, True),
+           grad - total(m, grad * m.call(EXP, output), dim, True),
            lambda m, grad, grad_output, output, dim:
-           -m.sum(grad_output, dim, True) * m.exp(output) * grad),
+           -total(m, grad_output, dim, True) * m.call(EXP, output) * grad),
     local=("I - softmax", "∂/∂s"), doc="grad_output - exp(output) * Σ grad_output")
+
+
+# What the matrix algebra knows of them (symgrad.ops.tables): the sum of all elements, the
+# count, mean's constant factor, and exp(log_softmax(x)) = softmax(x).
+ROLES.total = SUM
+ROLES.total_along = SUM_DIM
+ROLES.count = NUMEL
+HOMOGENEOUS.register(True, MEAN)
+COMPOSES.register({LOG_SOFTMAX: SOFTMAX}, EXP)

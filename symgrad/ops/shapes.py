@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .indexing import _gather_shape
+from .indexing import INDEX, INDEX_PUT_IMPL, SELECT, SLICE, _gather_shape, _scatter
 from .kernels import _strides
 from . import dtype_rules as R
 from .record import Op
@@ -12,10 +12,14 @@ __all__ = ["T", "PERMUTE", "TRANSPOSE", "VIEW", "RESHAPE_ALIAS", "ALIAS", "AS_ST
            "UNSAFE_VIEW", "SQUEEZE", "SQUEEZE_DIM", "SQUEEZE_DIMS", "SQUEEZE_", "UNSQUEEZE",
            "EXPAND", "CAT", "STACK", "CLONE", "CLONE_CONTIGUOUS", "TO_COPY"]
 
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# words: a view's local derivative is the inverse reshaping.
+
 
 def _cat_piece(m, grad, dim, sizes, i):
     start = sum(sizes[:i])
-    return m.slice(grad, dim, start, start + sizes[i], 1)
+    return m.call(SLICE, grad, dim, start, start + sizes[i], 1)
 
 
 def _expand(a, size):
@@ -86,7 +90,7 @@ def _unsqueeze_to(m, grad, sizes, dims):
         return grad
     for d in sorted({d % len(sizes) for d in ((dims,) if isinstance(dims, int) else dims)}):
         if sizes[d] == 1:
-            grad = m.unsqueeze(grad, d)
+            grad = m.call(UNSQUEEZE, grad, d)
     return grad
 
 
@@ -97,13 +101,13 @@ def _squeeze_dims(shape, dim):
                  if shape[d % len(shape)] == 1) if shape else ()
 
 
-T = Op("t", view=True, forward=np.transpose, grads=(lambda m, grad: m.t(grad),), local=("ᵀ",),
+T = Op("t", view=True, forward=np.transpose, grads=(lambda m, grad: m.call(T, grad),), local=("ᵀ",),
        method="t", function="t")
 
 
 PERMUTE = Op("permute", view=True, attrs=("dims",), forward=np.transpose, saves=("dims",),
              grads=(lambda m, grad, dims:
-                    m.permute(grad, tuple(np.argsort([d % len(dims) for d in dims]))),),
+                    m.call(PERMUTE, grad, tuple(np.argsort([d % len(dims) for d in dims]))),),
              local=("permute",),
              method="permute", function="permute")
 
@@ -111,7 +115,7 @@ PERMUTE = Op("permute", view=True, attrs=("dims",), forward=np.transpose, saves=
 TRANSPOSE = Op("transpose", 0, view=True, attrs=("dim0", "dim1"),
                forward=lambda a, d0, d1: np.swapaxes(a, d0, d1) if np.ndim(a) else a,
                saves=("dim0", "dim1"),
-               grads=(lambda m, grad, dim0, dim1: m.transpose(grad, dim0, dim1),),
+               grads=(lambda m, grad, dim0, dim1: m.call(TRANSPOSE, grad, dim0, dim1),),
                local=("transpose",),
                method="transpose", function="transpose")
 
@@ -129,7 +133,7 @@ RESHAPE_ALIAS = Op("_reshape_alias", view=True, attrs=("size",), forward=_reshap
 
 
 ALIAS = Op("alias", view=True, forward=lambda a: a.view() if isinstance(a, np.ndarray) else a,
-           grads=(lambda m, grad: grad,), local=("1",), doc="the same values: x[...]")
+           grads=(lambda m, grad: grad,), doc="the same values: x[...]")
 
 
 # A view regenerated from its base after an in-place change (PyTorch's as_strided); the
@@ -142,7 +146,7 @@ AS_STRIDED = Op("as_strided", view=True, attrs=("indices", "size", "stride", "st
                 grads=(lambda m, grad, indices, self_sym_sizes, *geometry:
                        m.reshape(grad, self_sym_sizes)  # a 0-d base: indices is ()
                        if isinstance(indices, tuple) and not indices else
-                       m.scatter(m.reshape(grad, _gather_shape(self_sym_sizes, indices)),
+                       _scatter(m, m.reshape(grad, _gather_shape(self_sym_sizes, indices)),
                                  self_sym_sizes, indices),),
                 local=("scatter-add",), doc="the elements of self at index, as a view")
 
@@ -185,7 +189,7 @@ SQUEEZE_ = Op("squeeze_", 4, attrs=("dim",), saves=("self_sym_sizes", "dim"),
 
 
 UNSQUEEZE = Op("unsqueeze", view=True, attrs=("dim",), forward=_unsqueeze, saves=("dim",),
-               grads=(lambda m, grad, dim: m.squeeze(grad, dim),), local=("unsqueeze",),
+               grads=(lambda m, grad, dim: m.call(SQUEEZE_DIM, grad, dim),), local=("unsqueeze",),
                method="unsqueeze", function="unsqueeze")
 
 
@@ -207,23 +211,22 @@ CAT = Op("cat", inputs=("tensors",), attrs=("dim",), dtype=R.promote,
 STACK = Op("stack", inputs=("tensors",), attrs=("dim",), dtype=R.promote,
            forward=lambda *a: np.ascontiguousarray(np.stack(a[:-1], axis=a[-1])),
            saves=("dim",),
-           grads=(lambda m, grad, dim, i: m.select(grad, dim, i),),
+           grads=(lambda m, grad, dim, i: m.call(SELECT, grad, dim, i),),
            local=("select",), doc="variadic: one grad rule applied per input",
            function="stack")
 
 
-CLONE = Op("clone", forward=np.copy, grads=(lambda m, grad: grad,), local=("1",),
-           method="clone", function="clone")
+CLONE = Op("clone", forward=np.copy, grads=(lambda m, grad: grad,), method="clone",
+           function="clone")
 
 
 # clone(memory_format=torch.contiguous_format): what contiguous() and reshape copy with.
 CLONE_CONTIGUOUS = Op("clone", key="clone_contiguous", forward=lambda a: np.array(a, order="C"),
-                      grads=(lambda m, grad: grad,), local=("1",))
+                      grads=(lambda m, grad: grad,), )
 
 
 TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
              sym=lambda a, d: a,
              saves=("_self_dtype",), node="ToCopyBackward0", dtype=R.attr,
              grads=(lambda m, grad, self_dtype: m.cast(grad, self_dtype),),
-             local=("1",),
              symbol="to")

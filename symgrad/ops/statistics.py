@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype_rules as R
-from .kernels import _dims, _sym_map, _sym_reduce
+from .compare import EQ, NE
+from .elementwise import EXP, WHERE
+from .indexing import MASKED_FILL_SCALAR
+from .kernels import _dims, _sym_map, _sym_reduce, total
 from .record import Op
 from .indexing import SLICE
 from .layers import CONSTANT_PAD_ND
@@ -19,6 +22,10 @@ from .reductions import MEAN_DIM, _keep, refuse_empty
 
 __all__ = ["PROD", "PROD_DIM", "VAR", "STD", "LOGSUMEXP", "AMAX", "AMIN", "FLIP", "CUMSUM",
            "CUMPROD"]
+
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# named quantities (mean, N - c, ∏) and words.
 
 
 def _axes(dim, ndim: int) -> tuple:
@@ -152,7 +159,7 @@ def _std(a, dim, correction, keepdim):
 
 
 def _std_grad(m, grad, correction, dim, keepdim, result, self):
-    half = m.masked_fill(grad / m.mul_scalar(result, 2), m.eq(result, 0), 0.0)
+    half = m.call(MASKED_FILL_SCALAR, grad / m.mul_scalar(result, 2), m.call(EQ, result, 0), 0.0)
     return _var_grad(m, half, self, dim, correction, keepdim)
 
 
@@ -179,7 +186,7 @@ LOGSUMEXP = Op("logsumexp", attrs=("dim", "keepdim"), dtype=R.floating, forward=
                saves=("dim", "keepdim", "result", "self"),
                grads=(lambda m, grad, dim, keepdim, result, self:
                       _restored(grad, m.shape(self), dim, keepdim)
-                      * m.exp(self - _restored(result, m.shape(self), dim, keepdim)),),
+                      * m.call(EXP, self - _restored(result, m.shape(self), dim, keepdim)),),
                local=("softmax({self})",), symbol="logsumexp", method="logsumexp",
                function="logsumexp", expr="logsumexp", expr_args=(-1,))
 
@@ -196,8 +203,8 @@ def _extreme(kind: str) -> Op:
 
     def grad(m, g, dim, keepdim, result, self):
         shape = m.shape(self)
-        mask = m.eq(self, _restored(result, shape, dim, keepdim))
-        count = m.sum(mask, _axes(dim, len(shape)), True)
+        mask = m.call(EQ, self, _restored(result, shape, dim, keepdim))
+        count = total(m, mask, _axes(dim, len(shape)), True)
         return (_restored(g, shape, dim, keepdim) / count) * mask
 
     name = "amax" if kind == "Max" else "amin"
@@ -254,12 +261,12 @@ def _cumprod_grad(m, grad, dim, result, self):
         for j in range(i, n):
             part = np.prod(np.delete(a[..., :j + 1], i, axis=-1), axis=-1)
             out[..., i] += g[..., j] * part
-    zero = m.eq(self, 0)
+    zero = m.call(EQ, self, 0)
     in_zero_slice = m.new_zeros(self, m.shape(self)) + np.moveaxis(
         np.broadcast_to(np.any(a == 0, axis=-1, keepdims=True), a.shape), -1, dim)
-    smooth = _reversed_cumsum(m, grad * result, dim) / m.where(zero, 1.0, self)
-    return m.where(m.ne(in_zero_slice, 0), _constant(m, np.moveaxis(out, -1, dim), self),
-                   smooth)
+    smooth = _reversed_cumsum(m, grad * result, dim) / m.call(WHERE, zero, 1.0, self)
+    return m.call(WHERE, m.call(NE, in_zero_slice, 0),
+                  _constant(m, np.moveaxis(out, -1, dim), self), smooth)
 
 
 CUMPROD = Op("cumprod", attrs=("dim",),

@@ -33,6 +33,7 @@ import sympy as sp
 from ..api import functional as F
 from ..api.tensor import Tensor, dot, matmul, tensor
 from ..autograd import grad, no_grad
+from ..ops import tables as T
 from ..ops.dtypes import float64
 from . import parser as P
 from .bridge import gradient_program, to_sympy
@@ -419,13 +420,9 @@ def _why_not_finite(node, args) -> str:
     a = arrays[0] if arrays else None
     if name == "/" and first(arrays[1] == 0, arrays[1]) is not None:
         return "division by zero"
-    if name in ("log", "sqrt"):
-        v = first(a < 0, a)
-        what = "log" if name == "log" else "square root"
-        if v is not None:
-            return f"{what} of a negative number ({name}({v}) is nan)"
-        if name == "log":
-            return "log of zero (log(0) is -inf)"
+    why = T.NOT_FINITE.get(P.FUNCTION_OPS.get(name)) if isinstance(node, P.Call) else None
+    if why is not None and why(a) is not None:  # registered beside the op (ops.tables)
+        return why(a)
     if name in ("**", "^"):
         b = arrays[1]
         if first((a == 0) & (b < 0), a) is not None:
@@ -435,8 +432,6 @@ def _why_not_finite(node, args) -> str:
             return (f"a negative number to a fractional power (({v})**"
                     f"{first((a < 0) & (b != np.round(b)), b)} is nan)")
         return "overflow: the power is too large for a float (inf)"
-    if name == "exp":
-        return f"overflow: exp({first(a > 709, a)}) is inf"
     return "the result is not finite here (an overflow to inf, or nan)"
 
 

@@ -20,6 +20,7 @@ Examples
 """
 from __future__ import annotations
 
+from ..ops import tables as T
 from . import matrix as M
 from .matrix import Mx, NoVectorForm
 from .matrix_forms import _factors, canonical, tidy, to_text
@@ -159,6 +160,7 @@ def _coefficient(t: Mx, v: Mx) -> Mx:
             c = M.mul(*vectors) if vectors else None
             if f.rank == 0:  # c * (u @ v) = outer(c, u) @ v
                 return M.mul(*scalars, M.outer(c, inner) if c is not None else inner)
-            diag = M.fn("diag", c, shape=(c.shape[0],) * 2) if c is not None else None
+            diag = M.fn(M.name_of(T.ROLES.diagonal), c, shape=(c.shape[0],) * 2) \
+                if c is not None else None
             return M.mul(*scalars, M.mm(diag, inner) if diag is not None else inner)
     raise NoVectorForm("the Hessian has no matrix form here")

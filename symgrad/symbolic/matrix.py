@@ -18,6 +18,8 @@ algebra by :mod:`symgrad.symbolic.matrix_backend`.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 from fractions import Fraction
 from itertools import count
 
@@ -25,11 +27,12 @@ import numpy as np
 
 from ..ops import OPS
 from .parser import FUNCTION_OPS
+from ..ops import tables as T
 
 
 __all__ = ["Dim", "Mx", "NoVectorForm", "sym", "num", "fn", "add", "mul", "power", "mm",
            "transpose", "outer", "unsqueeze", "squeeze", "uniform", "eye", "reshape",
-           "sum_to", "elementwise", "op_of"]
+           "sum_to", "elementwise", "op_of", "name_of", "is_op"]
 
 
 class NoVectorForm(ValueError):
@@ -87,7 +90,7 @@ def _count(dims) -> Mx:
     vectors = [d.find().vector if isinstance(d, Dim) else None for d in dims]
     if any(v is None for v in vectors):
         raise NoVectorForm("a sum of equal terms over a size the matrix form cannot name")
-    return mul(*[fn("numel", v, shape=()) for v in vectors])
+    return mul(*[fn(name_of(T.ROLES.count), v, shape=()) for v in vectors])
 
 
 def _dim_key(d):
@@ -101,6 +104,37 @@ def op_of(name: str):
     if name.startswith("<") and name.endswith(">"):
         return OPS.get(name[1:-1])
     return FUNCTION_OPS.get(name)
+
+
+def name_of(op) -> str:
+    """The algebra's name of ``op``: the expression language's, else ``<key>``."""
+    return op.expr or f"<{op.key}>"
+
+
+def is_op(name, op) -> bool:
+    """Whether the function ``name`` of the algebra is ``op`` (None: no op is)."""
+    return op is not None and isinstance(name, str) and op_of(name) is op
+
+
+class _Unnamed(threading.local):
+    """Set while an op with no name in the grammar runs its forward on expressions
+    (``log_softmax_backward_data`` in a gradient rule): numpy's elementwise functions
+    then read as the grammar's (``np.exp`` is ``exp``)."""
+
+    on = False
+
+
+_UNNAMED = _Unnamed()
+
+
+@contextlib.contextmanager
+def unnamed_forward():
+    """While set, numpy's elementwise functions on expressions are the grammar's."""
+    _UNNAMED.on, before = True, _UNNAMED.on
+    try:
+        yield
+    finally:
+        _UNNAMED.on = before
 
 
 def elementwise(name: str) -> bool:
@@ -189,6 +223,11 @@ class Mx:
     # -- numpy's protocols: the op table's numpy forwards run on expressions -------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         name = ufunc.__name__
+        if method == "outer" and name == "multiply" and not kwargs:  # np.multiply.outer
+            return outer(*(_lift(a, self) for a in inputs))
+        if (_UNNAMED.on and method == "__call__" and not kwargs and len(inputs) == 1
+                and elementwise(name)):
+            return fn(name, _lift(inputs[0], self))  # np.exp: the grammar's function
         if method != "__call__" or kwargs or name not in _UFUNCS:
             return NotImplemented
         return _UFUNCS[name](*(_lift(a, self) for a in inputs))
@@ -378,7 +417,7 @@ def mul(*xs: Mx) -> Mx:
         if k not in powers:
             continue
         base, es = powers[k]
-        if not (base.kind == "fn" and base.args[0] == "sign" and _one(es)):
+        if not (base.kind == "fn" and is_op(base.args[0], T.ROLES.sign) and _one(es)):
             continue
         u = base.args[1]
         if u.key not in powers or not _one(powers[u.key][1]):
@@ -386,7 +425,7 @@ def mul(*xs: Mx) -> Mx:
         for gone in (k, u.key):
             del powers[gone]
             order.remove(gone)
-        a = fn("abs", u)
+        a = fn(name_of(T.ROLES.absolute), u)
         if a.key in powers:
             powers[a.key][1].append(num(1))
         else:
@@ -500,10 +539,11 @@ def mm(a: Mx, b: Mx) -> Mx:
 def _inverse_pair(a: Mx, b: Mx) -> bool:
     """``a @ b`` is an identity: ``X @ inverse(X)``, ``inverse(X) @ X`` or transposed."""
     for x, y in ((a, b), (b, a)):
-        if x.kind == "fn" and x.args[0] == "inverse" and x.args[1].same(y):
+        if x.kind == "fn" and is_op(x.args[0], T.ROLES.inverse) and x.args[1].same(y):
             return True
         if (x.kind == "T" and y.kind == "T" and x.args[0].kind == "fn"
-                and x.args[0].args[0] == "inverse" and x.args[0].args[1].same(y.args[0])):
+                and is_op(x.args[0].args[0], T.ROLES.inverse)
+                and x.args[0].args[1].same(y.args[0])):
             return True
     return False
 
@@ -544,7 +584,7 @@ def transpose(a: Mx) -> Mx:
         return unsqueeze(a.args[0], 1 - a.args[1])
     if k == "fn" and elementwise(a.args[0]):
         return fn(a.args[0], transpose(a.args[1]))
-    if k == "fn" and a.args[0] == "inverse" and transpose(a.args[1]).same(a.args[1]):
+    if k == "fn" and is_op(a.args[0], T.ROLES.inverse) and transpose(a.args[1]).same(a.args[1]):
         return a  # the inverse of a symmetric matrix (X.T @ X) is symmetric
     return Mx("T", (a,), a.shape[::-1])
 
@@ -620,12 +660,13 @@ def sum_to(g: Mx, shape: tuple) -> Mx:
         n = int(np.prod([int(d) for d in g.shape])) // max(
             1, int(np.prod([int(d) for d in shape])))
         return uniform(mul(num(n), g.args[0]), shape)
+    total = name_of(T.ROLES.total)
     if not shape:
-        return fn("sum", g, shape=())
+        return fn(total, g, shape=())
     if g.rank == 2 and len(shape) == 1:  # (n, m) -> (m,): the sum of the rows
         s, rest = _scalars_out(g)
         if rest.kind == "outer":
-            return mul(*s, fn("sum", rest.args[0], shape=()), rest.args[1])
+            return mul(*s, fn(total, rest.args[0], shape=()), rest.args[1])
         if rest.kind == "mul":
             cs = [f for f in rest.args if f.kind == "unsq" and f.args[1] == 1]
             ms = [f for f in rest.args if f.rank == 2 and f not in cs]
@@ -637,9 +678,9 @@ def sum_to(g: Mx, shape: tuple) -> Mx:
         if rest.kind == "outer":
             u, v = rest.args
             if shape[1] == 1:
-                return mul(*s, unsqueeze(mul(fn("sum", v, shape=()), u), 1))
+                return mul(*s, unsqueeze(mul(fn(total, v, shape=()), u), 1))
             if shape[0] == 1:
-                return mul(*s, unsqueeze(mul(fn("sum", u, shape=()), v), 0))
+                return mul(*s, unsqueeze(mul(fn(total, u, shape=()), v), 0))
         if rest.kind == "mul" and shape[1] == 1:
             vs = [f for f in rest.args if f.rank == 1]
             ms = [f for f in rest.args if f.rank == 2]
@@ -671,39 +712,40 @@ def fn(name: str, *args, shape=None) -> Mx:
     """A call of the grammar's function ``name``: elementwise ones keep their argument's
     shape; otherwise ``shape`` is given (a reduction's is ())."""
     x = args[0]
+    op = op_of(name)
+    if op is not None and x.kind == "fn":  # the identities registered beside the ops
+        inner = op_of(x.args[0])
+        if inner is not None and T.INVERSE_OF.get(op) is inner:  # exp(log(x)) = x
+            return x.args[1]
+        composed = (T.COMPOSES.get(op) or {}).get(inner)  # exp(log_softmax(x))
+        if composed is not None:
+            return fn(name_of(composed), x.args[1], shape=x.shape)
     if elementwise(name):
         shape = x.shape
         if x.kind == "uniform":
             return uniform(fn(name, x.args[0]), x.shape)
-        inner = x.args[1] if x.kind == "fn" else None
-        if name == "exp" and x.kind == "fn" and x.args[0] == "log":
-            return inner
-        if name == "exp" and x.kind == "fn" and x.args[0] == "log_softmax":
-            return fn("softmax", inner, shape=shape)
-        if name == "log" and x.kind == "fn" and x.args[0] == "exp":
-            return inner
     elif shape is None:
         raise NoVectorForm(f"{name}() of unknown shape")
-    if name == "numel":
+    if op is not None and op is T.ROLES.count:
         x = _counted(x)
     if _square(name) and x.rank == 2:  # their argument is square: its sizes are equal
         unify(x.shape[0], x.shape[1])
-    if name == "sum" and x.kind == "uniform":
+    total = op is not None and op is T.ROLES.total
+    if total and x.kind == "uniform":
         if named_size(x.shape):  # (n equal terms: numel(x) of them, not the traced n)
             return mul(_count(x.shape), x.args[0])
         return mul(num(int(np.prod([int(d) for d in x.shape]))), x.args[0])
-    if name == "sum" and x.kind == "mul" and x.rank == 1 and len(x.args) == 2 \
+    if total and x.kind == "mul" and x.rank == 1 and len(x.args) == 2 \
             and all(f.rank == 1 for f in x.args):
         return mm(*x.args)  # sum(u * v) is the dot product u @ v
-    if name == "sum" and x.kind == "pow" and x.rank == 1 and _is_num(x.args[1], 2):
+    if total and x.kind == "pow" and x.rank == 1 and _is_num(x.args[1], 2):
         return mm(x.args[0], x.args[0])  # sum(u**2) is u @ u
-    if name == "trace" and x.kind == "outer":
-        return mm(*x.args)
-    if name == "sum" and x.rank == 0:
+    if op is not None and op is T.ROLES.trace and x.kind == "outer":
+        return mm(*x.args)  # trace(outer(u, v)) is u @ v
+    if total and x.rank == 0:
         return x
-    if name == "inverse" and x.kind == "fn" and x.args[0] == "inverse":
-        return x.args[1]
-    if name in ("sum", "trace", "mean") and x.kind == "mul" and _is_num(x.args[0]):
+    if op is not None and (op.linear or op in T.HOMOGENEOUS) and x.kind == "mul" \
+            and _is_num(x.args[0]):
         return mul(x.args[0], fn(name, *_split(x)[1:], shape=shape))
     return Mx("fn", (name, x, *args[1:]), tuple(shape))
 
@@ -712,7 +754,7 @@ def fn(name: str, *args, shape=None) -> Mx:
 def _np_sum(a, axis=None, keepdims=False, **kw):
     if axis is not None and not (a.rank == 1 and axis in (0, -1, (0,), (-1,))):
         raise NoVectorForm("a sum over one dimension of a matrix")
-    return fn("sum", a, shape=())
+    return fn(name_of(T.ROLES.total), a, shape=())
 
 
 def _np_transpose(a, axes=None):
@@ -736,7 +778,7 @@ _UFUNCS = {"add": add, "subtract": lambda a, b: add(a, neg(b)), "multiply": mul,
 _FUNCTIONS = {"dot": lambda a, b, **kw: mm(_lift(a), _lift(b)),
               "matmul": lambda a, b, **kw: mm(_lift(a), _lift(b)),
               "sum": _np_sum, "transpose": _np_transpose,
-              "trace": lambda a, **kw: fn("trace", a, shape=()),
+              "trace": lambda a, **kw: fn(name_of(T.ROLES.trace), a, shape=()),
               "swapaxes": lambda a, d0, d1: a if a.rank < 2 else transpose(a),
               "outer": lambda a, b: outer(_lift(a), _lift(b)),
               "expand_dims": lambda a, axis: unsqueeze(a, axis),

@@ -13,10 +13,10 @@ import threading
 from fractions import Fraction
 from math import gcd
 
+from ..ops import tables as T
 from . import parser as P
-from .matrix import (Mx, NoVectorForm, _broadcast, _dim_key, _is_num, _split, add, fn, mm,
-                     mul, num,
-                     outer, power, transpose, unsqueeze)
+from .matrix import (Mx, NoVectorForm, _broadcast, _dim_key, _is_num, _split, add, fn, is_op,
+                     mm, mul, name_of, num, op_of, outer, power, transpose, unsqueeze)
 
 __all__ = ["to_text", "tidy", "canonical"]
 
@@ -271,9 +271,10 @@ def _factor(terms: list) -> Mx:
 def _diagonals(terms: list) -> list:
     """``diag(a) + c * diag(b)`` -> ``[diag(a + c * b)]`` (diag is linear)."""
     if len(terms) > 1 and all(_split(t)[1] is not None and _split(t)[1].kind == "fn"
-                              and _split(t)[1].args[0] == "diag" for t in terms):
+                              and is_op(_split(t)[1].args[0], T.ROLES.diagonal)
+                              for t in terms):
         inside = add(*(mul(num(_split(t)[0]), _split(t)[1].args[1]) for t in terms))
-        return [fn("diag", tidy(inside), shape=terms[0].shape)]
+        return [fn(name_of(T.ROLES.diagonal), tidy(inside), shape=terms[0].shape)]
     return terms
 
 
@@ -338,15 +339,17 @@ def _canonical(e: Mx) -> Mx:
     if k == "fn":
         args = tuple(_canonical(a) if isinstance(a, Mx) else a for a in e.args[1:])
         name = e.args[0]
-        if name in ("det", "trace", "logdet") and args[0].kind == "T":
+        op = op_of(name)
+        if op in T.TRANSPOSE_INVARIANT and args[0].kind == "T":
             return _canonical(fn(name, args[0].args[0], shape=e.shape))  # det(X.T) = det(X)
-        if name == "inverse" and args[0].kind == "T":  # inverse(X.T) = inverse(X).T
+        inverse = op is not None and op is T.ROLES.inverse
+        if inverse and args[0].kind == "T":  # inverse(X.T) = inverse(X).T
             return transpose(fn(name, args[0].args[0], shape=e.shape))
-        if name == "inverse" and args[0].kind == "mm" and all(
+        if inverse and args[0].kind == "mm" and all(
                 _square(f) for f in args[0].args):  # (A B)^-1 = B^-1 A^-1, A and B square
             a, b = args[0].args
             return _canonical(mm(fn(name, b, shape=b.shape), fn(name, a, shape=a.shape)))
-        if e.args[0] in ("sum", "trace") and args[0].kind == "add":
+        if op is not None and op.linear and args[0].kind == "add":
             return _sorted_add(add(*(_canonical(fn(e.args[0], t, shape=e.shape))
                                      for t in args[0].args)))
         return fn(e.args[0], *args, shape=e.shape)

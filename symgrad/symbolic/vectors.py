@@ -33,6 +33,7 @@ from ..api.tensor import Tensor, tensor
 from ..ir.backends import _Numpy
 from ..ir.node import AccumulateGrad, Node
 from ..ir.walk import input_gradients, leaves_of, topological
+from ..ops import tables as T
 from . import matrix as M
 from .matrix_forms import canonical, tidy, to_text
 from .calls import call
@@ -48,47 +49,35 @@ class _Matrix(_Numpy):
 
     @staticmethod
     def call(op, *args):
+        """Another op of the table on matrix expressions: its forward through numpy's
+        protocols.  A condition that holds on a set of measure zero (``x == 0``) is
+        almost everywhere false, and a choice by it takes its other branch; steps and
+        scatters have no vector form (side tables beside the ops say which is which)."""
+        if op in T.MEASURE_ZERO or (op in T.CONJUNCTION and any(a is _NULL for a in args)):
+            return _NULL
+        reason = T.NO_VECTOR_FORM.get(op)
+        if reason is not None:
+            raise NoVectorForm(reason)
+        choose = T.CHOOSES.get(op)
+        if choose is not None:
+            return _choose(*choose(*args))
+        op = T.SYNONYM.get(op, op)
         n = len(args) if op.variadic else len(op.inputs)
+        if op.expr is None and not op.elementwise:  # no name in the grammar: its forward
+            with M.unnamed_forward():
+                return _apply(op, [M._lift(a) for a in args[:n]], args[n:], None)
         return _apply(op, [M._lift(a) for a in args[:n]], args[n:], None)
 
-    cos = staticmethod(lambda a: M.fn("cos", M._lift(a)))
-    sin = staticmethod(lambda a: M.fn("sin", M._lift(a)))
-    exp = staticmethod(lambda a: M.fn("exp", M._lift(a)))
-    log = staticmethod(lambda a: M.fn("log", M._lift(a)))
-    sign = sgn = staticmethod(lambda a: M.fn("sign", M._lift(a)))
-    abs = staticmethod(lambda a: M.fn("abs", M._lift(a)))
-    matmul = staticmethod(lambda a, b: M.mm(M._lift(a), M._lift(b)))
-    outer = staticmethod(lambda a, b: M.outer(M._lift(a), M._lift(b)))
-    unsqueeze = staticmethod(lambda a, d: M.unsqueeze(M._lift(a), d))
-    squeeze = staticmethod(lambda a, d: M.squeeze(M._lift(a), d))
     shape = staticmethod(lambda a: M._lift(a).shape)
     mul_scalar = staticmethod(lambda a, c: M._lift(a) * c)
     add_scalar = staticmethod(lambda a, c: M._lift(a) + c)
     sub_scalar = staticmethod(lambda a, c: M._lift(a) - c)
     div_scalar = staticmethod(lambda a, c: M._lift(a) / c)
-    t = staticmethod(lambda a: M.transpose(M._lift(a)))
     zeros_like = staticmethod(lambda a: M.num(0))
     cast = staticmethod(lambda a, d: a)
 
     @staticmethod
-    def transpose(a, d0, d1):
-        a = M._lift(a)
-        if a.rank < 2:
-            return a
-        if {d0 % a.rank, d1 % a.rank} != {0, 1}:
-            raise NoVectorForm("a transpose of a tensor of more than two dimensions")
-        return M.transpose(a)
-
-    @staticmethod
-    def permute(a, dims):
-        return M._np_transpose(M._lift(a), dims)
-
-    @staticmethod
-    def sum(g, dim, keepdim):
-        return M._np_sum(M._lift(g), dim)
-
-    @staticmethod
-    def expand(g, shape):
+    def broadcast_to(g, shape):
         g = M._lift(g)
         if g.rank == 0 and len(shape):
             return M.uniform(g, tuple(shape))
@@ -101,58 +90,27 @@ class _Matrix(_Numpy):
         return M.sum_to(M._lift(g), tuple(shape))
 
     @staticmethod
-    def tanh_backward(grad, y):
-        return grad * (1 - y * y)
-
-    @staticmethod
-    def sigmoid_backward(grad, y):
-        return grad * (y * (1 - y))
-
-    # Equalities hold on sets of measure zero (a zero norm, a zero base): almost
-    # everywhere they are false, and ``where`` takes its other branch.  Inequalities
-    # are steps, which have no vector form.
-    @staticmethod
-    def eq(a, b):
-        return _NULL
-
-    @staticmethod
-    def logical_and(a, b):
-        if a is _NULL or b is _NULL:
-            return _NULL
-        _Matrix._step()
-
-    @staticmethod
-    def where(cond, a, b):
-        if cond is _NULL:
-            return b
-        if not isinstance(cond, Mx):  # a condition known from the values (logdet's sign)
-            c = np.asarray(cond)
-            if c.dtype == bool and c.all():
-                return a
-            if c.dtype == bool and not c.any():
-                return b
-        _Matrix._step()
-
-    @staticmethod
     def reshape(a, shape):
         return M.reshape(M._lift(a), tuple(shape))
 
-    def masked_fill(self, a, mask, value):
-        return self.where(mask, value, a)
-
-    @staticmethod
-    def _step(*args, **kwargs):
-        raise NoVectorForm("the derivative has a step (a comparison)")
-
-    ne = gt = ge = lt = le = logical_or = threshold_backward = _step
-
     @staticmethod
     def _indexing(*args, **kwargs):
-        raise NoVectorForm("indexing and scattering have no vector form")
+        raise NoVectorForm(T.INDEXING)
 
-    index = select = slice = gather = scatter = scatter_add = scatter_dim = put = \
-        new_zeros = masked_select = select_backward = slice_backward = \
-        value_selecting_backward = _indexing
+    value_selecting_backward = put = new_zeros = _indexing
+
+
+def _choose(cond, a, b):
+    """``a`` where ``cond`` holds, else ``b``, when the choice does not depend on where."""
+    if cond is _NULL:
+        return b
+    if not isinstance(cond, Mx):  # a condition known from the values (logdet's sign)
+        c = np.asarray(cond)
+        if c.dtype == bool and c.all():
+            return a
+        if c.dtype == bool and not c.any():
+            return b
+    raise NoVectorForm(T.STEP)
 
 
 #: A condition that holds only on a set of measure zero (``x == 0``).
@@ -337,7 +295,7 @@ def _derived(op, name: str, args: list, node: Node):
         return tuple(strides)
     if name.endswith("_numel"):
         if M.named_size(shape):  # (mean's n: numel(x), not the traced size)
-            return M.fn("numel", args[who], shape=())
+            return M.fn(M.name_of(T.ROLES.count), args[who], shape=())
         return int(np.prod(sizes)) if sizes else 1
     if name == "self_dtype":
         return node._meta[0][1]

@@ -29,7 +29,8 @@ def probe():
     """x / (1 + |x|), declared once, as any op of the table is; taken out afterwards."""
     op = ops.Op(NAME, dtype=dtype_rules.floating, forward=lambda a: a / (1 + np.abs(a)),
                 saves=("self",), domain=(0.2, 4.0),
-                grads=(lambda m, grad, self: grad / ((m.abs(self) + 1) * (m.abs(self) + 1)),),
+                grads=(lambda m, grad, self:
+                       grad / ((m.call(ops.ABS, self) + 1) * (m.call(ops.ABS, self) + 1)),),
                 local=("1/(1 + |{self}|)²",), method=NAME, function=NAME, expr=NAME,
                 doc="self / (1 + |self|)")
     yield op
@@ -74,6 +75,62 @@ def test_drawing_and_sympy(probe):
 
 def test_op_table_checks(probe):
     cases = test_op_table.cases_for(probe)
+    assert cases
+    for case in cases:
+        case.sympy_second_order = True
+        test_op_table.test_vjp(case)
+
+
+CALLER = "probe_logcosh"
+
+
+@pytest.fixture
+def caller():
+    """log(cosh(x)), whose rule calls another op of the table (tanh): one record, taken
+    out afterwards.  Its drawing label, its vector form and its second derivative all come
+    from that rule."""
+    op = ops.Op(CALLER, dtype=dtype_rules.floating, elementwise=True,
+                forward=lambda a: np.log(np.cosh(a)), saves=("self",), domain=(-3.0, 3.0),
+                sym=lambda a: np.frompyfunc(lambda e: sympy.log(sympy.cosh(e)), 1, 1)(a),
+                grads=(lambda m, grad, self: grad * m.call(ops.TANH, self),),
+                method=CALLER, function=CALLER, expr=CALLER, doc="log(cosh(self))")
+    yield op
+    ops.unregister(op)
+    assert not hasattr(symgrad, CALLER) and CALLER not in parser.FUNCTIONS
+
+
+def test_a_rule_calling_an_op_works_on_every_surface(caller):
+    x = symgrad.tensor([0.5, -1.0], requires_grad=True)
+    y = getattr(x, CALLER)()
+    assert type(y.grad_fn).__name__ == "ProbeLogcoshBackward0"
+    (g,) = symgrad.autograd.grad(y.sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), np.tanh([0.5, -1.0]))
+    assert type(g.grad_fn).__name__ == "MulBackward0"  # grad * tanh(x), recorded
+    (h,) = symgrad.autograd.grad(g.sum(), x)  # second order: 1 - tanh²
+    np.testing.assert_allclose(h.numpy(), 1 - np.tanh([0.5, -1.0]) ** 2)
+    result = CliRunner().invoke(cli, ["diff", f"{CALLER}(x)", "--at", "x=0.5", "--json"])
+    assert result.exit_code == 0, result.output
+    assert f"{np.tanh(0.5):.4f}" in result.output
+
+
+def test_a_rule_calling_an_op_labels_its_drawing(caller):
+    assert caller.local == ("tanh({self})",)  # printed from the rule: no label written
+    x = symgrad.tensor(0.5, requires_grad=True)
+    x.name = "x"
+    source = symgrad.draw(getattr(symgrad, CALLER)(x), show_local=True).source
+    assert "ProbeLogcoshBackward0" in source and "∂/∂x = tanh(x)" in source
+    assert caller.describe()["derivative"] == ["∂/∂self: tanh({self})"]
+
+
+def test_a_rule_calling_an_op_has_a_vector_form(caller):
+    from symgrad.symbolic.vectors import vector_gradient
+    expr = symgrad.parse(f"sum({CALLER}(A @ x))")
+    assert vector_gradient(expr, "x", A=[[1.0, 2.0], [3.0, 4.0]], x=[0.1, 0.2]) == \
+        "A.T @ tanh(A @ x)"
+
+
+def test_a_rule_calling_an_op_passes_the_op_table_checks(caller):
+    cases = test_op_table.cases_for(caller)
     assert cases
     for case in cases:
         case.sympy_second_order = True

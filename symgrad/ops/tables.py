@@ -1,0 +1,144 @@
+"""Side tables keyed by op: what one interpretation needs to know of an op, registered
+beside the op (JAX's way: ``ad.defjvp`` and lowerings sit next to the primitive).
+
+The core record (:class:`~symgrad.ops.record.Op`) holds what every layer needs; a fact
+that only one reader needs (the matrix algebra's identities, the checker's domains, what
+has no vector form) is an entry in one of the tables below, written in the op's family
+module right after the op.  Readers ask ``TABLE.get(op)`` or ``op in TABLE``: none of them
+names an op.  :func:`~symgrad.ops.record.unregister` takes an op out of every table.
+
+Examples
+--------
+>>> from symgrad import ops
+>>> from symgrad.ops import tables
+>>> ops.EQ in tables.MEASURE_ZERO, tables.NO_VECTOR_FORM.get(ops.GATHER)
+(True, 'indexing and scattering have no vector form')
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+__all__ = ["Table", "TABLES", "FORMULA", "MEASURE_ZERO", "CONJUNCTION", "NO_VECTOR_FORM",
+           "STEP", "INDEXING", "CHOOSES", "DECOMPOSED", "INVERSE_OF", "COMPOSES", "LINEAR",
+           "HOMOGENEOUS", "ELEMENTWISE", "SQUARE", "SYNONYM", "TRANSPOSE_INVARIANT", "ROLES",
+           "NOT_FINITE"]
+
+#: Every side table, so that an op can be taken out of all of them.
+TABLES: list = []
+
+
+class Table:
+    """A mapping from op records to one kind of fact about them.
+
+    Parameters
+    ----------
+    name : str
+        What the table holds (shown by ``repr``).
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._entries: dict = {}
+        TABLES.append(self)
+
+    def register(self, value: Any, *ops) -> None:
+        """Record ``value`` for each of ``ops``."""
+        for op in ops:
+            self._entries[op] = value
+
+    def get(self, op, default: Any = None) -> Any:
+        """The entry of ``op``, else ``default``."""
+        return self._entries.get(op, default)
+
+    def drop(self, op) -> None:
+        """Forget ``op`` (it left the op table)."""
+        self._entries.pop(op, None)
+
+    def __contains__(self, op) -> bool:
+        return op in self._entries
+
+    def __iter__(self) -> Iterator:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"<table {self.name}: {len(self._entries)} ops>"
+
+
+# -- the matrix algebra's (symgrad.symbolic.vectors): facts about conditions ----------------
+#: Comparisons that hold only on a set of measure zero (``x == 0``): almost everywhere
+#: false, so ``where`` takes its other branch.
+MEASURE_ZERO = Table("measure zero")
+#: Connectives that hold only where all their operands hold (``and``).
+CONJUNCTION = Table("conjunction")
+#: Ops with no vector form, and why (a message of NoVectorForm).
+NO_VECTOR_FORM = Table("no vector form")
+
+#: Ops that pick between two values by a condition: op -> ``f(*args)`` giving
+#: ``(condition, value where it holds, value elsewhere)`` (where, masked_fill).
+CHOOSES = Table("chooses")
+
+#: The reasons of NO_VECTOR_FORM.
+STEP = "the derivative has a step (a comparison)"
+INDEXING = "indexing and scattering have no vector form"
+
+
+# -- PyTorch-parity details of the recorded backend (symgrad.api.recorded) -------------------
+#: Ops a gradient formula of PyTorch's records as their decomposition (``ger`` is
+#: ``self.reshape(n, 1) * vec``): op -> ``f(a, b, ...)`` on tensors.
+DECOMPOSED = Table("decomposed")
+
+
+# -- the text backend's (symgrad.ops.formula): how an op a rule calls reads ----------------
+#: A template over the input and attribute names (``"{self} > {other}"``, ``"σ({self})"``);
+#: a relation prints as a condition (an Iverson bracket in a product).
+FORMULA = Table("formula")
+
+
+# -- the matrix algebra's identities (symgrad.symbolic.matrix, hessians) ---------------------
+#: ``f(g(x)) = x``: op -> the op it undoes (exp and log; inverse and itself).
+INVERSE_OF = Table("inverse of")
+#: ``f(g(x)) = h(x)``: op -> {inner op: the op of the composition} (exp of log_softmax is
+#: softmax).
+COMPOSES = Table("composes")
+#: Linear in its argument (a directional derivative passes through; a constant factor
+#: comes out): sum, trace.
+LINEAR = Table("linear")
+#: A constant factor comes out (``mean(2 * x) = 2 * mean(x)``), though not registered
+#: as LINEAR for the Hessians.
+HOMOGENEOUS = Table("homogeneous")
+#: Applied element by element: the result has its argument's shape.
+ELEMENTWISE = Table("elementwise")
+#: Defined on square matrices only (det, inverse): a matrix argument's two sizes are one.
+SQUARE = Table("square")
+#: Ops that are another op on real numbers (sgn is sign): op -> that op.
+SYNONYM = Table("synonym")
+#: ``f(X.T) = f(X)``: det, logdet, trace.
+TRANSPOSE_INVARIANT = Table("transpose invariant")
+
+
+class Roles:
+    """The ops the matrix algebra builds with, by what they do (registered by the
+    families: ``ROLES.total = SUM``); an attribute not registered is None."""
+
+    total = total_along = count = trace = diagonal = inverse = absolute = sign = None
+
+    def __repr__(self) -> str:
+        return "<roles: " + ", ".join(f"{k}={v}" for k, v in vars(self).items()) + ">"
+
+
+#: ``total``: the sum of all elements (``sum(u * v) = u @ v``, ``sum(u ** 2) = u @ u``, a
+#: sum of n equal terms is n times the term), ``total_along`` along dims; ``count``: the
+#: number of elements;
+#: ``trace`` (``trace(outer(u, v)) = u @ v``); ``diagonal``: a vector as a diagonal matrix;
+#: ``inverse``: the matrix inverse (``X @ inverse(X) = I``); ``absolute``: ``|x|``;
+#: ``sign`` (``sign(u) * u = |u|``).
+ROLES = Roles()
+
+
+# -- the checker's (symgrad.symbolic.expression): why a value is not finite ------------------
+#: op -> ``f(x)`` giving the words for why ``op(x)`` is nan or inf at the array ``x``,
+#: or None when ``x`` is not why.
+NOT_FINITE = Table("not finite")
