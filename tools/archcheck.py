@@ -13,7 +13,11 @@ as ``symgrad_cli``):
    paths matching the baseline's ``exempt_globs``;
 4. public names bound in a package ``__init__.py`` that hide a submodule of the same name
    (``from .draw import draw`` next to ``draw.py``), except the baseline's
-   ``shadow_allowed``.
+   ``shadow_allowed``;
+5. when the root holds symgrad's op table, its vocabulary (``tools/vocabulary.py``, run in
+   a child interpreter on that tree): code above ``symgrad/ops`` deciding by an op's name
+   string, the methods of each rule backend (and those named after an op), and the lines
+   of hand-written C.
 
 The baseline (``tools/archcheck_baseline.json``) holds the limits we commit to; it is
 edited by hand.  Without ``--check`` it is still read, for ``line_limit``,
@@ -33,6 +37,7 @@ import ast
 import fnmatch
 import io
 import json
+import subprocess
 import sys
 import tokenize
 from collections import deque
@@ -48,7 +53,12 @@ PRAGMAS = ("noqa", "type:", "pragma:", "pylint:", "isort:", "fmt:", "mypy:")
 DEFAULT_CONFIG: dict[str, Any] = {"line_limit": 800, "exempt_globs": [], "shadow_allowed": []}
 FIGURES = [("cycles", "max_cycles"), ("function_imports", "max_function_imports"),
            ("function_imports_without_reason", "max_function_imports_without_reason"),
-           ("files_over_limit", "max_files_over_limit"), ("shadowed", "max_shadowed")]
+           ("files_over_limit", "max_files_over_limit"), ("shadowed", "max_shadowed"),
+           ("op_names_outside_ops", "max_op_names_outside_ops"),
+           ("backend_methods_named_after_ops", "max_backend_methods_named_after_ops"),
+           ("max_backend_methods", "max_backend_methods"),
+           ("hand_written_c_lines", "max_hand_written_c_lines")]
+VOCABULARY = Path(__file__).resolve().parent / "vocabulary.py"
 
 
 class Module:
@@ -380,15 +390,27 @@ def measure(root: Path = ROOT, packages: list[str] | None = None,
     tree = Tree(root, packages or DEFAULT_PACKAGES, config or {})
     cycles, imports = tree.cycles(), tree.function_imports()
     files, shadowed = tree.files(), tree.shadowed()
-    return {
-        "summary": {"cycles": len(cycles), "function_imports": len(imports),
-                    "function_imports_without_reason":
-                        sum(not i["has_reason"] for i in imports),
-                    "files_over_limit": len(files["over_limit"]), "shadowed": len(shadowed),
-                    "parse_errors": len(tree.errors)},
-        "cycles": cycles, "function_imports": imports, "files": files,
-        "shadowed": shadowed, "parse_errors": tree.errors,
-    }
+    vocab = vocabulary(root)
+    summary = {"cycles": len(cycles), "function_imports": len(imports),
+               "function_imports_without_reason": sum(not i["has_reason"] for i in imports),
+               "files_over_limit": len(files["over_limit"]), "shadowed": len(shadowed),
+               "parse_errors": len(tree.errors)}
+    summary.update({figure: vocab.get(figure, 0) for figure, _ in FIGURES[5:]})
+    return {"summary": summary, "cycles": cycles, "function_imports": imports,
+            "files": files, "shadowed": shadowed, "parse_errors": tree.errors,
+            "vocabulary": vocab}
+
+
+def vocabulary(root: Path) -> dict[str, Any]:
+    """symgrad's vocabulary figures (``tools/vocabulary.py``) of the tree at ``root``, in a
+    child interpreter (it imports that tree); empty when the root has no op table."""
+    if not (root / "symgrad" / "ops" / "record.py").is_file() or not VOCABULARY.is_file():
+        return {}
+    done = subprocess.run([sys.executable, str(VOCABULARY), "--root", str(root), "--json"],
+                          capture_output=True, text=True, cwd=root, check=False)
+    if done.returncode:
+        raise RuntimeError(f"tools/vocabulary.py failed:\n{done.stderr}")
+    return json.loads(done.stdout)
 
 
 def check(result: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
@@ -401,10 +423,16 @@ def check(result: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
 
 def summary_line(result: dict[str, Any]) -> str:
     s = result["summary"]
-    return (f"cycles {s['cycles']}, function imports {s['function_imports']} "
+    line = (f"cycles {s['cycles']}, function imports {s['function_imports']} "
             f"({s['function_imports_without_reason']} without a reason), files over "
             f"{result['files']['line_limit']} lines {s['files_over_limit']}, "
             f"shadowed submodules {s['shadowed']}")
+    if result.get("vocabulary"):
+        line += (f", op names outside ops/ {s['op_names_outside_ops']}, backend methods "
+                 f"named after ops {s['backend_methods_named_after_ops']} (at most "
+                 f"{s['max_backend_methods']} methods a backend), hand-written C "
+                 f"{s['hand_written_c_lines']} lines")
+    return line
 
 
 def format_report(result: dict[str, Any]) -> str:
@@ -434,6 +462,15 @@ def format_report(result: dict[str, Any]) -> str:
     out.append(f"\n== Shadowed submodules: {len(result['shadowed'])}")
     for s in result["shadowed"]:
         out.append(f"  {s['file']}:{s['line']}  {s['name']} is bound to {s['bound_to']}")
+    vocab = result.get("vocabulary") or {}
+    if vocab:
+        out.append(f"\n== Op names decided on outside ops/: {vocab['op_names_outside_ops']}")
+        out.extend(f"  {use}" for use in vocab["op_name_uses"])
+        out.append("\n== Rule backends: methods (named after an op)")
+        for label, m in vocab["backend_methods"].items():
+            named = ", ".join(m["named_after_ops"]) or "none"
+            out.append(f"  {m['methods']:4d}  {label} ({named})")
+        out.append(f"\n== Hand-written C: {vocab['hand_written_c_lines']} lines")
     if result["parse_errors"]:
         out.append(f"\n== Files that could not be parsed: {len(result['parse_errors'])}")
         out.extend(f"  {e}" for e in result["parse_errors"])
