@@ -8,7 +8,9 @@ from .kernels import _strides
 from .matrices import OUTER
 from .shapes import T, TRANSPOSE
 from . import dtype_rules as R
+from . import shape_rules as W
 from .record import Op
+from .tables import WORK
 
 __all__ = ["MATMUL", "DOT", "MM", "ADDMM", "MV", "BMM"]
 
@@ -116,3 +118,8 @@ BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2
 MATMUL = Op("matmul", inputs=("self", "other"), forward=np.matmul, composite=True,
             method="matmul", function="matmul", expr="matmul", symbol="@",
             doc="the matrix product: dot, mv, mm or bmm by the operands' ranks")
+
+
+# The work they ask for (symgrad.symbolic.budget): the inner size per element.
+WORK.register(W.dot, DOT)
+WORK.register(W.matmul, MATMUL)

@@ -15,7 +15,8 @@ from .kernels import _sympy
 from .layers import CONSTANT_PAD_ND as _PAD
 from .record import Op
 from .shapes import TRANSPOSE, UNSQUEEZE
-from .tables import DECOMPOSED, INVERSE_OF, ROLES, TRANSPOSE_INVARIANT
+from . import shape_rules as W
+from .tables import DECOMPOSED, INVERSE_OF, RATIONAL, ROLES, TRANSPOSE_INVARIANT, WORK
 
 __all__ = ["TRACE", "LINALG_DET", "LINALG_SLOGDET", "LINALG_INV_EX", "LINALG_SOLVE_EX",
            "DIAG_EMBED", "DIAGONAL_COPY", "OUTER", "LOGDET", "DIAG", "KRON"]
@@ -249,3 +250,14 @@ ROLES.diagonal = DIAG
 ROLES.inverse = LINALG_INV_EX
 INVERSE_OF.register(LINALG_INV_EX, LINALG_INV_EX)
 TRANSPOSE_INVARIANT.register(True, TRACE, LINALG_DET, LOGDET)
+
+# The work they ask for (symgrad.symbolic.budget): det, logdet, inverse and solve by
+# symbolic elimination on the whole square matrix.
+WORK.register(W.outer, OUTER)
+WORK.register(W.kron, KRON)
+WORK.register(W.diag, DIAG)
+WORK.register(W.trace, TRACE)
+WORK.register(W.elimination_scalar, LINALG_DET, LOGDET)
+WORK.register(W.elimination_same, LINALG_INV_EX)
+WORK.register(W.solve, LINALG_SOLVE_EX)
+RATIONAL.register(True, LOGDET, LINALG_INV_EX, LINALG_SOLVE_EX)

@@ -13,7 +13,8 @@ from .compare import EQ, LOGICAL_OR, NE
 from .elementwise import ABS, EXP, SGN
 from .indexing import MASKED_FILL, MASKED_FILL_SCALAR
 from .record import Op
-from .tables import COMPOSES, HOMOGENEOUS, ROLES
+from . import shape_rules as W
+from .tables import COMPOSES, HOMOGENEOUS, ROLES, WORK
 
 __all__ = ["SUM", "SUM_DIM", "MEAN", "MEAN_DIM", "SUM_DTYPE", "SUM_DIM_DTYPE", "MEAN_DTYPE",
            "MEAN_DIM_DTYPE", "MAX", "MIN", "MAX_DIM", "MIN_DIM", "NORM", "SOFTMAX", "LOG_SOFTMAX",
@@ -342,3 +343,8 @@ ROLES.total_along = SUM_DIM
 ROLES.count = NUMEL
 HOMOGENEOUS.register(True, MEAN)
 COMPOSES.register({LOG_SOFTMAX: SOFTMAX}, EXP)
+
+# The work they ask for (symgrad.symbolic.budget): all elements into one, or along the
+# last axis.
+WORK.register(W.reduce_all, SUM, MEAN, NUMEL, NORM)
+WORK.register(W.last_axis, SOFTMAX, LOG_SOFTMAX)

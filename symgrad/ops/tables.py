@@ -21,7 +21,7 @@ from typing import Any, Iterator
 __all__ = ["Table", "TABLES", "FORMULA", "MEASURE_ZERO", "CONJUNCTION", "NO_VECTOR_FORM",
            "STEP", "INDEXING", "CHOOSES", "DECOMPOSED", "INVERSE_OF", "COMPOSES", "LINEAR",
            "HOMOGENEOUS", "ELEMENTWISE", "SQUARE", "SYNONYM", "TRANSPOSE_INVARIANT", "ROLES",
-           "NOT_FINITE"]
+           "NOT_FINITE", "WORK", "RATIONAL", "ShapeMismatch"]
 
 #: Every side table, so that an op can be taken out of all of them.
 TABLES: list = []
@@ -136,6 +136,23 @@ class Roles:
 #: ``inverse``: the matrix inverse (``X @ inverse(X) = I``); ``absolute``: ``|x|``;
 #: ``sign`` (``sign(u) * u = |u|``).
 ROLES = Roles()
+
+
+# -- the budget's (symgrad.symbolic.budget): the work an op of the grammar asks for --------
+#: op -> ``f(*operand shapes)`` giving ``(result shape, operations per element, size of a
+#: symbolic elimination)`` (symgrad.ops.shape_rules), raising ShapeMismatch; an op with no
+#: entry is elementwise.
+WORK = Table("work")
+
+
+#: Ops whose results are rational functions of a matrix's elements by symbolic elimination
+#: (inverse, logdet, solve: a Hessian through the inverse of a 3x3 matrix took 15 s, of a
+#: 4x4 more than a minute; through det, 3 s).
+RATIONAL = Table("rational")
+
+
+class ShapeMismatch(Exception):
+    """The operands' shapes do not fit the op."""
 
 
 # -- the checker's (symgrad.symbolic.expression): why a value is not finite ------------------

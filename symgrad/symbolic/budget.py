@@ -48,7 +48,10 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from ..errors import SymgradError
+from ..ops import shape_rules as W
+from ..ops import tables as T
 from . import syntax as S
+from .parser import FUNCTION_OPS
 
 __all__ = ["MAX_ELEMENTS", "MAX_TERMS", "MAX_HESSIAN", "MAX_SHOWN_ELEMENTS",
            "MAX_CLOSED_FORM_OPS", "MAX_TIDIED_OPS", "BudgetError", "Estimate", "estimate", "check",
@@ -83,13 +86,6 @@ _PROGRAM = 3
 #: array: each step copies the sum so far), k²/2 in all: counted as k²/250 more terms
 #: (the sum of 1,000 squares took 7.6 s to build, of 300 0.8 s).
 _SEQUENTIAL = 250
-_REDUCE_ALL = frozenset({"sum", "mean", "norm", "prod", "std", "var", "numel"})
-_LAST_AXIS = frozenset({"softmax", "log_softmax", "cumsum"})
-#: Functions computed symbolically by elimination on a whole square matrix.
-_ELIMINATION = frozenset({"det", "logdet", "inverse", "solve"})
-#: Those whose results are rational functions of the elements (a Hessian through the
-#: inverse of a 3x3 matrix took 15 s, of a 4x4 more than a minute; through det, 3 s).
-_RATIONAL = frozenset({"logdet", "inverse", "solve"})
 
 
 def _count(n: int) -> str:
@@ -151,62 +147,26 @@ def _broadcast(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
-def _matmul(a: tuple, b: tuple) -> tuple[tuple, int]:
-    """The shape of ``a @ b`` and its inner size."""
-    if not a or not b or len(a) > 2 or len(b) > 2 or a[-1] != b[0]:
-        raise _Mismatch
-    return a[:-1] + b[1:], a[-1]
+def _matmul(a: tuple, b: tuple) -> tuple[tuple, int, int]:
+    """The shape of ``a @ b``, its inner size: matmul's work rule."""
+    try:
+        return W.matmul(a, b)
+    except T.ShapeMismatch:
+        raise _Mismatch from None
 
 
 def _call(name: str, args: list) -> tuple[tuple, int, int]:
-    """(shape, operations per element, elimination size) of ``name(*args)``."""
-    a = args[0]
-    n = math.prod(a)
-    if name in _REDUCE_ALL:
-        return (), max(n, 1), 0
-    if name == "logsumexp":
-        return a[:-1], a[-1] if a else 1, 0
-    if name in _LAST_AXIS:
-        return a, a[-1] if a else 1, 0
-    if name in ("dot", "outer"):
-        if len(a) != 1 or len(args[1]) != 1 or (name == "dot" and a != args[1]):
-            raise _Mismatch
-        return ((), a[0], 0) if name == "dot" else ((a[0], args[1][0]), 1, 0)
-    if name == "matmul":
-        shape, k = _matmul(a, args[1])
-        return shape, k, 0
-    if name == "kron":
-        b = args[1]
-        r = max(len(a), len(b))
-        a, b = (1,) * (r - len(a)) + a, (1,) * (r - len(b)) + b
-        return tuple(x * y for x, y in zip(a, b)), 1, 0
-    if name == "diag":
-        if len(a) == 1:
-            return (a[0], a[0]), 1, 0
-        if len(a) == 2:
-            return (min(a),), 1, 0
-        raise _Mismatch
-    if name == "trace":
-        if len(a) != 2:
-            raise _Mismatch
-        return (), min(a), 0
-    if name in _ELIMINATION:
-        if len(a) != 2 or a[0] != a[1]:
-            raise _Mismatch
-        size = a[0]
-        # (SymPy's elimination on symbols: a 4x4 determinant in 2 s, 5x5 in 13 s, 6x6
-        # in more than 100 s; each element of the result has about n! terms)
-        cost = math.factorial(min(size, 20)) * (size ** 2 if name in ("det", "logdet")
-                                                else 1)
-        if name == "solve":
-            b = args[1]
-            if not 1 <= len(b) <= 2 or b[0] != size:
-                raise _Mismatch
-            return b, cost, size
-        return (() if name in ("det", "logdet") else a), cost, size
+    """(shape, operations per element, elimination size) of ``name(*args)``: the work
+    rule registered beside the op (``symgrad.ops.tables.WORK``), else elementwise."""
+    rule = T.WORK.get(FUNCTION_OPS.get(name))
+    if rule is not None:
+        try:
+            return rule(*args)
+        except T.ShapeMismatch:
+            raise _Mismatch from None
     if len(args) == 2:
-        return _broadcast(a, args[1]), 1, 0
-    return a, 1, 0
+        return _broadcast(args[0], args[1]), 1, 0
+    return args[0], 1, 0
 
 
 def _walk(tree, shapes: Mapping) -> Estimate:
@@ -240,7 +200,7 @@ def _walk(tree, shapes: Mapping) -> Estimate:
         elif isinstance(node, S.BinOp):
             what = node.op
             if node.op == "@":
-                shape, ops = _matmul(*args)
+                shape, ops, _ = _matmul(*args)
             else:
                 shape = _broadcast(*args)
         elif isinstance(node, S.Call):
@@ -256,7 +216,7 @@ def _walk(tree, shapes: Mapping) -> Estimate:
         est.terms += _PROGRAM * max(n, 1) * ops if not isinstance(node, (S.Name, S.Num)) \
             else 0
         est.elimination = max(est.elimination, elim)
-        if isinstance(node, S.Call) and node.func in _RATIONAL:
+        if isinstance(node, S.Call) and FUNCTION_OPS.get(node.func) in T.RATIONAL:
             est.rational = max(est.rational, elim)
         out.append(shape)
     return est
