@@ -17,6 +17,7 @@ import symgrad
 from symgrad import ops
 from symgrad.ops import dtype_rules
 from symgrad.symbolic import parser
+from symgrad.symbolic.vectors import vector_gradient
 from symgrad_cli.main import cli
 
 import test_op_table
@@ -123,7 +124,6 @@ def test_a_rule_calling_an_op_labels_its_drawing(caller):
 
 
 def test_a_rule_calling_an_op_has_a_vector_form(caller):
-    from symgrad.symbolic.vectors import vector_gradient
     expr = symgrad.parse(f"sum({CALLER}(A @ x))")
     assert vector_gradient(expr, "x", A=[[1.0, 2.0], [3.0, 4.0]], x=[0.1, 0.2]) == \
         "A.T @ tanh(A @ x)"
