@@ -55,7 +55,7 @@ from .parser import FUNCTION_OPS
 
 __all__ = ["MAX_ELEMENTS", "MAX_TERMS", "MAX_HESSIAN", "MAX_SHOWN_ELEMENTS",
            "MAX_CLOSED_FORM_OPS", "MAX_TIDIED_OPS", "BudgetError", "Estimate", "estimate", "check",
-           "check_expression", "limits", "closed_form_ops"]
+           "check_expression", "limits", "closed_form_ops", "rank_choices"]
 
 #: The most elements any intermediate value may have (8 MB of float64 each; a graph
 #: keeps a few per node).  ``--max-elements``.
@@ -222,10 +222,10 @@ def _walk(tree, shapes: Mapping) -> Estimate:
     return est
 
 
-def _rank_choices(prefs: tuple, limit: int) -> Iterator[tuple]:
-    """Ranks per variable, fewest changes from ``prefs`` first: the order in which
-    :meth:`~symgrad.symbolic.expression.Expression.shape_values` tries them (the same
-    walk; that module imports this one)."""
+def rank_choices(prefs: tuple, limit: int) -> Iterator[tuple]:
+    """Ranks (0 scalar, 1 vector, 2 matrix) per variable, fewest changes from ``prefs``
+    first: a best-first walk, so many variables never mean a product of all choices (the
+    order in which ``Expression.shape_values`` tries them, and the estimate too)."""
     heap = [(0, prefs)]
     seen = {prefs}
     while heap and limit > 0:
@@ -255,7 +255,7 @@ def estimate(tree, shapes: Mapping | None = None, wrt=None) -> Estimate:
         sizes = list(dict.fromkeys(d for s in shapes.values() for d in s))[:4] or [3]
         prefs = tuple(2 if v[:1].isupper() else 0 for v in free)
         for n in sizes:
-            for ranks in _rank_choices(prefs, limit=200 // len(sizes)):
+            for ranks in rank_choices(prefs, limit=200 // len(sizes)):
                 cand = {**shapes, **{v: (n,) * r for v, r in zip(free, ranks)}}
                 try:
                     est = _walk(tree, cand)

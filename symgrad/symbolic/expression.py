@@ -22,7 +22,6 @@ tensor(80., dtype=torch.float64, grad_fn=<AddBackward0>)
 """
 from __future__ import annotations
 
-import heapq
 import math
 from typing import Any, Mapping
 
@@ -37,7 +36,7 @@ from ..ops import tables as T
 from ..ops.dtypes import float64
 from . import parser as P
 from .bridge import gradient_program, to_sympy
-from .budget import check_expression
+from .budget import check_expression, rank_choices
 from .calls import call
 from .shapes import placeholder, resolve_shapes
 from .parser import ParseError
@@ -257,7 +256,7 @@ class Expression:
         prefs = tuple(2 if v[:1].isupper() else 0 for v in free)
         for n in sizes[:4] or [3]:
             shaped = {r: placeholder((n,) * r) for r in (0, 1, 2)}
-            for ranks in _rank_choices(prefs, limit=200 // min(len(sizes) or 1, 4)):
+            for ranks in rank_choices(prefs, limit=200 // min(len(sizes) or 1, 4)):
                 cand = {**out, **{v: shaped[r] for v, r in zip(free, ranks)}}
                 try:
                     t = self._probe(cand)
@@ -380,24 +379,6 @@ class Expression:
 def _plain(a: np.ndarray):
     a = np.asarray(a, dtype=np.float64)
     return float(a) if a.ndim == 0 else a
-
-
-def _rank_choices(prefs: tuple, limit: int):
-    """Ranks (0 scalar, 1 vector, 2 matrix) per variable, fewest changes from ``prefs``
-    first: a best-first walk, so many variables never mean a product of all choices."""
-    heap = [(0, prefs)]
-    seen = {prefs}
-    while heap and limit > 0:
-        _, ranks = heapq.heappop(heap)
-        yield ranks
-        limit -= 1
-        for i in range(len(ranks)):
-            for r in range(3):
-                nxt = ranks[:i] + (r,) + ranks[i + 1:]
-                if nxt not in seen:
-                    seen.add(nxt)
-                    cost = sum(abs(a - b) for a, b in zip(nxt, prefs))
-                    heapq.heappush(heap, (cost, nxt))
 
 
 def _all_finite(values) -> bool:
