@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .dotwriter import quoted
 from .model import FREED, GraphModel, Item, as_list
 from .values import attr_text
 
@@ -96,5 +97,5 @@ def _size(t) -> str:
 
 
 def _dq(text: str) -> str:
-    """``text`` inside a double-quoted DOT string."""
-    return str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """``text`` inside a double-quoted DOT string (dotwriter's one escaping of it)."""
+    return quoted(text)[1:-1]

@@ -205,3 +205,15 @@ def test_a_large_drawing_is_laid_out_in_bounded_work():
         rb"network simplex: (\d+) nodes \d+ edges (\d+) iter", run.stderr)]
     nodes = len(re.findall(r"^\s+\w+ \[label=", d.source, flags=re.M))
     assert steps and max(k for _, k in steps) <= nodes
+
+
+@pytest.mark.parametrize("name", HOSTILE[:12])
+@needs_dot
+def test_any_name_is_data_in_make_dot(name):
+    x = symgrad.tensor([1.0, 2.0], requires_grad=True)
+    d = symgrad.make_dot((x * 2).sum(), params={name: x}, show_saved=True)
+    assert "\x00" not in d.source and "\x1b" not in d.source
+    shown = [t for t, *_ in texts(backends.pipe(d.source, "svg", backend="dot"))]
+    for line in (_shown(part) for part in name.split("\n")):
+        if line:
+            assert any(line in t for t in shown), (line, shown[:8])
