@@ -64,6 +64,7 @@ BoolTensor = _legacy("BoolTensor", bool)
 # differentiate never touch.
 _LAZY = {"Expression": "symbolic.expression", "parse": "symbolic.expression",
          "gradient_program": "symbolic.bridge", "to_sympy": "symbolic.bridge",
+         "tangent_program": "symbolic.tangents",
          "Report": "checking", "check": "checking", "verify": "checking",
          "draw": "drawing", "draw_steps": "drawing", "make_dot": "drawing",
          "nn": "", "optim": "", "save": "serialization", "load": "serialization",
@@ -98,7 +99,7 @@ __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "set_default_device", "cuda", "backends", "accelerator", "optim", "save", "load", "linalg", "selu", "celu",
            "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
            "gradient_program", "check", "verify", "Report", "draw", "draw_steps",
-           "make_dot", "SymgradError"] + list(_functional_all)
+           "make_dot", "tangent_program", "SymgradError"] + list(_functional_all)
 
 # Functions of ops registered from now on (``symgrad.ops.Op(...)``) appear here too.
 from .api.functional import FUNCTIONS as _FUNCTIONS  # noqa: E402

@@ -92,6 +92,24 @@ class _Views:
             raise RuntimeError("permute(): duplicate dims are not allowed.")
         return apply(O.PERMUTE, (self,), (tuple(dims),))
 
+    def movedim(self, source, destination):
+        src = (source,) if isinstance(source, int) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        if len(src) != len(dst):
+            raise RuntimeError(
+                "movedim: Invalid source or destination dims: source "
+                f"({list(src)} dims) should contain the same number of dims as destination "
+                f"({list(dst)} dims)")
+        n = builtins.max(self.ndim, 1)
+        src = tuple(_wrap_dim(d, n) for d in src)
+        dst = tuple(_wrap_dim(d, n) for d in dst)
+        rest = iter(d for d in range(self.ndim) if d not in src)
+        where = dict(zip(dst, src))
+        order = tuple(where[d] if d in where else next(rest) for d in range(self.ndim))
+        return apply(O.PERMUTE, (self,), (order,))
+
+    moveaxis = movedim
+
     def view(self, *shape, **kwargs):
         if "size" in kwargs:  # view(size=(3, 2))
             shape = (kwargs.pop("size"),)
