@@ -30,6 +30,7 @@ from .api.creation import (Generator, arange, default_generator, empty, empty_li
                        linspace, manual_seed, multinomial, ones, ones_like, rand, rand_like,
                        randint, randn,
                        randn_like, seed, zeros, zeros_like)
+from .api.permutation import randperm
 from .ops.dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
                      half, int, int32, int64, long, promote_types, set_default_dtype)
 from .api.functional import *  # noqa: F401,F403
@@ -67,7 +68,8 @@ _LAZY = {"Expression": "symbolic.expression", "parse": "symbolic.expression",
          "tangent_program": "symbolic.tangents",
          "Report": "checking", "check": "checking", "verify": "checking",
          "draw": "drawing", "draw_steps": "drawing", "make_dot": "drawing",
-         "nn": "", "optim": "", "save": "serialization", "load": "serialization",
+         "nn": "", "optim": "", "utils": "", "multiprocessing": "",
+         "save": "serialization", "load": "serialization",
          "selu": "nn.functional", "celu": "nn.functional"}
 
 
@@ -89,14 +91,15 @@ __version__ = "0.1.0"
 __all__ = ["Tensor", "Size", "tensor", "as_tensor", "from_numpy", "FloatTensor",
            "DoubleTensor", "HalfTensor", "LongTensor", "BoolTensor", "ones", "zeros", "full",
            "empty", "eye", "arange", "linspace", "ones_like", "zeros_like", "full_like",
-           "empty_like", "rand", "randn", "randint", "multinomial", "rand_like", "randn_like", "manual_seed",
+           "empty_like", "rand", "randn", "randint", "multinomial", "rand_like", "randn_like", "randperm", "manual_seed",
            "seed", "initial_seed", "Generator", "default_generator", "dtype", "float16", "float32", "float64", "int64", "int32",
            "bool", "half", "float", "double", "long", "int", "get_default_dtype",
            "set_default_dtype", "promote_types", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "set_anomaly_enabled", "autograd", "nn", "ops", "device", "get_default_device",
-           "set_default_device", "cuda", "backends", "accelerator", "optim", "save", "load", "linalg", "selu", "celu",
+           "set_default_device", "cuda", "backends", "accelerator", "optim", "utils",
+           "multiprocessing", "save", "load", "linalg", "selu", "celu",
            "set_printoptions", "get_printoptions", "parse", "Expression", "to_sympy",
            "gradient_program", "check", "verify", "Report", "draw", "draw_steps",
            "make_dot", "tangent_program", "SymgradError"] + list(_functional_all)

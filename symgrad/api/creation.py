@@ -49,8 +49,10 @@ _SIGNATURES["randn"] = _SIGNATURES["rand"]
 class Generator(metaclass=_TensorMeta):
     """A random generator, shown as PyTorch's (``<torch._C.Generator object at ...>``).
 
-    Draws come from numpy's PCG64; seeds are PyTorch's (any integer that fits in 64 bits,
-    negative ones wrapping around), the numbers drawn are not.
+    Its engine is PyTorch's CPU engine, an MT19937 seeded from the seed's low 32 bits, so
+    its raw 32-bit words (and :func:`randperm`, built from them) are PyTorch's; seeds are
+    PyTorch's (any integer that fits in 64 bits, negative ones wrapping around).  Draws of
+    ``rand``, ``randn``, ... go through numpy's transforms and are not PyTorch's numbers.
 
     Examples
     --------
@@ -76,7 +78,11 @@ class Generator(metaclass=_TensorMeta):
         if not -2 ** 63 <= seed < 2 ** 64:
             raise ValueError("Overflow when unpacking long long")
         self._seed = seed % 2 ** 64
-        self._np = np.random.default_rng(self._seed)
+        bits = np.random.MT19937()
+        # why: RandomState seeds an MT19937 as PyTorch's mt19937 does (init_genrand)
+        bits.state = {"bit_generator": "MT19937", "state": np.random.RandomState(
+            self._seed & 0xFFFFFFFF).get_state(legacy=False)["state"]}
+        self._np = np.random.Generator(bits)
         return self
 
     def initial_seed(self) -> int:
