@@ -36,6 +36,7 @@ from ..ops import tables as T
 from ..ops.dtypes import float64
 from . import parser as P
 from .bridge import gradient_program, to_sympy
+from .tangents import tangent_program
 from .budget import check_expression, rank_choices
 from .calls import call
 from .shapes import placeholder, resolve_shapes
@@ -293,6 +294,21 @@ class Expression:
         :func:`symgrad.symbolic.gradient_program`)."""
         check_expression(self, at=values)  # (the work estimated before it is done)
         return gradient_program(self.trace(**values), wrt)
+
+    def tangent_program(self, wrt=None, **values: Any):
+        """Symbolic forward mode on the IR as a straight-line tangent program (see
+        :func:`symgrad.symbolic.tangents.tangent_program`); any output shape.
+
+        Examples
+        --------
+        >>> print(parse("exp(2*x)").tangent_program())
+        v1 = 2*x                # MulBackward0
+        v̇1 = 2·ẋ
+        v2 = exp(v1)            # ExpBackward0
+        v̇2 = v2·v̇1
+        """
+        check_expression(self, at=values)  # (the work estimated before it is done)
+        return tangent_program(self.trace(**values), wrt)
 
     def vector_gradient(self, var: str, **values: Any) -> str:
         """The gradient with respect to ``var`` in vector form, as expression text.
