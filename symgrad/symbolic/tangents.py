@@ -22,7 +22,7 @@ v̇1 = y·ẋ + x·ẏ
 v2 = sin(v1)            # SinBackward0
 v̇2 = cos(v1)·v̇1
 >>> p.closed_form()
-x*ẏ*cos(x*y) + y*ẋ*cos(x*y)
+(x*ẏ + ẋ*y)*cos(x*y)
 >>> round(float(p.directional({"x": 1, "y": 2}, {"x": 1, "y": 0})), 6)
 -0.832294
 """
