@@ -104,7 +104,14 @@ class Generator(metaclass=_TensorMeta):
 default_generator = Generator()
 
 
+#: Called before every random draw (``symgrad.func.vmap`` adds PyTorch's check for
+#: ``randomness='error'``; injected so this layer imports nothing above it).
+RANDOM_DRAW_HOOKS: list = []
+
+
 def _rng(generator: Generator | None = None) -> np.random.Generator:
+    for hook in RANDOM_DRAW_HOOKS:
+        hook()
     return (generator or default_generator)._np
 
 
