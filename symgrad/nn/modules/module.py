@@ -400,6 +400,10 @@ class Module:
                 dt = a
             elif not isinstance(a, bool):
                 where = a
+        if where is not None and str(where).startswith("meta"):
+            # A "stateless" copy for torch.func.functional_call, which brings the values:
+            # symgrad has no meta tensors, so the module keeps its own meanwhile.
+            return self
         resolve(where)
         if dt is None:
             return self
