@@ -42,7 +42,7 @@ Each :class:`Op` record carries everything the other layers need:
   (``mul`` + 0 -> ``MulBackward0``).
 
 The records are split by family (``arithmetic``, ``elementwise``, ``functions``, ``activations``, ``losses``, ``reductions``,
-``linalg``, ``shapes``, ``indexing``, ``inplace``, ``compare``, ``logical``); adding an op is one
+``linalg``, ``convolution``, ``pooling``, ``normalization``, ``shapes``, ``indexing``, ``inplace``, ``compare``, ``logical``); adding an op is one
 entry in one of them, and nothing else (``tests/ops/test_op_surfaces.py`` checks that).
 
 Layer 1: imports numpy and nothing of symgrad above ``symgrad.ops``.
@@ -59,6 +59,9 @@ from .losses import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
+from .convolution import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
 from .matrices import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from ...api.surface import Functions
 from ...ops import subscribe
-from . import activation, layers, loss
+from . import activation, conv, layers, loss
 from .activation import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 
-__all__ = activation.__all__ + layers.__all__ + loss.__all__
+__all__ = activation.__all__ + conv.__all__ + layers.__all__ + loss.__all__
 
 #: The functions generated from the op table's ``functional`` names.
 FUNCTIONS = Functions([globals()], field="functional")

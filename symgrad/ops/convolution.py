@@ -1,0 +1,229 @@
+"""Convolution as PyTorch records it: ``convolution`` (``ConvolutionBackward0``, what
+``F.conv1d`` and ``F.conv2d`` run) and its gradients, ``convolution_backward``
+(``ConvolutionBackwardBackward0``: one op per output, input, weight and bias).
+
+A convolution is bilinear in (input, weight), plus the bias: with ``B(x, w)`` the
+correlation, its gradients are the two adjoints ``Bᵢ(g, w)`` (a transposed convolution,
+for the input) and ``Bᵥ(g, x)`` (for the weight), and each of those is bilinear again
+with adjoints among ``B``, ``Bᵢ`` and ``Bᵥ``: the three ops below differentiate one
+another to any order.
+
+The kernels are vectorised numpy for any number of spatial dims: the windows of the
+padded input come from ``sliding_window_view`` (strided and dilated by slicing), products
+are ``tensordot`` per group (they run on object arrays of SymPy expressions too), and the
+transposed convolution adds each kernel offset's products back into place (one slice
+per kernel element, never a loop over pixels).
+
+Layer 1: numpy only.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .record import Op
+
+__all__ = ["CONVOLUTION", "CONVOLUTION_BACKWARD_INPUT", "CONVOLUTION_BACKWARD_WEIGHT",
+           "CONVOLUTION_BACKWARD_BIAS", "conv_output_size", "window_view"]
+
+
+def conv_output_size(size: int, kernel: int, stride: int, padding: int,
+                     dilation: int) -> int:
+    """The length of one spatial dim of a convolution's result."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _pad(x, lo: tuple, hi: tuple, value=0):
+    """``x`` with its trailing ``len(lo)`` dims padded by ``value`` (object arrays too)."""
+    x = np.asarray(x)
+    if not any(lo) and not any(hi):
+        return x
+    lead = x.ndim - len(lo)
+    widths = [(0, 0)] * lead + list(zip(lo, hi))
+    if x.dtype == object:
+        out = np.full(tuple(n + a + b for n, (a, b) in zip(x.shape, widths)), value,
+                      dtype=object)
+        out[tuple(slice(a, a + n) for n, (a, _) in zip(x.shape, widths))] = x
+        return out
+    return np.pad(x, widths, constant_values=value)
+
+
+def window_view(xp, kernel: tuple, stride: tuple, dilation: tuple, out: tuple):
+    """The windows of the (already padded) ``xp`` as a view ``(..., *out, *kernel)``."""
+    nd = len(kernel)
+    axes = tuple(range(xp.ndim - nd, xp.ndim))
+    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    w = sliding_window_view(xp, span, axis=axes)
+    index = (Ellipsis,) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(stride, out)) \
+        + tuple(slice(None, None, d) for d in dilation)
+    return w[index]
+
+
+def _full(values, nd: int) -> tuple:
+    """A per-dim tuple: PyTorch saves ``padding='valid'`` as one zero, ``(0,)``."""
+    values = tuple(values)
+    return values * nd if len(values) == 1 else values
+
+
+def _geometry(x_shape, w_shape, stride, padding, dilation):
+    kernel = tuple(w_shape[2:])
+    out = tuple(conv_output_size(n, k, s, p, d) for n, k, s, p, d in
+                zip(x_shape[2:], kernel, stride, padding, dilation))
+    return kernel, out
+
+
+def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
+    """``B(x, w) + b``: each output channel correlates its group's input channels."""
+    x, w = np.asarray(x), np.asarray(w)
+    padding = _full(padding, x.ndim - 2)
+    kernel, out = _geometry(x.shape, w.shape, stride, padding, dilation)
+    nd = len(kernel)
+    cols = window_view(_pad(x, padding, padding), kernel, stride, dilation, out)
+    # cols: (N, C, *out, *kernel); contracted with w (O, C/g, *kernel) over C and kernel
+    taxes = [1] + list(range(2 + nd, 2 + 2 * nd))
+    if groups == 1:
+        y = np.tensordot(cols, w, axes=(taxes, list(range(1, 2 + nd))))
+    else:
+        cg, og = w.shape[1], w.shape[0] // groups
+        y = np.concatenate([np.tensordot(cols[:, g * cg:(g + 1) * cg],
+                                         w[g * og:(g + 1) * og],
+                                         axes=(taxes, list(range(1, 2 + nd))))
+                            for g in range(groups)], axis=-1)
+    y = np.moveaxis(y, -1, 1)  # (N, *out, O) -> (N, O, *out)
+    if b is not None:
+        y = y + np.asarray(b).reshape((-1,) + (1,) * nd)
+    return np.ascontiguousarray(y) if y.dtype != object else y
+
+
+def _backward_input(g, x_shape, w, stride, padding, dilation, groups):
+    """``Bᵢ(g, w)``: the adjoint of the convolution in its input (a transposed
+    convolution), ``x_shape`` the input's shape."""
+    g, w = np.asarray(g), np.asarray(w)
+    nd = w.ndim - 2
+    padding = _full(padding, nd)
+    kernel, out = tuple(w.shape[2:]), tuple(g.shape[2:])
+    og, cg = w.shape[0] // groups, w.shape[1]
+    # per group: (N, Og, *out) x (Og, Cg, *kernel) -> (N, *out, Cg, *kernel)
+    cols = [np.tensordot(g[:, k * og:(k + 1) * og], w[k * og:(k + 1) * og], axes=([1], [0]))
+            for k in range(groups)]
+    cols = cols[0] if groups == 1 else np.concatenate(cols, axis=1 + nd)
+    cols = np.moveaxis(cols, 1 + nd, 1)  # (N, C, *out, *kernel)
+    padded = tuple(n + 2 * p for n, p in zip(x_shape[2:], padding))
+    dtype = cols.dtype if cols.dtype == object else np.result_type(g, w)
+    xp = np.zeros(tuple(x_shape[:2]) + padded, dtype=dtype)
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        where = tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                      for o, d, s, n in zip(offset, dilation, stride, out))
+        xp[(slice(None), slice(None)) + where] += cols[(Ellipsis,) + offset]
+    return xp[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in
+                                                 zip(padding, x_shape[2:]))]
+
+
+def _backward_weight(g, x, w_shape, stride, padding, dilation, groups):
+    """``Bᵥ(g, x)``: the adjoint of the convolution in its weight, ``w_shape`` its shape."""
+    g, x = np.asarray(g), np.asarray(x)
+    nd = x.ndim - 2
+    padding = _full(padding, nd)
+    kernel, out = tuple(w_shape[2:]), tuple(g.shape[2:])
+    cols = window_view(_pad(x, padding, padding), kernel, stride, dilation, out)
+    og, cg = w_shape[0] // groups, w_shape[1]
+    axes = ([0] + list(range(2, 2 + nd)), [0] + list(range(2, 2 + nd)))
+    parts = [np.tensordot(g[:, k * og:(k + 1) * og], cols[:, k * cg:(k + 1) * cg], axes=axes)
+             for k in range(groups)]
+    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+
+
+def _backward_bias(g):
+    g = np.asarray(g)
+    return np.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
+
+
+# -- the rules ---------------------------------------------------------------------------------
+# (each rule reads both saved tensors, as PyTorch's one formula for the three inputs does:
+# both are kept whichever inputs require grad)
+_ATTRS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
+_SAVES = ("dilation", "groups", "input", "output_padding", "padding", "stride", "transposed",
+          "weight")
+
+
+def _conv_grad(which):
+    def rule(m, grad, bias_sym_sizes_opt, dilation, groups, input, output_padding, padding,
+             stride, transposed, weight):
+        op = (CONVOLUTION_BACKWARD_INPUT, CONVOLUTION_BACKWARD_WEIGHT,
+              CONVOLUTION_BACKWARD_BIAS)[which]
+        return m.call(op, grad, input, weight, stride, padding, dilation, transposed,
+                      output_padding, groups)
+    rule.__name__ = ("grad_input", "grad_weight", "grad_bias")[which]
+    return rule
+
+
+def _double_grad_output(m, grad, dilation, grad_output, groups, input, output_padding,
+                        padding, stride, transposed, weight, *, wrt_weight):
+    """The gradient of ``Bᵢ(g, w)`` (``wrt_weight``: of ``Bᵥ(g, x)``) in ``g``: the
+    convolution of ``grad`` with the weight (of the input with ``grad``)."""
+    if wrt_weight:
+        return m.call(CONVOLUTION, input, grad, None, stride, padding, dilation, transposed,
+                      output_padding, groups)
+    return m.call(CONVOLUTION, grad, weight, None, stride, padding, dilation, transposed,
+                  output_padding, groups)
+
+
+def _bi_grad_weight(m, grad, dilation, grad_output, groups, input, output_padding, padding,
+                    stride, transposed, weight):
+    return m.call(CONVOLUTION_BACKWARD_WEIGHT, grad_output, grad, weight, stride, padding,
+                  dilation, transposed, output_padding, groups)
+
+
+def _bw_grad_input(m, grad, dilation, grad_output, groups, input, output_padding, padding,
+                   stride, transposed, weight):
+    return m.call(CONVOLUTION_BACKWARD_INPUT, grad_output, input, grad, stride, padding,
+                  dilation, transposed, output_padding, groups)
+
+
+def _bb_grad_output(m, grad, dilation, grad_output, groups, input, output_padding, padding,
+                    stride, transposed, weight):
+    shape = m.shape(grad_output)
+    column = m.reshape(grad, (shape[1],) + (1,) * (len(shape) - 2))
+    return m.broadcast_to(column, shape)
+
+
+CONVOLUTION = Op(
+    "convolution", inputs=("input", "weight", "bias"), attrs=_ATTRS,
+    forward=_convolution,
+    saves=("bias_sym_sizes_opt",) + _SAVES,
+    derive={"bias_sym_sizes_opt": lambda arrays, attrs:
+            (0,) if arrays[2] is None else tuple(np.shape(arrays[2]))},
+    grads=(_conv_grad(0), _conv_grad(1), _conv_grad(2)),
+    local=("{weight}ᵀ ⋆ (·)", "(·) ⋆ {input}", "Σ"), symbol="conv",
+    doc="the correlation of input with weight (groups, stride, padding, dilation), plus bias")
+
+_BACKWARD = dict(inputs=("grad_output", "input", "weight"), attrs=_ATTRS,
+                 saves=_SAVES[:1] + ("grad_output",) + _SAVES[1:],
+                 node="ConvolutionBackwardBackward0")
+
+CONVOLUTION_BACKWARD_INPUT = Op(
+    "convolution_backward", key="convolution_backward_input", **_BACKWARD,
+    forward=lambda g, x, w, stride, padding, dilation, transposed, output_padding, groups:
+    _backward_input(g, np.shape(x), w, stride, padding, dilation, groups),
+    grads=(lambda m, grad, *saved: _double_grad_output(m, grad, *saved, wrt_weight=False),
+           None, _bi_grad_weight),
+    local=("{weight} ⋆ (·)", None, "(·) ⋆ {grad_output}"), symbol="conv backward input",
+    doc="the convolution's gradient in its input: a transposed convolution of grad_output")
+
+CONVOLUTION_BACKWARD_WEIGHT = Op(
+    "convolution_backward", key="convolution_backward_weight", **_BACKWARD,
+    forward=lambda g, x, w, stride, padding, dilation, transposed, output_padding, groups:
+    _backward_weight(g, x, np.shape(w), stride, padding, dilation, groups),
+    grads=(lambda m, grad, *saved: _double_grad_output(m, grad, *saved, wrt_weight=True),
+           _bw_grad_input, None),
+    local=("{input} ⋆ (·)", "{grad_output}ᵀ ⋆ (·)", None), symbol="conv backward weight",
+    doc="the convolution's gradient in its weight")
+
+CONVOLUTION_BACKWARD_BIAS = Op(
+    "convolution_backward", key="convolution_backward_bias", **_BACKWARD,
+    forward=lambda g, x, w, *attrs: _backward_bias(g),
+    grads=(_bb_grad_output, None, None),
+    local=("1", None, None), symbol="conv backward bias",
+    doc="the convolution's gradient in its bias: grad_output summed but for the channels")

@@ -1,0 +1,230 @@
+"""Batch and group normalisation as PyTorch records them: ``native_batch_norm``
+(``NativeBatchNormBackward0``) and ``native_group_norm`` (``NativeGroupNormBackward0``).
+
+Both normalise ``x`` over a set of axes (batch norm: every axis but the channels, per
+channel; group norm: each sample's group of channels) to ``x̂ = (x - mean) · rstd``,
+``rstd = 1/sqrt(var + eps)`` (the biased variance), then scale by ``weight`` and shift by
+``bias`` per channel.  With ``n`` elements per statistic and ``g = dy · weight``:
+
+    dx = rstd/n · (n·g - Σ g - x̂ · Σ(g · x̂)),   dweight = Σ dy · x̂,   dbias = Σ dy.
+
+In evaluation (batch norm with ``training`` False) the statistics are the running ones,
+constants: ``dx = g · rstd``.  The rules recompute ``x̂`` from the input with the
+backend's ops, so that gradients of gradients see it depend on the input.  The running
+statistics are updated by the front end (``F.batch_norm``), as PyTorch's kernel does.
+
+Layer 1: numpy only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .functions import RSQRT
+from .kernels import _sym_map, total
+from .record import Op
+
+__all__ = ["NATIVE_BATCH_NORM", "NATIVE_GROUP_NORM", "batch_statistics"]
+
+
+def _rsqrt(v):
+    if np.asarray(v).dtype == object:
+        return _sym_map("sqrt", v) ** -1
+    return 1 / np.sqrt(v)
+
+
+def _channel(a, ndim):
+    """A per-channel vector shaped to broadcast against ``(N, C, ...)``."""
+    return np.asarray(a).reshape((-1,) + (1,) * (ndim - 2))
+
+
+def _bn_axes(ndim):
+    return (0,) + tuple(range(2, ndim))
+
+
+def batch_statistics(x) -> tuple:
+    """The per-channel mean and biased variance of ``x`` ``(N, C, ...)``."""
+    x = np.asarray(x)
+    axes = _bn_axes(x.ndim)
+    n = x.size // x.shape[1] if x.shape[1] else 0
+    mean = np.sum(x, axis=axes) / n
+    var = np.sum((x - _channel(mean, x.ndim)) ** 2, axis=axes) / n
+    return mean, var
+
+
+def _bn_stats(x, running_mean, running_var, training, eps):
+    """The mean and rstd the forward normalises with: the batch's or the running ones."""
+    x = np.asarray(x)
+    if training:
+        mean, var = batch_statistics(x)
+    else:
+        mean, var = np.asarray(running_mean), np.asarray(running_var)
+    rstd = _rsqrt(var + eps)
+    if x.dtype != object:
+        mean, rstd = mean.astype(x.dtype), np.asarray(rstd).astype(x.dtype)
+    return mean, rstd
+
+
+def _affine(y, weight, bias):
+    if weight is not None:
+        y = y * _channel(weight, np.ndim(y))
+    if bias is not None:
+        y = y + _channel(bias, np.ndim(y))
+    return y
+
+
+def _batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    x = np.asarray(x)
+    mean, rstd = _bn_stats(x, running_mean, running_var, training, eps)
+    return _affine((x - _channel(mean, x.ndim)) * _channel(rstd, x.ndim), weight, bias)
+
+
+def _bn_saved(k):
+    def derive(arrays, attrs):
+        x = np.asarray(arrays[0])
+        if not attrs[2]:  # evaluation: PyTorch saves empty tensors
+            return np.zeros(0, dtype=x.dtype)
+        mean, rstd = _bn_stats(x, None, None, True, attrs[4])
+        return (mean, rstd)[k]
+    return derive
+
+
+def _normalized(m, x, axes, eps):
+    """``x̂`` and ``rstd`` over ``axes`` (kept), recomputed with the backend's ops."""
+    shape = m.shape(x)
+    n = float(np.prod([shape[a] for a in axes]))
+    centred = x - m.div_scalar(total(m, x, axes, True), n)
+    rstd = m.call(RSQRT, m.add_scalar(m.div_scalar(total(m, centred * centred, axes, True), n),
+                                      eps))
+    return centred * rstd, rstd, n
+
+
+def _dx(m, g, xhat, rstd, axes, n):
+    summed = total(m, g, axes, True)
+    along = total(m, g * xhat, axes, True)
+    return m.div_scalar(rstd, n) * (m.mul_scalar(g, n) - summed - xhat * along)
+
+
+def _weighted(m, grad, weight):
+    if weight is None:
+        return grad
+    nd = len(m.shape(grad))
+    return grad * m.reshape(weight, (m.shape(weight)[0],) + (1,) * (nd - 2))
+
+
+_BN_SAVES = ("eps", "input", "result1", "result2", "running_mean", "running_var", "training",
+             "weight")
+_GN_SAVES = ("C", "HxW", "N", "eps", "group", "input", "result1", "result2", "weight")
+
+
+def _every_save(rule):
+    """``rule`` as a rule that reads every saved value: PyTorch's one formula for the three
+    inputs keeps them all, whichever inputs require grad."""
+    def every(m, grad, *saved):
+        return rule(m, grad, *saved)
+    every.__name__ = rule.__name__
+    return every
+
+
+def _bn_grad_input(m, grad, eps, input, result1, result2, running_mean, running_var,
+                   training, weight):
+    g = _weighted(m, grad, weight)
+    nd = len(m.shape(input))
+    if not training:
+        rstd = m.call(RSQRT, m.add_scalar(running_var, eps))
+        return g * m.reshape(rstd, (m.shape(rstd)[0],) + (1,) * (nd - 2))
+    axes = _bn_axes(nd)
+    xhat, rstd, n = _normalized(m, input, axes, eps)
+    return _dx(m, g, xhat, rstd, axes, n)
+
+
+def _bn_xhat(m, input, running_mean, running_var, training, eps):
+    nd = len(m.shape(input))
+    if training:
+        return _normalized(m, input, _bn_axes(nd), eps)[0]
+    column = (m.shape(running_var)[0],) + (1,) * (nd - 2)
+    rstd = m.call(RSQRT, m.add_scalar(running_var, eps))
+    return (input - m.reshape(running_mean, column)) * m.reshape(rstd, column)
+
+
+def _bn_grad_weight(m, grad, eps, input, result1, result2, running_mean, running_var,
+                    training, weight):
+    xhat = _bn_xhat(m, input, running_mean, running_var, training, eps)
+    return total(m, grad * xhat, _bn_axes(len(m.shape(input))), False)
+
+
+def _bn_grad_bias(m, grad, eps, input, result1, result2, running_mean, running_var,
+                  training, weight):
+    return total(m, grad, _bn_axes(len(m.shape(input))), False)
+
+
+NATIVE_BATCH_NORM = Op(
+    "native_batch_norm", inputs=("input", "weight", "bias"),
+    attrs=("running_mean", "running_var", "training", "momentum", "eps"),
+    forward=_batch_norm,
+    saves=_BN_SAVES,
+    derive={"result1": _bn_saved(0), "result2": _bn_saved(1)},
+    grads=tuple(_every_save(f) for f in (_bn_grad_input, _bn_grad_weight,
+                                                    _bn_grad_bias)),
+    local=("rstd(g - mean g - x̂ mean(g x̂))", "x̂", "1"), symbol="batch_norm",
+    doc="each channel normalised over the batch (or by the running statistics)")
+
+
+# -- group norm ---------------------------------------------------------------------------------
+def _group_stats(x, N, group, eps):
+    x = np.asarray(x)
+    flat = x.reshape(N, group, -1)
+    n = flat.shape[-1]
+    mean = np.sum(flat, axis=-1, keepdims=True) / n
+    var = np.sum((flat - mean) ** 2, axis=-1, keepdims=True) / n
+    rstd = _rsqrt(var + eps)
+    if x.dtype != object:
+        mean, rstd = mean.astype(x.dtype), np.asarray(rstd).astype(x.dtype)
+    return flat, mean, rstd
+
+
+def _group_norm(x, weight, bias, N, C, HxW, group, eps):
+    x = np.asarray(x)
+    flat, mean, rstd = _group_stats(x, N, group, eps)
+    return _affine(((flat - mean) * rstd).reshape(x.shape), weight, bias)
+
+
+def _gn_saved(k):
+    def derive(arrays, attrs):
+        N, C, HxW, group, eps = attrs
+        _, mean, rstd = _group_stats(arrays[0], N, group, eps)
+        return (mean, rstd)[k].reshape(N, group)
+    return derive
+
+
+def _gn_xhat(m, input, N, group, eps):
+    flat = m.reshape(input, (N, group, -1))
+    xhat, rstd, n = _normalized(m, flat, (2,), eps)
+    return flat, xhat, rstd, n
+
+
+def _gn_grad_input(m, grad, C, HxW, N, eps, group, input, result1, result2, weight):
+    shape = m.shape(input)
+    _, xhat, rstd, n = _gn_xhat(m, input, N, group, eps)
+    g = m.reshape(_weighted(m, grad, weight), (N, group, -1))
+    return m.reshape(_dx(m, g, xhat, rstd, (2,), n), shape)
+
+
+def _gn_grad_weight(m, grad, C, HxW, N, eps, group, input, result1, result2, weight):
+    shape = m.shape(input)
+    xhat = m.reshape(_gn_xhat(m, input, N, group, eps)[1], shape)
+    return total(m, grad * xhat, _bn_axes(len(shape)), False)
+
+
+def _gn_grad_bias(m, grad, C, HxW, N, eps, group, input, result1, result2, weight):
+    return total(m, grad, _bn_axes(len(m.shape(input))), False)
+
+
+NATIVE_GROUP_NORM = Op(
+    "native_group_norm", inputs=("input", "weight", "bias"),
+    attrs=("N", "C", "HxW", "group", "eps"), forward=_group_norm,
+    saves=_GN_SAVES,
+    derive={"result1": _gn_saved(0), "result2": _gn_saved(1)},
+    grads=tuple(_every_save(f) for f in (_gn_grad_input, _gn_grad_weight,
+                                                    _gn_grad_bias)),
+    local=("rstd(g - mean g - x̂ mean(g x̂))", "x̂", "1"), symbol="group_norm",
+    doc="each sample's groups of channels normalised, then scaled and shifted per channel")

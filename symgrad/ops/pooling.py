@@ -1,0 +1,255 @@
+"""Pooling as PyTorch records it: ``max_pool2d_with_indices``
+(``MaxPool2DWithIndicesBackward0``, whose gradient writes ``grad`` back at the saved
+indices: ``max_pool2d_with_indices_backward``), ``avg_pool2d`` (``AvgPool2DBackward0``,
+its adjoint ``avg_pool2d_backward``) and ``_adaptive_avg_pool2d``
+(``AdaptiveAvgPool2DBackward0``, its adjoint ``_adaptive_avg_pool2d_backward``).
+
+Average pooling, plain or adaptive, is separable: the mean over a rectangle is the mean of
+the row means, so it is ``Aₕ · x · Aᵥᵀ`` with two small matrices holding each window's
+weights (PyTorch's divisors: the padding counted or not, ``divisor_override``); its
+adjoint is ``Aₕᵀ · g · Aᵥ``.  Max pooling takes the windows of the input padded with
+-inf (``sliding_window_view``), their arg-max, and the flat index of that element in
+its input plane, as PyTorch saves it.
+
+Layer 1: numpy only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .convolution import _pad, window_view
+from .indexing import GATHER
+from .kernels import _sympy
+from .record import Op
+
+__all__ = ["MAX_POOL2D_WITH_INDICES", "MAX_POOL2D_WITH_INDICES_BACKWARD", "AVG_POOL2D",
+           "AVG_POOL2D_BACKWARD", "ADAPTIVE_AVG_POOL2D", "ADAPTIVE_AVG_POOL2D_BACKWARD",
+           "pool_output_size", "max_pool2d_indices"]
+
+
+def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
+                     ceil_mode: bool) -> int:
+    """One spatial dim of a pooling's result, as PyTorch's ``pooling_output_shape``."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1  # the last window would start in the right padding
+    return out
+
+
+# -- max pooling --------------------------------------------------------------------------------
+def _max_windows(x, kernel, stride, padding, dilation, ceil_mode):
+    """The windows of ``x`` padded with -inf, flattened: ``(..., *out, k)``, and ``out``."""
+    x = np.asarray(x)
+    stride = tuple(stride) or tuple(kernel)
+    sizes = x.shape[-2:]
+    out = tuple(pool_output_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
+                zip(sizes, kernel, stride, padding, dilation))
+    spans = tuple((o - 1) * s + d * (k - 1) + 1 for o, s, d, k in
+                  zip(out, stride, dilation, kernel))
+    hi = tuple(max(L - n - p, 0) for L, n, p in zip(spans, sizes, padding))
+    low = _sympy().S.NegativeInfinity if x.dtype == object else -np.inf
+    xp = _pad(x, tuple(padding), hi, low)[(Ellipsis,) + tuple(slice(0, L) for L in spans)]
+    win = window_view(xp, tuple(kernel), stride, tuple(dilation), out)
+    return win.reshape(win.shape[:-2] + (-1,)), out, stride
+
+
+# (the values and the indices come from one pass; apply asks for the indices, a saved value,
+# right after the values: the last pass is kept for that one call)
+_LAST: list = [None, None, None]
+
+
+def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+    flat, out, stride = _max_windows(x, kernel, stride, padding, dilation, ceil_mode)
+    arg = np.argmax(flat, axis=-1)
+    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    ki, kj = np.unravel_index(arg, tuple(kernel))
+    rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + ki * dilation[0]
+    cols = (np.arange(out[1]) * stride[1] - padding[1])[None, :] + kj * dilation[1]
+    indices = rows * np.shape(x)[-1] + cols
+    _LAST[:] = [x, (kernel, stride, padding, dilation, ceil_mode), indices]
+    return values
+
+
+def max_pool2d_indices(x, kernel, stride, padding, dilation, ceil_mode) -> np.ndarray:
+    """The flat index (in its ``H·W`` plane) of each window's maximum, as PyTorch gives it."""
+    x = np.asarray(x)
+    key = (kernel, tuple(stride) or tuple(kernel), padding, dilation, ceil_mode)
+    if _LAST[0] is not x or _LAST[1] != key:
+        _max_pool(x, kernel, stride, padding, dilation, ceil_mode)
+    return _LAST[2].astype(np.int64)
+
+
+def _sym_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+    flat = _max_windows(x, kernel, stride, padding, dilation, ceil_mode)[0]
+    return np.frompyfunc(_sympy().Max, 2, 1).reduce(flat, axis=-1)
+
+
+def _scatter_back(g, self_shape, indices):
+    """``g`` added into zeros of ``self_shape`` at the flat plane ``indices``."""
+    g, indices = np.asarray(g), np.asarray(indices)
+    plane = int(np.prod(self_shape[-2:]))
+    lead = int(np.prod(self_shape[:-2], dtype=int))
+    flat = (np.arange(lead)[:, None] * plane + indices.reshape(lead, -1)).ravel()
+    if g.dtype == object:
+        out = np.zeros(lead * plane, dtype=object)
+        np.add.at(out, flat, g.ravel())
+    else:
+        out = np.bincount(flat, weights=g.ravel(), minlength=lead * plane).astype(g.dtype)
+    return out.reshape(self_shape)
+
+
+def _gather_back(m, grad, indices):
+    """``grad`` (an input's shape) read at ``indices``: the gradient of the scatter."""
+    shape = m.shape(grad)
+    idx = np.asarray(indices)
+    flat = m.reshape(grad, tuple(shape[:-2]) + (shape[-2] * shape[-1],))
+    picked = m.call(GATHER, flat, -1, idx.reshape(idx.shape[:-2] + (-1,)))
+    return m.reshape(picked, idx.shape)
+
+
+_POOL = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+
+MAX_POOL2D_WITH_INDICES = Op(
+    "max_pool2d_with_indices", attrs=_POOL, node="MaxPool2DWithIndicesBackward0",
+    forward=_max_pool, sym=_sym_max_pool,
+    saves=("ceil_mode", "dilation", "kernel_size", "padding", "result1", "self", "stride"),
+    derive={"result1": lambda arrays, attrs: max_pool2d_indices(arrays[0], *attrs)},
+    grads=(lambda m, grad, ceil_mode, dilation, kernel_size, padding, result1, self, stride:
+           m.call(MAX_POOL2D_WITH_INDICES_BACKWARD, grad, self, kernel_size, stride, padding,
+                  dilation, ceil_mode, result1),),
+    local=("1 at each window's maximum",), symbol="max_pool2d {kernel_size}",
+    doc="the maximum of each window (and its index)")
+
+MAX_POOL2D_WITH_INDICES_BACKWARD = Op(
+    "max_pool2d_with_indices_backward", inputs=("grad_output", "self"),
+    attrs=_POOL + ("indices",), node="MaxPool2DWithIndicesBackwardBackward0",
+    forward=lambda g, x, *attrs: _scatter_back(g, np.shape(x), attrs[-1]),
+    saves=("indices",),
+    grads=(lambda m, grad, indices: _gather_back(m, grad, indices), None),
+    local=("gather at the indices", None), symbol="max_pool2d backward",
+    doc="grad_output added back at each window's maximum")
+
+
+# -- average pooling ------------------------------------------------------------------------------
+def _avg_matrix(n, k, s, p, ceil_mode, count_include_pad, override, dtype):
+    """One dim's window weights ``(out, n)``: 1/divisor inside each window (1 with
+    ``divisor_override``, which divides once at the end)."""
+    out = pool_output_size(n, k, s, p, 1, ceil_mode)
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, n + p)
+    size = end - start  # with the padding, as PyTorch counts it
+    start, end = np.maximum(start, 0), np.minimum(end, n)
+    cells = np.arange(n)
+    inside = (cells >= start[:, None]) & (cells < end[:, None])
+    if override:
+        weight = np.ones(out)
+    else:
+        weight = 1.0 / (size if count_include_pad else end - start)
+    return (inside * weight[:, None]).astype(dtype)
+
+
+def _adaptive_matrix(n, out, dtype):
+    i = np.arange(out)
+    start, end = (i * n) // out, -((-(i + 1) * n) // out)
+    cells = np.arange(n)
+    inside = (cells >= start[:, None]) & (cells < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _dtype(a):
+    return np.float64 if a.dtype == object else a.dtype
+
+
+def _separable(x, rows, cols, scale=None):
+    """``rows · x · colsᵀ`` over the last two dims (a tensordot each: object arrays too)."""
+    x = np.asarray(x)
+    y = np.moveaxis(np.tensordot(rows, x, axes=([1], [x.ndim - 2])), 0, -2)
+    y = np.tensordot(y, cols, axes=([y.ndim - 1], [1]))
+    return y if scale is None else y / scale
+
+
+def _avg_matrices(shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                  divisor_override, dtype):
+    stride = tuple(stride) or tuple(kernel_size)
+    return [_avg_matrix(n, k, s, p, ceil_mode, count_include_pad, divisor_override, dtype)
+            for n, k, s, p in zip(shape[-2:], kernel_size, stride, padding)]
+
+
+def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    x = np.asarray(x)
+    rows, cols = _avg_matrices(x.shape, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override, _dtype(x))
+    return _separable(x, rows, cols, divisor_override)
+
+
+def _avg_pool_backward(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override):
+    g = np.asarray(g)
+    rows, cols = _avg_matrices(np.shape(x), kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override, _dtype(g))
+    return _separable(g, rows.T, cols.T, divisor_override)
+
+
+_AVG = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+        "divisor_override")
+_AVG_SAVES = ("ceil_mode", "count_include_pad", "divisor_override", "kernel_size",
+              "padding", "stride")
+
+
+def _avg_grad(m, grad, ceil_mode, count_include_pad, divisor_override, kernel_size, padding,
+              self, stride):
+    return m.call(AVG_POOL2D_BACKWARD, grad, self, kernel_size, stride, padding, ceil_mode,
+                  count_include_pad, divisor_override)
+
+
+def _avg_double_grad(m, grad, ceil_mode, count_include_pad, divisor_override, kernel_size,
+                     padding, stride):
+    return m.call(AVG_POOL2D, grad, kernel_size, stride, padding, ceil_mode,
+                  count_include_pad, divisor_override)
+
+
+AVG_POOL2D = Op(
+    "avg_pool2d", attrs=_AVG, node="AvgPool2DBackward0", forward=_avg_pool,
+    saves=_AVG_SAVES[:5] + ("self", "stride"), grads=(_avg_grad,),
+    local=("1/(window size) in each window",), symbol="avg_pool2d {kernel_size}",
+    doc="the mean of each window")
+
+AVG_POOL2D_BACKWARD = Op(
+    "avg_pool2d_backward", inputs=("grad_output", "self"), attrs=_AVG,
+    node="AvgPool2DBackwardBackward0", forward=_avg_pool_backward, saves=_AVG_SAVES,
+    grads=(_avg_double_grad, None), local=("avg_pool2d", None),
+    symbol="avg_pool2d backward", doc="grad_output spread evenly over each window")
+
+
+# -- adaptive average pooling ---------------------------------------------------------------------
+def _adaptive(x, output_size):
+    x = np.asarray(x)
+    rows, cols = (_adaptive_matrix(n, o, _dtype(x)) for n, o in zip(x.shape[-2:], output_size))
+    return _separable(x, rows, cols)
+
+
+def _adaptive_backward(g, x):
+    g = np.asarray(g)
+    rows, cols = (_adaptive_matrix(n, o, _dtype(g)) for n, o in
+                  zip(np.shape(x)[-2:], g.shape[-2:]))
+    return _separable(g, rows.T, cols.T)
+
+
+ADAPTIVE_AVG_POOL2D = Op(
+    "_adaptive_avg_pool2d", attrs=("output_size",), node="AdaptiveAvgPool2DBackward0",
+    forward=_adaptive, saves=("self",),
+    grads=(lambda m, grad, self: m.call(ADAPTIVE_AVG_POOL2D_BACKWARD, grad, self),),
+    local=("1/(bin size) in each bin",), symbol="adaptive_avg_pool2d {output_size}",
+    doc="the mean of each of output_size bins")
+
+ADAPTIVE_AVG_POOL2D_BACKWARD = Op(
+    "_adaptive_avg_pool2d_backward", inputs=("grad_output", "self"),
+    node="AdaptiveAvgPool2DBackwardBackward0", forward=_adaptive_backward,
+    saves=("grad_output_sym_argsize_minus_1", "grad_output_sym_argsize_minus_2"),
+    derive={"grad_output_sym_argsize_minus_1": lambda arrays, attrs: np.shape(arrays[0])[-1],
+            "grad_output_sym_argsize_minus_2": lambda arrays, attrs: np.shape(arrays[0])[-2]},
+    grads=(lambda m, grad, minus_1, minus_2:
+           m.call(ADAPTIVE_AVG_POOL2D, grad, (minus_2, minus_1)), None),
+    local=("adaptive_avg_pool2d", None), symbol="adaptive_avg_pool2d backward",
+    doc="grad_output spread evenly over each bin")
