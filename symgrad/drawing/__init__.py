@@ -12,9 +12,9 @@ from .forward import forward_graph
 from .model import GraphModel
 from .steps import StepFrames, draw_steps
 from .themes import THEMES, Theme
-from .torchviz import torchviz_graph
+from .torchviz import make_dot_from_trace, torchviz_graph
 from .values import format_value
 
-__all__ = ["draw", "draw_steps", "make_dot", "Diagram", "StepFrames", "RenderError",
+__all__ = ["draw", "draw_steps", "make_dot", "make_dot_from_trace", "Diagram", "StepFrames", "RenderError",
            "ExecutableNotFound", "available_backends", "backward_graph", "forward_graph",
            "both_graph", "torchviz_graph", "GraphModel", "THEMES", "Theme", "format_value"]

@@ -19,7 +19,7 @@ from .dotwriter import quoted
 from .model import FREED, GraphModel, Item, as_list
 from .values import attr_text
 
-__all__ = ["torchviz_graph"]
+__all__ = ["torchviz_graph", "make_dot_from_trace"]
 
 
 def torchviz_graph(var: Any, params: Mapping[str, Any] | None = None,
@@ -30,7 +30,11 @@ def torchviz_graph(var: Any, params: Mapping[str, Any] | None = None,
     Unlike torchviz, a saved tensor that is also a leaf gets its own node, so the leaf's
     edges are never merged with the saved value's.
     """
-    model = GraphModel(as_list(var), dict(params or {}))
+    roots = as_list(var)
+    # torchviz also draws the base of an output that is a view (dark green, dotted edge):
+    # its graph is walked after the outputs'.
+    bases = [b for b in map(_view_base, roots) if b is not None]
+    model = GraphModel(roots + bases, dict(params or {}))
     lines = ["digraph {",
              '  graph [size="12,12"]',
              '  node [align=left fontname=monospace fontsize=10 height=0.2 ranksep=0.1 '
@@ -53,13 +57,36 @@ def torchviz_graph(var: Any, params: Mapping[str, Any] | None = None,
         for e in model.backward_edges(item):
             if e.target is not None:
                 lines.append(f"  {e.target.key} -> {key}")
-    for k, (t, item) in enumerate(zip(model.roots, model.root_items)):
-        text = f"{model.tensor_name(t) or ''}\n " + _size(t)
-        lines.append(f'  out{k} [label="{_dq(text)}" fillcolor=darkolivegreen1]')
-        if item is not None:
-            lines.append(f"  {item.key} -> out{k}")
+    # torchviz's order: each output, then the base it is a view of; a tensor drawn
+    # already (a leaf, an earlier output or base) is not drawn again.
+    drawn = {id(item.variable): f"{item.key}_var" for item in model.items
+             if item.kind == "accumulate"}
+    for k, (t, item) in enumerate(zip(roots, model.root_items)):
+        _output_lines(model, lines, drawn, t, item, f"out{k}", "darkolivegreen1")
+        base = _view_base(t)
+        if base is not None:
+            key = _output_lines(model, lines, drawn, base,
+                                model.by_fn.get(id(getattr(base, "grad_fn", None))),
+                                f"base{k}", "darkolivegreen3")
+            lines.append(f"  {key} -> {drawn[id(t)]} [style=dotted]")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def make_dot_from_trace(trace: Any) -> None:
+    """torchviz's ``make_dot_from_trace``: in torchviz 0.0.3 it only raises, pointing at
+    TensorBoard (drawing a ``torch.jit.trace`` moved to PyTorch core); so does this one,
+    with torchviz's error.  symgrad records every graph: :func:`symgrad.make_dot` draws it.
+
+    Examples
+    --------
+    >>> make_dot_from_trace(None)
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: This function has been moved to pytorch core and can be found here: https://pytorch.org/docs/stable/tensorboard.html
+    """
+    raise NotImplementedError("This function has been moved to pytorch core and can be found "
+                              "here: https://pytorch.org/docs/stable/tensorboard.html")
 
 
 def _saved_attrs(model: GraphModel, item: Item, lines: list, show_saved: bool) -> dict:
@@ -90,6 +117,25 @@ def _attrs_table(name: str, attrs: dict, max_attr_chars: int) -> str:
     rows = [f"{k:<{col1}}: {(v[:col2 - 3] + '...' if len(v) > col2 else v):>{col2}}"
             for k, v in attrs.items()]
     return "-" * max(col1 + col2 + 2, len(name)) + "\n" + "\n".join(rows)
+
+
+def _output_lines(model: GraphModel, lines: list, drawn: dict, t: Any, item: Item | None,
+                  key: str, colour: str) -> str:
+    """An output (or the base of one) as torchviz draws it, unless drawn: its node key."""
+    if id(t) in drawn:
+        return drawn[id(t)]
+    drawn[id(t)] = key
+    text = f"{model.tensor_name(t) or ''}\n " + _size(t)
+    lines.append(f'  {key} [label="{_dq(text)}" fillcolor={colour}]')
+    if item is not None:
+        lines.append(f"  {item.key} -> {key}")
+    return key
+
+
+def _view_base(t) -> Any:
+    """The tensor ``t`` is a view of (torchviz asks ``_is_view()`` and ``_base``), or None."""
+    is_view = getattr(t, "_is_view", None)
+    return t._base if callable(is_view) and is_view() else None
 
 
 def _size(t) -> str:

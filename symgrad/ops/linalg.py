@@ -23,18 +23,27 @@ def _column_major(sizes, strides) -> bool:
     return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
 
 
-def _mm_self_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
-    # PyTorch's mm_mat1_backward: a column-major self gets a column-major gradient.
+def _mm_mat1_backward(m, grad, mat2, sizes, strides):
+    # PyTorch's mm_mat1_backward: a column-major mat1 gets a column-major gradient
+    # (the same values; the double-backward graph has PyTorch's nodes).
     if _column_major(sizes, strides):
         return m.call(T, mat2 @ m.call(T, grad))
     return grad @ m.call(T, mat2)
 
 
+def _mm_mat2_backward(m, grad, mat1, sizes, strides):
+    # PyTorch's mm_mat2_backward, likewise (nn.Linear's ``weight.t()`` is column-major).
+    if _column_major(sizes, strides):
+        return m.call(T, m.call(T, grad) @ mat1)
+    return m.call(T, mat1) @ grad
+
+
+def _mm_self_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
+    return _mm_mat1_backward(m, grad, mat2, sizes, strides)
+
+
 def _mm_mat2_grad(m, grad, mat2, self, sizes, strides, mat2_sizes, mat2_strides):
-    # PyTorch's mm_mat2_backward, likewise.
-    if _column_major(mat2_sizes, mat2_strides):
-        return m.call(T, m.call(T, grad) @ self)
-    return m.call(T, self) @ grad
+    return _mm_mat2_backward(m, grad, self, mat2_sizes, mat2_strides)
 
 
 def _no_bool(kernel: str) -> dict:
@@ -85,9 +94,9 @@ ADDMM = Op("addmm", inputs=("self", "mat1", "mat2"), attrs=("beta", "alpha"),
            grads=(lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
                   _maybe_multiply(m, grad, beta),
                   lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
-                  _maybe_multiply(m, grad @ m.call(T, mat2), alpha),
+                  _maybe_multiply(m, _mm_mat1_backward(m, grad, mat2, s1, st1), alpha),
                   lambda m, grad, alpha, beta, mat1, s1, st1, mat2, s2, st2:
-                  _maybe_multiply(m, m.call(T, mat1) @ grad, alpha)),
+                  _maybe_multiply(m, _mm_mat2_backward(m, grad, mat1, s2, st2), alpha)),
            local=("β", "{mat2}ᵀ", "{mat1}ᵀ"), symbol="addmm",
            method="addmm", function="addmm")
 
@@ -123,3 +132,10 @@ MATMUL = Op("matmul", inputs=("self", "other"), forward=np.matmul, composite=Tru
 # The work they ask for (symgrad.symbolic.budget): the inner size per element.
 WORK.register(W.dot, DOT)
 WORK.register(W.matmul, MATMUL)
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.MULTILINEAR, DOT, MM, MV, BMM)

@@ -65,3 +65,44 @@ def test_real_torchviz_draws_symgrad_tensors():
     assert canonical(torchviz.make_dot(sy).source) == canonical(torchviz.make_dot(ty).source)
     assert canonical(torchviz.make_dot(x.t()[0].sum()).source) == canonical(
         torchviz.make_dot(tx.t()[0].sum()).source)
+
+
+def double_backprop(L, what):
+    """torchviz's own example (``examples.ipynb``): an MLP's input gradient penalised,
+    and the weights' gradients (``mm_mat2_backward`` of ``weight.t()``, column-major)."""
+    L.manual_seed(0)
+    m = L.nn.Sequential(L.nn.Linear(8, 16), L.nn.Tanh(), L.nn.Linear(16, 1))
+    x = L.randn(1, 8).requires_grad_(True)
+    y = m(x).mean()
+    if what == "penalty":
+        grad, = L.autograd.grad(y, x, create_graph=True, retain_graph=True)
+        return grad.pow(2).mean() + y, dict(list(m.named_parameters()) + [("x", x)])
+    grads = L.autograd.grad(y, list(m.parameters()), create_graph=True)
+    return (grads[0] if what == "weight" else tuple(grads)), dict(m.named_parameters())
+
+
+@pytest.mark.parametrize("what", ["penalty", "weight", "all"])
+def test_double_backward_graphs_like_torchs(what):
+    ty, tparams = double_backprop(torch, what)
+    sy, sparams = double_backprop(symgrad, what)
+    want = canonical(torchviz.make_dot(ty).source)
+    assert canonical(torchviz.make_dot(sy).source) == want
+    assert canonical(symgrad.make_dot(sy).source) == want
+    assert canonical(symgrad.make_dot(sy, params=sparams).source) == canonical(
+        torchviz.make_dot(ty, params=tparams).source)
+
+
+def test_view_outputs_draw_their_base():
+    def dot(L, make):
+        x = L.ones(2, 3, requires_grad=True)
+        y = x * 2
+        return [canonical(make(v).source) for v in (x.t(), y.t(), (y[0], y), y.view(3, 2)[1])]
+    assert dot(symgrad, symgrad.make_dot) == dot(torch, torchviz.make_dot)
+
+
+def test_make_dot_from_trace_raises_as_torchviz():
+    with pytest.raises(NotImplementedError) as want:
+        torchviz.make_dot_from_trace(None)
+    with pytest.raises(NotImplementedError) as got:
+        symgrad.drawing.make_dot_from_trace(None)
+    assert str(got.value) == str(want.value)
