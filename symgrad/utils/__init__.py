@@ -1,4 +1,5 @@
-"""``torch.utils``: helpers above the tensor API (``data``: datasets and loaders).
+"""``torch.utils``: helpers above the tensor API (``data``: datasets and loaders;
+``benchmark``: ``Timer``).
 
 Each submodule is loaded the first time it is asked for (``symgrad.utils.data``), as the
 layers above the tensor are in :mod:`symgrad`; it may import anything from the tensor API
@@ -9,7 +10,7 @@ from __future__ import annotations
 import importlib as _importlib
 import importlib.util as _importlib_util
 
-__all__ = ["data"]
+__all__ = ["data", "benchmark"]
 
 
 def __getattr__(name: str):
