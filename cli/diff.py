@@ -13,6 +13,7 @@ from symgrad.symbolic.differentiation import (DerivativeError, Derivatives, Outs
 
 from ._common import (ExpressionCommand, InputError, echo_json, fmt, load_expression,
                       parse_at, parse_shapes, style, to_plain)
+from ._forward import forward_json, forward_text, parse_direction, run_forward
 from ._limits import limit_options
 
 __all__ = ["diff"]
@@ -39,6 +40,17 @@ _LARGE = 200
                    "the same name the same size) or x=4 (repeatable).")
 @click.option("--elements", is_flag=True,
               help="Print vector and matrix gradients element by element too.")
+@click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse",
+              show_default=True,
+              help="forward: the tangent program (v̇k = local derivative · tangent), "
+                   "directional derivatives J v, any output shape.")
+@click.option("--direction", "direction_items", multiple=True, metavar="VAR=VALUE",
+              help="Forward mode's direction: the inputs' tangents, x=1, v=[1,0,0] "
+                   "(repeatable; missing inputs 0; default: one direction per input "
+                   "element, the Jacobian's columns).")
+@click.option("--jacobian", is_flag=True,
+              help="Print the Jacobian (of a vector function too): in matrix form for "
+                   "vectors, else over the elements.")
 @click.option("--steps", is_flag=True, help="Print the chain-rule straight-line program.")
 @click.option("--latex", is_flag=True, help="Print the derivatives as LaTeX.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
@@ -50,8 +62,9 @@ _LARGE = 200
               help="Seconds --simplify may take; past them the tidied form is shown.")
 @limit_options("elements", "terms", "hessian")
 def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: tuple,
-         elements: bool, steps: bool, latex: bool, as_json: bool, simplify: bool,
-         timeout: float, max_elements: int, max_terms: int, max_hessian: int) -> None:
+         elements: bool, mode: str, direction_items: tuple, jacobian: bool, steps: bool,
+         latex: bool, as_json: bool, simplify: bool, timeout: float, max_elements: int,
+         max_terms: int, max_hessian: int) -> None:
     """Differentiate EXPRESSION: symbolic partial derivatives (SymPy, computed on the
     graph) and their values at a point from reverse mode, checked against each other.
 
@@ -62,6 +75,8 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: 
       symgrad diff "sum((A @ x - b)**2)" --shape A=n,m --shape x=m --shape b=n
       symgrad diff "x**3*y" --order 2 --at x=1 --at y=2 --json
       symgrad diff "tanh(1.1*tanh(x) + 0.1)" --steps
+      symgrad diff "sin(x*y)" --mode forward --at x=1 --at y=2 --direction x=1
+      symgrad diff "tanh(W @ x + b)" --mode forward --shape W=n,m --shape x=m --jacobian
 
     Work is estimated before it is done: an intermediate past --max-elements, symbolic
     work past --max-terms or a Hessian past --max-hessian is refused (exit 2), and
@@ -71,6 +86,31 @@ def diff(expression: str, wrt: tuple, at_items: tuple, order: int, shape_items: 
     at = parse_at(at_items, expr.variables)
     shapes = parse_shapes(shape_items, expr.variables, at)
     labels = {k: tuple(map(str, s)) for k, s in shapes.items()}
+    direction = parse_direction(direction_items, expr.variables)
+    if mode == "forward" or jacobian:
+        if order != 1:
+            raise InputError("--order with --mode forward or --jacobian: forward mode "
+                             "here gives first derivatives (use --mode reverse --order N)")
+        if direction is not None and wrt:
+            missing = [k for k in direction if k not in wrt]
+            if missing:
+                raise InputError(f"--direction {missing[0]}=...: {missing[0]} is not one "
+                                 "of the --wrt variables")
+        with limits(max_elements=max_elements, max_terms=max_terms, max_hessian=max_hessian):
+            d = run_forward(expr, wrt, at, direction, shapes,
+                            "full" if simplify else "auto", timeout)
+        shaped = {k: s for k, s in _shapes(d, labels).items() if s}
+        try:
+            if as_json:
+                echo_json(_on_a_deep_stack(lambda: forward_json(d, expression, jacobian)))
+            else:
+                click.echo(_on_a_deep_stack(
+                    lambda: forward_text(d, latex, jacobian, steps, shaped)))
+        except ValueError as err:
+            raise InputError(str(err)) from None
+        return
+    if direction is not None:
+        raise InputError("--direction is for --mode forward")
     try:
         with limits(max_elements=max_elements, max_terms=max_terms, max_hessian=max_hessian):
             d = derivatives(expr, wrt, at, order=order, timeout=timeout,

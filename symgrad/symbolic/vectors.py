@@ -234,9 +234,11 @@ def matrix_forward(t, names: dict, labels: dict | None = None) -> tuple:
     return order, values, leaves, root
 
 
-def matrix_gradient(t, var: str, names: dict, labels: dict | None = None) -> Mx:
+def matrix_gradient(t, var: str, names: dict, labels: dict | None = None,
+                    seed: Mx | None = None) -> Mx:
     """The gradient of a traced scalar ``t`` with respect to the leaf named ``var``, as a
-    matrix expression (:func:`~symgrad.symbolic.matrix_forms.tidy` it to print)."""
+    matrix expression (:func:`~symgrad.symbolic.matrix_forms.tidy` it to print); with a
+    ``seed`` of ``t``'s shape, the vector-Jacobian product ``Jᵀ seed`` of any ``t``."""
     order, values, leaves, root = matrix_forward(t, names, labels)
     if var not in leaves:
         raise ValueError(f"{var!r} is not a leaf of the graph")
@@ -246,7 +248,7 @@ def matrix_gradient(t, var: str, names: dict, labels: dict | None = None) -> Mx:
     for n in order:
         if any(isinstance(x, Node) and x in reaches for x in n.inputs):
             reaches.add(n)
-    adjoint: dict = {root: M.num(1)}
+    adjoint: dict = {root: M.num(1) if seed is None else seed}
     for n in reversed(order):
         if n not in reaches or n not in adjoint or isinstance(n, AccumulateGrad):
             continue
