@@ -25,6 +25,7 @@ from ..ops.record import pack_order
 from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, Packed
 from . import compiled as _compiled
 from .core import Tensor, _new
+from .dual import DUAL
 from .shapes import Size
 
 __all__ = ["apply"]
@@ -119,7 +120,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     else:
         out._vc = [0]
     if not record or op.grads is None or not GRAD_MODE.enabled or not dt.is_floating_point:
-        return out
+        return out if not DUAL.levels else DUAL.propagate(op, args, attrs, out)  # tangents
     inputs = []
     meta = []
     nrs = None
@@ -169,7 +170,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         out.grad_fn._plain = False
     if op.outputs:  # the output computed is the last of the node's (op.outputs)
         out._output_nr, out._multi_output = len(op.outputs) - 1, True
-    return out
+    return out if not DUAL.levels else DUAL.propagate(op, args, attrs, out)  # tangents
 
 
 def _pack(node: Node, saved: list, versions: list) -> None:

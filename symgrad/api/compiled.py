@@ -80,8 +80,13 @@ def accelerate_methods(cls: type, methods: dict) -> None:
         setattr(cls, name, _speedups.method(op, vars(cls)[name], arity))
 
 
-def set_packing(n: int) -> None:
-    """Tell the compiled ``apply`` how many ``saved_tensors_hooks`` blocks are open (in any
-    thread): while some are, every call takes the Python path, which runs the hooks."""
+_ASIDE: dict = {}
+
+
+def set_packing(n: int, reason: str = "saved_tensors_hooks") -> None:
+    """Tell the compiled ``apply`` how many ``saved_tensors_hooks`` blocks (or, ``reason``
+    ``"dual levels"``, forward-mode levels) are open, in any thread: while some are, every
+    call takes the Python path, which runs the hooks (and computes tangents)."""
+    _ASIDE[reason] = n
     if ENABLED:
-        _speedups.set_packing(n)
+        _speedups.set_packing(sum(_ASIDE.values()))

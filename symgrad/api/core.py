@@ -19,6 +19,7 @@ from ..ops.dtypes import dtype as _dtype
 from ..ir.node import AccumulateGrad, RemovableHandle
 from .messages import _SCALAR_GRAD_WARNING, _c_name, _SCALAR_NAMES, _type_name, _warn_once
 from .device import CPU as _CPU, NO_CUDA
+from .dual import DUAL, tangent
 from .printing import tensor_repr
 from .shapes import Size, _contiguous, _strides, _wrap_dim
 
@@ -407,7 +408,9 @@ class Tensor(metaclass=_TensorMeta):
                            requires_grad=self._requires_grad and fn is None,
                            grad_fn=None if fn is None else type(fn).__name__,
                            default_dtype=_dt.get_default_dtype().name,
-                           parameter=self._prints_as_parameter)
+                           parameter=self._prints_as_parameter,
+                           tangent=None if not DUAL.levels or "_fw" not in self.__dict__
+                           else _tangent_text(self))
 
     __str__ = __repr__
 
@@ -473,6 +476,12 @@ class Tensor(metaclass=_TensorMeta):
         np.copyto(self._data, values, casting="unsafe")
 
 
+
+
+def _tangent_text(t) -> str | None:
+    """A dual tensor's tangent at the current forward-mode level, as its repr shows it."""
+    found = tangent(t, DUAL.levels[-1])
+    return None if found is None else repr(found)
 
 
 def _make(data: np.ndarray, dt: _dtype, requires_grad: bool = False) -> "Tensor":

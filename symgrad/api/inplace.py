@@ -31,6 +31,7 @@ from .apply import _at_view, _refresh_view, _view_index, _view_root, apply
 from .construct import _as_tensor_arg, _number
 from .core import Tensor, _make
 from .creation import _rng
+from .dual import DUAL
 from .messages import _c_name
 from .shapes import Size
 
@@ -178,6 +179,8 @@ class _InPlace:
                 isinstance(o, Tensor) and o.requires_grad for o in others)
         else:
             track = False
+        if DUAL.levels:
+            DUAL.in_place(self, op, others, attrs)  # the tangent changes in place too
         if self._view_of is not None:
             _in_place_on_view(self, op, others, attrs, track)
             return self

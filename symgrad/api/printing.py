@@ -289,7 +289,7 @@ def _add_suffixes(text, suffixes, indent, linewidth):
 
 
 def tensor_repr(data, dtype, *, requires_grad=None, grad_fn=None,
-                default_dtype="float32", parameter=False):
+                default_dtype="float32", parameter=False, tangent=None):
     """Return the text PyTorch prints for a CPU tensor with these values.
 
     Parameters
@@ -311,6 +311,8 @@ def tensor_repr(data, dtype, *, requires_grad=None, grad_fn=None,
     parameter : bool, default False
         Render like ``print(torch.nn.Parameter(t))``: a
         ``"Parameter containing:"`` line, and ``requires_grad=True`` implied.
+    tangent : str, optional
+        The text of a dual tensor's tangent (forward mode), appended as ``tangent=...``.
 
     Returns
     -------
@@ -357,6 +359,8 @@ def tensor_repr(data, dtype, *, requires_grad=None, grad_fn=None,
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif requires_grad or (parameter and requires_grad is None):
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
     text = "tensor(" + body
     if suffixes:
         text = _add_suffixes(text, suffixes, indent, opts["linewidth"])

@@ -79,7 +79,7 @@ class _Recorded:
         decomposed = DECOMPOSED.get(op)
         if decomposed is not None:  # as PyTorch records it (ger: a view times a vector)
             return decomposed(*args)
-        n = len(args) if op.variadic else len(op.inputs)
+        n = len(args) - len(op.attrs) if op.variadic else len(op.inputs)
         return apply(op, args[:n], tuple(np.asarray(a._data) if isinstance(a, Tensor) else a
                                          for a in args[n:]))
 

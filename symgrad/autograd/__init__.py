@@ -13,7 +13,7 @@ import warnings
 from ..api.creation import empty
 from ..api.gradients import backward, grad
 from ..api.tensor import Tensor
-from . import functional, graph  # noqa: F401 - submodules, as in PyTorch
+from . import forward_ad, functional, graph  # noqa: F401 - submodules, as in PyTorch
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -22,7 +22,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 
 __all__ = ["grad", "backward", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "is_inference_mode_enabled", "functional", "gradcheck", "gradgradcheck",
+           "is_inference_mode_enabled", "forward_ad", "functional", "gradcheck", "gradgradcheck",
            "GradcheckError", "Variable", "detect_anomaly", "set_detect_anomaly"]
 
 

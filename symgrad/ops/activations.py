@@ -406,3 +406,12 @@ LOG_SIGMOID_BACKWARD = Op(
            _log_sigmoid_double),
     local=("σ(-{self})", "-σ({self})(1 - σ({self}))·grad_output"),
     doc="log_sigmoid's gradient")
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.ELEMENT_WISE, LEAKY_RELU_, ELU_, CELU_, HARDTANH_BACKWARD, LEAKY_RELU_BACKWARD,
+              ELU_BACKWARD, GELU_BACKWARD, SOFTPLUS_BACKWARD, HARDSWISH_BACKWARD,
+              HARDSIGMOID_BACKWARD, LOG_SIGMOID_BACKWARD)

@@ -237,3 +237,11 @@ RPOW = Op("pow", 2, inputs=("exponent",), attrs=("self",), dtype=R.rpow,
                  grad * m.call(WHERE, m.call(GE, exponent, 0), 0.0, result * float("-inf")),),
           local=("{self}^{exponent}·log {self}",), doc="self ** exponent, self a number",
           symbol="pow")
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.ELEMENT_WISE, ADD, ADD_ALPHA, SUB, SUB_ALPHA, RSUB, MUL, MUL_SCALAR, ADD_SCALAR,
+              SUB_SCALAR, DIV_SCALAR, DIV, RECIPROCAL, NEG, POW, POW_TENSOR, RPOW)

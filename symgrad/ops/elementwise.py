@@ -294,3 +294,11 @@ def _sqrt_not_finite(a) -> str | None:
 NOT_FINITE.register(_log_not_finite, LOG)
 NOT_FINITE.register(_sqrt_not_finite, SQRT)
 NOT_FINITE.register(lambda a: f"overflow: exp({_first(a > 709, a)}) is inf", EXP)
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.ELEMENT_WISE, SGN, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD, CLAMP,
+              CLAMP_TENSOR, WHERE, MAXIMUM, MINIMUM)

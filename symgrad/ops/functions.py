@@ -291,3 +291,11 @@ CLAMP_MAX = Op("clamp_max", attrs=("max",), forward=lambda a, hi: np.where(a > h
                grads=(lambda m, grad, max, self: m.call(WHERE, m.call(LE, self, max), grad, 0.0),),
                method="clamp_max", function="clamp_max",
                inplace="clamp_max_")
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.ELEMENT_WISE, ATAN2, ASINH_, ACOSH_, ATANH_, HYPOT, XLOGY, XLOGY_SELF_NUMBER,
+              XLOGY_OTHER_NUMBER, LERP, LERP_TENSOR, ROUND_DECIMALS, CLAMP_MIN, CLAMP_MAX)

@@ -229,3 +229,13 @@ NO_VECTOR_FORM.register(INDEXING, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHE
 # ``where``).
 CHOOSES.register(lambda a, mask, value: (mask, value, a), MASKED_FILL_SCALAR)
 CHOOSES.register(lambda a, value, mask: (mask, value, a), MASKED_FILL)
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.ELEMENT_WISE, MASKED_FILL_SCALAR)
+_JVP.register(_fwd.LINEAR, MASKED_FILL, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHER, SELECT,
+              SELECT_BACKWARD, SLICE, SLICE_BACKWARD, INDEX, INDEX_PUT_IMPL, COPY_SLICES,
+              INDEX_PUT_)

@@ -32,3 +32,10 @@ COPY = Op("copy", inputs=("self", "src"), broadcasts=True,
           # (a src that broadcasts past self is refused by the in-place write, as PyTorch)
           forward=lambda a, b: np.broadcast_arrays(a, b)[1].astype(np.result_type(a)),
           grads=(lambda m, grad: m.zeros_like(grad), lambda m, grad: grad), )
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.ELEMENT_WISE, ZERO, FILL, FILL_TENSOR, COPY)

@@ -193,3 +193,11 @@ TRILINEAR = Op("_trilinear", inputs=("i1", "i2", "i3"),
                       m.call(TRILINEAR, i1, i2, grad, e1, e2, sumdim, e3, 1)),
                local=("{i2}·{i3}", "{i1}·{i3}", "{i1}·{i2}"), symbol="trilinear",
                doc="Σ over sumdim of i1·i2·i3, each expanded")
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.LINEAR, EMBEDDING, EMBEDDING_DENSE_BACKWARD)
+_JVP.register(_fwd.MULTILINEAR, TRILINEAR)

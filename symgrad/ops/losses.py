@@ -345,3 +345,12 @@ NLL_LOSS = Op("nll_loss", functional="nll_loss", inputs=("self", "target"),
                      weight: m.call(NLL_LOSS_BACKWARD, grad, self, target, weight, reduction,
                                     ignore_index, total_weight), None),
               )
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+# (the *_loss_backward ops reduce grad_output's part in its rule: not element-wise; their
+# JVP is the transposed gradient rule, see symgrad.api.forward)
+_JVP.register(_fwd.LINEAR, NLL_LOSS, NLL_LOSS_BACKWARD)

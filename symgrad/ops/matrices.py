@@ -261,3 +261,10 @@ WORK.register(W.elimination_scalar, LINALG_DET, LOGDET)
 WORK.register(W.elimination_same, LINALG_INV_EX)
 WORK.register(W.solve, LINALG_SOLVE_EX)
 RATIONAL.register(True, LOGDET, LINALG_INV_EX, LINALG_SOLVE_EX)
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.LINEAR, DIAG_EMBED, DIAGONAL_COPY)

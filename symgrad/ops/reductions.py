@@ -348,3 +348,11 @@ COMPOSES.register({LOG_SOFTMAX: SOFTMAX}, EXP)
 # last axis.
 WORK.register(W.reduce_all, SUM, MEAN, NUMEL, NORM)
 WORK.register(W.last_axis, SOFTMAX, LOG_SOFTMAX)
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.LINEAR, SUM_DIM, MEAN, MEAN_DIM, SUM_DTYPE, SUM_DIM_DTYPE, MEAN_DTYPE,
+              MEAN_DIM_DTYPE)

@@ -230,3 +230,12 @@ TO_COPY = Op("_to_copy", attrs=("dtype",), forward=lambda a, d: a.astype(d.np),
              saves=("_self_dtype",), node="ToCopyBackward0", dtype=R.attr,
              grads=(lambda m, grad, self_dtype: m.cast(grad, self_dtype),),
              symbol="to")
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.LINEAR, T, PERMUTE, TRANSPOSE, VIEW, RESHAPE_ALIAS, ALIAS, AS_STRIDED,
+              UNSAFE_VIEW, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, SQUEEZE_, UNSQUEEZE, EXPAND, CAT,
+              STACK, CLONE, CLONE_CONTIGUOUS, TO_COPY)

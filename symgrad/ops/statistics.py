@@ -282,3 +282,10 @@ CUMPROD = Op("cumprod", attrs=("dim",),
 WORK.register(W.reduce_all, PROD, STD, VAR)
 WORK.register(W.logsumexp, LOGSUMEXP)
 WORK.register(W.last_axis, CUMSUM)
+
+
+# -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+_JVP.register(_fwd.LINEAR, FLIP, CUMSUM)

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 __all__ = ["Table", "TABLES", "FORMULA", "MEASURE_ZERO", "CONJUNCTION", "NO_VECTOR_FORM",
            "STEP", "INDEXING", "CHOOSES", "DECOMPOSED", "INVERSE_OF", "COMPOSES", "LINEAR",
            "HOMOGENEOUS", "ELEMENTWISE", "SQUARE", "SYNONYM", "TRANSPOSE_INVARIANT", "ROLES",
-           "NOT_FINITE", "WORK", "RATIONAL", "ShapeMismatch"]
+           "NOT_FINITE", "WORK", "RATIONAL", "JVP", "ShapeMismatch"]
 
 #: Every side table, so that an op can be taken out of all of them.
 TABLES: list = []
@@ -159,3 +159,11 @@ class ShapeMismatch(Exception):
 #: op -> ``f(x)`` giving the words for why ``op(x)`` is nan or inf at the array ``x``,
 #: or None when ``x`` is not why.
 NOT_FINITE = Table("not finite")
+
+
+# -- forward mode's (symgrad.ops.jvp): each op's Jacobian-vector product -------------------
+#: op -> how its JVP is had: one of the derivations ``jvp.ELEMENT_WISE``, ``jvp.LINEAR``,
+#: ``jvp.MULTILINEAR`` (as derivatives.yaml's ``auto_element_wise`` and ``auto_linear``),
+#: or an explicit rule ``f(m, tangents, args, attrs, result, saved)`` (JAX's ``defjvp``).
+#: Ops in ELEMENTWISE and LINEAR need no entry: they are derived as such.
+JVP = Table("jvp")
