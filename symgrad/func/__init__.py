@@ -16,8 +16,9 @@ tensor([[2., 4.]])
 from __future__ import annotations
 
 from .reverse import grad, grad_and_value, jacrev, vjp
+from .forward import hessian, jacfwd, jvp, linearize
 from .modules import functional_call, stack_module_state
 from .vmap import vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "vmap", "functional_call",
-           "stack_module_state"]
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jvp", "jacfwd", "linearize", "hessian",
+           "vmap", "functional_call", "stack_module_state"]

@@ -28,7 +28,9 @@ from typing import Any, Callable
 from ..api.creation import zeros, zeros_like
 from ..api.functional import stack
 from ..api.gradients import grad as _autograd_grad
+from ..api.dual import DUAL
 from ..api.tensor import Tensor
+from ..autograd.forward_ad import make_dual, unpack_dual
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from . import levels
 from .pytree import tree_flatten, tree_unflatten
@@ -79,8 +81,19 @@ def wrap_inputs(tree) -> tuple[list, list, Any]:
     for t in leaves:
         if not isinstance(t, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
-        fresh.append(t.view_as(t) if t.requires_grad else t.detach().requires_grad_(True))
+        fresh.append(t.view_as(t) if t.requires_grad else _fresh_leaf(t))
     return leaves, fresh, spec
+
+
+def _fresh_leaf(t: Tensor) -> Tensor:
+    """A new leaf requiring grad with ``t``'s values and the tangents ``t`` has at the open
+    forward-mode levels (a dual input of ``jvp(grad(f))`` keeps its tangent)."""
+    leaf = t.detach().requires_grad_(True)
+    for level in DUAL.levels:
+        tangent = unpack_dual(t, level=level).tangent
+        if tangent is not None:
+            leaf = make_dual(leaf, tangent, level=level)
+    return leaf
 
 
 def keeps_graph(originals) -> bool:
