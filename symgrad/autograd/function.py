@@ -20,6 +20,7 @@ from ..ir.backends import NUMPY
 from ..ir.node import GRAD_MODE, MultiOutput, Node, _version_error
 from ..engine.hooks import wrap
 from ..engine.rules import FREED_MESSAGE
+from ..api.dual import DUAL, set_tangent, tangent
 from ..api.tensor import Tensor, _make
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -234,6 +235,12 @@ class Function(metaclass=_FunctionMeta):
     vjp = backward
 
     @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
+        """Forward mode: the outputs' tangents given the inputs' (``grad_inputs``)."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @staticmethod
     def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:
         """Override to use a ``forward`` without ``ctx``: save what backward needs here."""
         raise NotImplementedError("setup_context is not implemented.")
@@ -269,14 +276,23 @@ class Function(metaclass=_FunctionMeta):
         ctx._non_differentiable = set()
         prev = GRAD_MODE.enabled
         GRAD_MODE.enabled = False
+        # Forward mode: inputs with tangents -> forward runs without computing tangents,
+        # then the Function's jvp gives its outputs' tangents.
+        levels = [lv for lv in DUAL.active() if any(
+            isinstance(a, Tensor) and tangent(a, lv) is not None for a in args)]
+        DUAL.masked.extend(levels)
         try:
             if setup:
                 out = cls.forward(*args)
                 cls.setup_context(ctx, args, out)
             else:
                 out = cls.forward(ctx, *args)
+            tangents = [_custom_jvp(cls, ctx, args, out, lv) for lv in levels]
         finally:
             GRAD_MODE.enabled = prev
+            del DUAL.masked[len(DUAL.masked) - len(levels):]
+        if levels:
+            out = _set_tangents(out, levels, tangents)
         saved = ctx.__dict__.pop("_to_save", ())
         dirty = ctx.__dict__.pop("_dirty", ())
         for t in dirty:
@@ -341,7 +357,41 @@ class Function(metaclass=_FunctionMeta):
             ctx._n_outputs = n
         if nrs is not None:
             ctx._input_nrs = tuple(nrs)
-        return tuple(outs) if is_tuple else outs[0]
+        out = tuple(outs) if is_tuple else outs[0]
+        return _set_tangents(out, levels, tangents) if levels else out
+
+
+def _custom_jvp(cls, ctx, args: tuple, out, level: int):
+    """The output tangents a custom Function's ``jvp`` gives for the inputs' tangents at
+    ``level`` (zeros for a tensor input without one, None for other inputs)."""
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+    grads = []
+    for a in args:
+        if not isinstance(a, Tensor):
+            grads.append(None)
+            continue
+        t = tangent(a, level)
+        grads.append(t if t is not None else _make(np.zeros(np.shape(a._data), a.dtype.np),
+                                                   a.dtype))
+    got = cls.jvp(ctx, *grads)
+    n = len(out) if isinstance(out, tuple) else 1
+    got = got if isinstance(got, tuple) else (got,)
+    if len(got) != n:
+        raise RuntimeError(f"function {cls.__name__}_jvp returned an incorrect number of "
+                           f"forward gradients (expected {n}, got {len(got)})")
+    return got
+
+
+def _set_tangents(out, levels: list, tangents: list):
+    """Give each tensor output its tangent at each level (``tangents[k][i]``)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    for level, ts in zip(levels, tangents):
+        for o, t in zip(outs, ts):
+            if isinstance(o, Tensor) and t is not None and o.dtype.is_floating_point:
+                set_tangent(o, level, t)
+    return out
 
 
 class _UndefinedGrad(Function):

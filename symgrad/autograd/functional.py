@@ -1,7 +1,10 @@
 """``symgrad.autograd.functional``: jacobian, hessian, vjp, jvp, hvp, vhp.
 
-The same algorithms as ``torch.autograd.functional`` (reverse mode): everything is built
-from :func:`symgrad.autograd.grad`; forward-mode products use the double-backward trick.
+The same algorithms as ``torch.autograd.functional``, built from :func:`symgrad.autograd.grad`
+and, for the forward-mode products (``jvp``, ``hvp``, ``jacobian(strategy="forward-mode")``),
+from real forward mode (:mod:`symgrad.autograd.forward_ad`; ``hvp`` is forward-over-reverse);
+``strict=True`` and ``create_graph=True`` keep PyTorch's double-backward trick (whose checks
+its errors name, and whose nodes its graphs show).
 Inputs are copied into fresh tensors first, so a function that also closes over them is
 differentiated only through its arguments.  With ``create_graph=True`` the results stay
 differentiable; ``strict=True`` turns silent zeros into PyTorch's errors.
@@ -20,10 +23,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..api.creation import zeros, zeros_like
+from ..api.creation import ones_like, zeros, zeros_like
 from ..api.functional import stack
 from ..api.gradients import grad
 from ..api.tensor import Tensor
+from . import forward_ad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -204,8 +208,28 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             _tuple_postprocess(result, is_inputs_tuple))
 
 
+def _tangents(outputs: tuple, level: int) -> tuple:
+    """The outputs' tangents at ``level`` (zeros where an output has none)."""
+    return tuple(_fill_tangent(forward_ad.unpack_dual(o, level=level).tangent, o)
+                 for o in outputs)
+
+
+def _fill_tangent(t, like):
+    return zeros_like(like) if t is None else t
+
+
+def _in_level(compute: Callable):
+    """``compute(level)`` inside a new forward-mode level (nested in an open one)."""
+    level = forward_ad._enter_level()
+    try:
+        return compute(level)
+    finally:
+        forward_ad._exit_level(level)
+
+
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), J v)``, by the double-backward trick (as PyTorch computes it).
+    """``(func(inputs), J v)`` by forward mode (with ``strict`` or ``create_graph``: by the
+    double-backward trick, as PyTorch, whose errors and graphs name it).
 
     Examples
     --------
@@ -214,6 +238,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     >>> jvp(lambda x: x.exp().sum(dim=1), torch.zeros(2, 2), torch.ones(2, 2))
     (tensor([2., 2.]), tensor([2., 2.]))
     """
+    if not strict and not create_graph:
+        return _forward_jvp(func, inputs, v, create_graph)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -241,13 +267,76 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             _tuple_postprocess(result, is_outputs_tuple))
 
 
+def _forward_jvp(func, inputs, v, create_graph: bool):
+    """jvp by forward mode: one dual pass."""
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=create_graph)
+        v = _v_or_single(v, inputs, is_inputs_tuple, "jvp",
+                         "The vector v can only be None if the input to the user-provided "
+                         "function is a single Tensor with a single element.")
+        if v is not None:
+            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        else:
+            v = tuple(ones_like(x) for x in inputs)
+
+        def run(level):
+            duals = tuple(forward_ad.make_dual(x, t, level=level) for x, t in zip(inputs, v))
+            outputs = func(*duals)
+            is_outputs_tuple, outputs = _as_tuple(
+                outputs, "outputs of the user-provided function", "jvp")
+            return is_outputs_tuple, outputs, _tangents(outputs, level)
+        is_outputs_tuple, outputs, result = _in_level(run)
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_outputs_tuple))
+
+
+def _forward_jacobian(func, inputs):
+    """jacobian(strategy="forward-mode"): one dual pass per input element, the columns."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    inputs = _grad_preprocess(inputs, create_graph=False, need_graph=False)
+    columns = None  # [output][input] -> list of column tensors
+    is_outputs_tuple = False
+    for k, x in enumerate(inputs):
+        for j in range(x.nelement()):
+            seed = zeros(x.nelement(), dtype=x.dtype)
+            seed[j] = 1
+
+            def run(level, k=k, seed=seed):
+                duals = tuple(forward_ad.make_dual(a, seed.view(tuple(a.shape)), level=level)
+                              if i == k else a for i, a in enumerate(inputs))
+                outputs = _as_tuple(func(*duals), "outputs of the user-provided function",
+                                    "jacobian")
+                return outputs[0], outputs[1], _tangents(outputs[1], level)
+            is_outputs_tuple, outputs, tangents = _in_level(run)
+            if columns is None:
+                columns = [[[] for _ in inputs] for _ in outputs]
+            for o, t in enumerate(tangents):
+                columns[o][k].append(t.detach())
+    if columns is None:  # no input elements
+        outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
+                            "jacobian")[1]
+        columns = [[[] for _ in inputs] for _ in outputs]
+    result = tuple(tuple(
+        stack(cols, -1).view(tuple(out.shape) + tuple(inp.shape)) if cols
+        else zeros(tuple(out.shape) + tuple(inp.shape), dtype=out.dtype)
+        for cols, inp in zip(per_out, inputs)) for per_out, out in zip(columns, outputs))
+    if is_inputs_tuple:  # (PyTorch's vmapped path gives lists over the inputs)
+        return [list(r) for r in result] if is_outputs_tuple else list(result[0])
+    return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
+
+
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """The Jacobian of ``func`` at ``inputs``: one tensor of shape ``out.shape + in.shape``
     per (output, input) pair, nested as the outputs and inputs are.
 
-    ``vectorize`` and ``strategy="forward-mode"`` give the same values here (computed
-    row by row in reverse mode).
+    ``strategy="forward-mode"`` (with ``vectorize=True``, as PyTorch requires) computes
+    it column by column in forward mode; ``vectorize`` alone changes nothing here (row by
+    row in reverse mode).
 
     Examples
     --------
@@ -280,6 +369,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
             raise NotImplementedError(
                 "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
                 "only implemented for `vectorize=True`.")
+        return _forward_jacobian(func, inputs)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -418,7 +508,8 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), H v)`` for a scalar ``func``, by the double-backward trick.
+    """``(func(inputs), H v)`` for a scalar ``func``, forward-over-reverse (with ``strict`` or
+    ``create_graph``: by the double-backward trick, as PyTorch).
 
     Examples
     --------
@@ -427,6 +518,8 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     >>> hvp(lambda x: (x ** 3).sum(), torch.tensor([1., 2.]), torch.tensor([1., 0.]))
     (tensor(9.), tensor([6., 0.]))
     """
+    if not strict and not create_graph:
+        return _forward_over_reverse_hvp(func, inputs, v, create_graph)
     with enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _first_derivative(
             func, inputs, v, create_graph, strict, "hvp")
@@ -436,6 +529,39 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_inputs_tuple))
+
+
+def _forward_over_reverse_hvp(func, inputs, v, create_graph: bool):
+    """hvp: the tangent of the gradient, the gradient computed in a dual level."""
+    def run(level):
+        with enable_grad():
+            is_inputs_tuple, inputs_, v_, is_outputs_tuple, outputs, jac = _first_derivative(
+                lambda *xs: func(*(forward_ad.make_dual(x, t, level=level)
+                                   for x, t in zip(xs, v_seen))),
+                inputs, v, create_graph, False, "hvp")
+        return is_inputs_tuple, is_outputs_tuple, outputs, jac, inputs_
+    # v is checked (and copied) by _first_derivative; the function sees it once known.
+    v_seen: list = []
+    is_inputs_tuple, inputs_t = _as_tuple(inputs, "inputs", "hvp")
+    v_t = _v_or_single(v, inputs_t, is_inputs_tuple, "hvp",
+                       "The vector v can only be None if the input to the user-provided "
+                       "function is a single Tensor with a single element.")
+    if v_t is not None:
+        _validate_v(v_t, inputs_t, is_inputs_tuple)
+        v_seen.extend(v_t)
+    else:
+        v_seen.extend(ones_like(x) for x in inputs_t)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        def compute(level):
+            got = run(level)
+            return got[:3] + (tuple(_fill_tangent(
+                None if j is None else forward_ad.unpack_dual(j, level=level).tangent, x)
+                for j, x in zip(got[3], got[4])),)
+        is_inputs_tuple, is_outputs_tuple, outputs, result = _in_level(compute)
     outputs = _grad_postprocess(outputs, create_graph)
     result = _grad_postprocess(result, create_graph)
     return (_tuple_postprocess(outputs, is_outputs_tuple),

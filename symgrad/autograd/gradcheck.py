@@ -18,6 +18,7 @@ from ..api.creation import _rng, zeros_like
 from ..api.gradients import grad
 from ..api.tensor import Tensor, _make
 from .function import _UndefinedGrad
+from . import forward_ad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -155,7 +156,12 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
     """
     inputs = _as_tuple(inputs)
     try:
-        _gradcheck(func, inputs, eps, atol, rtol, nondet_tol)
+        if check_backward_ad:
+            _gradcheck(func, inputs, eps, atol, rtol, nondet_tol)
+        else:
+            _check_inputs(inputs)
+        if check_forward_ad:
+            _check_forward_ad(func, inputs, eps, atol, rtol)
         outputs = _differentiable_outputs(func(*inputs))
         if outputs and check_backward_ad:
             _test_backward_mul_by_grad_output(outputs, inputs)
@@ -199,6 +205,45 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol) -> bool:
                     f"Jacobian mismatch for output {i} with respect to input {j},\n"
                     f"numerical:{_tensor_text(n)}\nanalytical:{_tensor_text(a)}\n")
     return True
+
+
+def _forward_jacobians(func, inputs: tuple, numels: list) -> list:
+    """``[input][output]`` matrices (input numel, output numel) by forward mode: one dual
+    pass per input element."""
+    diff = _diff_inputs(inputs)
+    result = []
+    for x in diff:
+        per_output = [np.zeros((x.numel(), n), dtype=x.dtype.np) for n in numels]
+        for k in range(x.numel()):
+            seed = np.zeros(x.numel(), dtype=x.dtype.np)
+            seed[k] = 1
+            with forward_ad.dual_level():
+                duals = tuple(forward_ad.make_dual(a, _make(seed.reshape(tuple(a.shape)),
+                                                            a.dtype)) if a is x else a
+                              for a in inputs)
+                outs = _all_outputs(func, duals)
+                for o, out in enumerate(outs):
+                    t = forward_ad.unpack_dual(out).tangent
+                    if t is not None:
+                        per_output[o][k] = np.asarray(t._data).reshape(-1)
+        result.append(per_output)
+    return result
+
+
+def _check_forward_ad(func, inputs, eps, atol, rtol) -> None:
+    """gradcheck's ``check_forward_ad``: forward mode's Jacobians against central
+    differences."""
+    all_outputs = _all_outputs(func, inputs)
+    numels = [o.numel() for o in all_outputs]
+    numerical = _numerical_jacobians(func, inputs, numels, eps)
+    analytical = _forward_jacobians(func, inputs, numels)
+    for j, (nums, ans) in enumerate(zip(numerical, analytical)):
+        for i, (n, a) in enumerate(zip(nums, ans)):
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian computed with forward mode mismatch for output {i} with "
+                    f"respect to input {j},\nnumerical:{_tensor_text(n)}\n"
+                    f"analytical:{_tensor_text(a)}\n")
 
 
 def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
