@@ -12,6 +12,7 @@ import numpy as np
 
 from symgrad._util import start_child, stop
 from symgrad.checking import check as run_check
+from symgrad.checking.jacobians import check_jacobian
 from symgrad.symbolic.budget import limits
 
 from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
@@ -278,6 +279,9 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
 @click.argument("expression", required=False)
 @click.option("--grad", "grad_items", multiple=True, metavar="VAR=EXPR",
               help="The gradient you derived for VAR (repeatable).")
+@click.option("--jacobian", "jacobian_items", multiple=True, metavar="VAR=EXPR",
+              help="The Jacobian you derived for VAR, of a vector function too "
+                   "(repeatable): output elements × VAR's elements, x=\"diag(cos(x))\".")
 @click.option("--at", "at_items", multiple=True, metavar="VAR=VALUE",
               help="A point to check at; also fixes vector/matrix shapes (repeatable).")
 @click.option("--shape", "shape_items", multiple=True, metavar="VAR=DIMS",
@@ -296,8 +300,8 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
               show_default=True, help="With --batch: the most problems a file may hold.")
 @click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
 @limit_options("elements", "terms")
-def check(expression: str | None, grad_items: tuple, at_items: tuple, shape_items: tuple,
-          samples: int,
+def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_items: tuple,
+          shape_items: tuple, samples: int,
           timeout: float, batch: str | None, jobs: int, max_problems: int,
           as_json: bool, max_elements: int, max_terms: int) -> None:
     """Check a hand-derived gradient of EXPRESSION: symbolically (SymPy), then
@@ -310,6 +314,7 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, shape_item
       symgrad check "sin(dot(x,y))" --grad x="cos(dot(x,y))*y" --at x=[1,2,3] --at y=[5,6,7]
       symgrad check "x**2*sin(x)" --grad x="2*x*sin(x)"
       symgrad check "x.T @ A @ x" --grad x="(A + A.T) @ x" --shape A=n,n --shape x=n
+      symgrad check "sin(x)" --jacobian x="diag(cos(x))" --shape x=n
       symgrad check --batch problems.toml --json
 
     \b
@@ -321,8 +326,32 @@ def check(expression: str | None, grad_items: tuple, at_items: tuple, shape_item
       at = { x = "[1, 2, 3]", y = "[5, 6, 7]" }
     """
     with limits(max_elements=max_elements, max_terms=max_terms):  # (batch workers fork)
+        if jacobian_items:
+            _check_jacobian(expression, grad_items, jacobian_items, at_items, shape_items,
+                            samples, batch, as_json)
+            return
         _check(expression, grad_items, at_items, shape_items, samples, timeout, batch, jobs,
                max_problems, as_json)
+
+
+def _check_jacobian(expression, grad_items, jacobian_items, at_items, shape_items, samples,
+                    batch, as_json) -> None:
+    if batch or grad_items:
+        raise InputError("--jacobian checks one claimed Jacobian: give no --grad or "
+                         "--batch with it")
+    if not expression:
+        raise InputError("missing EXPRESSION; see symgrad check --help")
+    expr = load_expression(expression)
+    claims = {name: load_expression(text, what=f"--jacobian {name}") for name, text in
+              assignments("--jacobian", jacobian_items, expr.variables,
+                          '--jacobian x="diag(cos(x))"')}
+    at = parse_at(at_items, expr.variables)
+    shapes = parse_shapes(shape_items, expr.variables, at)
+    try:
+        report = check_jacobian(expr, claims, at=at or None, samples=samples, shapes=shapes)
+    except (ValueError, TypeError) as err:
+        raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
+    _show(report, as_json)
 
 
 def _check(expression, grad_items, at_items, shape_items, samples, timeout, batch, jobs,
@@ -342,6 +371,10 @@ def _check(expression, grad_items, at_items, shape_items, samples, timeout, batc
     at = parse_at(at_items, expr.variables)
     shapes = parse_shapes(shape_items, expr.variables, at)
     report = _run(expression, grads, at, samples, timeout, shapes)
+    _show(report, as_json)
+
+
+def _show(report, as_json: bool) -> None:
     if as_json:
         echo_json(report.as_dict())
     else:
