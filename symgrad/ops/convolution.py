@@ -74,51 +74,66 @@ def _geometry(x_shape, w_shape, stride, padding, dilation):
     return kernel, out
 
 
+def _columns(x, kernel, stride, padding, dilation, out, groups):
+    """im2col: per group, the windows of the padded ``x`` as a matrix
+    ``(C/g · prod(kernel), N · prod(out))`` (rows channel-major, so that the copy runs
+    along the input's contiguous last dim)."""
+    nd = len(kernel)
+    win = window_view(_pad(x, padding, padding), kernel, stride, dilation, out)
+    # (N, C, *out, *kernel) -> (C, *kernel, N, *out)
+    win = win.transpose((1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,)
+                        + tuple(range(2, 2 + nd)))
+    cg = x.shape[1] // groups
+    return [win[k * cg:(k + 1) * cg].reshape(cg * int(np.prod(kernel)), -1)
+            for k in range(groups)]
+
+
+def _by_group(a, groups):
+    """``a`` (rows first) split into ``groups`` equal blocks of rows."""
+    n = a.shape[0] // groups
+    return [a[k * n:(k + 1) * n] for k in range(groups)]
+
+
 def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
     """``B(x, w) + b``: each output channel correlates its group's input channels."""
     x, w = np.asarray(x), np.asarray(w)
     padding = _full(padding, x.ndim - 2)
     kernel, out = _geometry(x.shape, w.shape, stride, padding, dilation)
     nd = len(kernel)
-    cols = window_view(_pad(x, padding, padding), kernel, stride, dilation, out)
-    # cols: (N, C, *out, *kernel); contracted with w (O, C/g, *kernel) over C and kernel
-    taxes = [1] + list(range(2 + nd, 2 + 2 * nd))
-    if groups == 1:
-        y = np.tensordot(cols, w, axes=(taxes, list(range(1, 2 + nd))))
-    else:
-        cg, og = w.shape[1], w.shape[0] // groups
-        y = np.concatenate([np.tensordot(cols[:, g * cg:(g + 1) * cg],
-                                         w[g * og:(g + 1) * og],
-                                         axes=(taxes, list(range(1, 2 + nd))))
-                            for g in range(groups)], axis=-1)
-    y = np.moveaxis(y, -1, 1)  # (N, *out, O) -> (N, O, *out)
+    cols = _columns(x, kernel, stride, padding, dilation, out, groups)
+    y = [wk.reshape(wk.shape[0], -1) @ ck for wk, ck in zip(_by_group(w, groups), cols)]
+    y = (y[0] if groups == 1 else np.concatenate(y)).reshape((w.shape[0], x.shape[0]) + out)
     if b is not None:
-        y = y + np.asarray(b).reshape((-1,) + (1,) * nd)
+        y = y + np.asarray(b).reshape((-1,) + (1,) * (nd + 1))
+    y = y.swapaxes(0, 1)  # (O, N, *out) -> (N, O, *out)
     return np.ascontiguousarray(y) if y.dtype != object else y
 
 
 def _backward_input(g, x_shape, w, stride, padding, dilation, groups):
     """``Bᵢ(g, w)``: the adjoint of the convolution in its input (a transposed
-    convolution), ``x_shape`` the input's shape."""
+    convolution), ``x_shape`` the input's shape: per kernel offset, the products added
+    back where that offset's windows read."""
     g, w = np.asarray(g), np.asarray(w)
     nd = w.ndim - 2
     padding = _full(padding, nd)
     kernel, out = tuple(w.shape[2:]), tuple(g.shape[2:])
-    og, cg = w.shape[0] // groups, w.shape[1]
-    # per group: (N, Og, *out) x (Og, Cg, *kernel) -> (N, *out, Cg, *kernel)
-    cols = [np.tensordot(g[:, k * og:(k + 1) * og], w[k * og:(k + 1) * og], axes=([1], [0]))
-            for k in range(groups)]
-    cols = cols[0] if groups == 1 else np.concatenate(cols, axis=1 + nd)
-    cols = np.moveaxis(cols, 1 + nd, 1)  # (N, C, *out, *kernel)
-    padded = tuple(n + 2 * p for n, p in zip(x_shape[2:], padding))
-    dtype = cols.dtype if cols.dtype == object else np.result_type(g, w)
-    xp = np.zeros(tuple(x_shape[:2]) + padded, dtype=dtype)
+    n, cg = g.shape[0], w.shape[1]
+    # per group: (Og, K·Cg)ᵀ @ (Og, N·out) -> (*kernel, Cg, N, *out), each offset's block
+    # contiguous
+    gm = g.swapaxes(0, 1).reshape(g.shape[1], -1)
+    order = (0,) + tuple(range(2, 2 + nd)) + (1,)
+    cols = [(wk.transpose(order).reshape(wk.shape[0], -1).T @ gk).reshape(
+        kernel + (cg, n) + out) for wk, gk in zip(_by_group(w, groups), _by_group(gm, groups))]
+    cols = cols[0] if groups == 1 else np.concatenate(cols, axis=nd)
+    padded = tuple(size + 2 * p for size, p in zip(x_shape[2:], padding))
+    xp = np.zeros((x_shape[1], n) + padded, dtype=cols.dtype)
     for offset in itertools.product(*(range(k) for k in kernel)):
-        where = tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
-                      for o, d, s, n in zip(offset, dilation, stride, out))
-        xp[(slice(None), slice(None)) + where] += cols[(Ellipsis,) + offset]
-    return xp[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in
-                                                 zip(padding, x_shape[2:]))]
+        where = tuple(slice(o * d, o * d + s * (m - 1) + 1, s)
+                      for o, d, s, m in zip(offset, dilation, stride, out))
+        xp[(slice(None), slice(None)) + where] += cols[offset]
+    xp = xp[(slice(None), slice(None)) + tuple(slice(p, p + size) for p, size in
+                                               zip(padding, x_shape[2:]))].swapaxes(0, 1)
+    return np.ascontiguousarray(xp) if xp.dtype != object else xp
 
 
 def _backward_weight(g, x, w_shape, stride, padding, dilation, groups):
@@ -127,12 +142,10 @@ def _backward_weight(g, x, w_shape, stride, padding, dilation, groups):
     nd = x.ndim - 2
     padding = _full(padding, nd)
     kernel, out = tuple(w_shape[2:]), tuple(g.shape[2:])
-    cols = window_view(_pad(x, padding, padding), kernel, stride, dilation, out)
-    og, cg = w_shape[0] // groups, w_shape[1]
-    axes = ([0] + list(range(2, 2 + nd)), [0] + list(range(2, 2 + nd)))
-    parts = [np.tensordot(g[:, k * og:(k + 1) * og], cols[:, k * cg:(k + 1) * cg], axes=axes)
-             for k in range(groups)]
-    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+    cols = _columns(x, kernel, stride, padding, dilation, out, groups)
+    gm = g.swapaxes(0, 1).reshape(g.shape[1], -1)
+    parts = [gk @ ck.T for gk, ck in zip(_by_group(gm, groups), cols)]
+    return (parts[0] if groups == 1 else np.concatenate(parts)).reshape(tuple(w_shape))
 
 
 def _backward_bias(g):

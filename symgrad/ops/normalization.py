@@ -158,7 +158,7 @@ def _bn_grad_bias(m, grad, eps, input, result1, result2, running_mean, running_v
 
 
 NATIVE_BATCH_NORM = Op(
-    "native_batch_norm", inputs=("input", "weight", "bias"),
+    "native_batch_norm", inputs=("input", "weight", "bias"), functional="batch_norm",
     attrs=("running_mean", "running_var", "training", "momentum", "eps"),
     forward=_batch_norm,
     saves=_BN_SAVES,
@@ -220,7 +220,7 @@ def _gn_grad_bias(m, grad, C, HxW, N, eps, group, input, result1, result2, weigh
 
 
 NATIVE_GROUP_NORM = Op(
-    "native_group_norm", inputs=("input", "weight", "bias"),
+    "native_group_norm", inputs=("input", "weight", "bias"), functional="group_norm",
     attrs=("N", "C", "HxW", "group", "eps"), forward=_group_norm,
     saves=_GN_SAVES,
     derive={"result1": _gn_saved(0), "result2": _gn_saved(1)},

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .convolution import _pad, window_view
+from .convolution import _pad
 from .indexing import GATHER
 from .kernels import _sympy
 from .record import Op
@@ -38,20 +38,28 @@ def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation
 
 
 # -- max pooling --------------------------------------------------------------------------------
-def _max_windows(x, kernel, stride, padding, dilation, ceil_mode):
-    """The windows of ``x`` padded with -inf, flattened: ``(..., *out, k)``, and ``out``."""
-    x = np.asarray(x)
+def _max_geometry(x, kernel, stride, padding, dilation, ceil_mode):
+    """``x`` padded with -inf to exactly the windows' reach, the output size, the stride."""
     stride = tuple(stride) or tuple(kernel)
-    sizes = x.shape[-2:]
+    sizes = np.shape(x)[-2:]
     out = tuple(pool_output_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
                 zip(sizes, kernel, stride, padding, dilation))
     spans = tuple((o - 1) * s + d * (k - 1) + 1 for o, s, d, k in
                   zip(out, stride, dilation, kernel))
-    hi = tuple(max(L - n - p, 0) for L, n, p in zip(spans, sizes, padding))
+    hi = tuple(max(span - n - p, 0) for span, n, p in zip(spans, sizes, padding))
     low = _sympy().S.NegativeInfinity if x.dtype == object else -np.inf
-    xp = _pad(x, tuple(padding), hi, low)[(Ellipsis,) + tuple(slice(0, L) for L in spans)]
-    win = window_view(xp, tuple(kernel), stride, tuple(dilation), out)
-    return win.reshape(win.shape[:-2] + (-1,)), out, stride
+    xp = _pad(x, tuple(padding), hi, low)[(Ellipsis,) + tuple(slice(0, s) for s in spans)]
+    return xp, out, stride
+
+
+def _offsets(xp, kernel, stride, dilation, out):
+    """Each kernel offset ``(i, j)`` and the strided view of the elements it reads."""
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            yield (i, j), xp[..., i * dilation[0]:i * dilation[0] + stride[0] * (out[0] - 1) + 1:
+                             stride[0],
+                             j * dilation[1]:j * dilation[1] + stride[1] * (out[1] - 1) + 1:
+                             stride[1]]
 
 
 # (the values and the indices come from one pass; apply asks for the indices, a saved value,
@@ -60,15 +68,45 @@ _LAST: list = [None, None, None]
 
 
 def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
-    flat, out, stride = _max_windows(x, kernel, stride, padding, dilation, ceil_mode)
-    arg = np.argmax(flat, axis=-1)
-    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    ki, kj = np.unravel_index(arg, tuple(kernel))
+    """A running maximum over the kernel's offsets (one vectorised step per offset): the
+    first maximum wins, and NaN, as in PyTorch's kernel."""
+    x = np.asarray(x)
+    xp, out, stride = _max_geometry(x, kernel, stride, padding, dilation, ceil_mode)
+    views = list(_offsets(xp, kernel, stride, dilation, out))
+    if np.isnan(x).any():
+        best, where = _running_max_nan(views, kernel)
+    else:
+        best = views[0][1].copy() if len(views) == 1 else views[0][1]
+        for _, view in views[1:]:
+            best = np.maximum(best, view)
+        # the first offset holding the maximum: offsets visited last to first, each
+        # moving ``where`` to itself where it holds the maximum (arithmetic, no masks)
+        where = np.zeros(best.shape, dtype=np.int32)
+        eq = np.empty(best.shape, dtype=bool)
+        for (i, j), view in reversed(views):
+            np.equal(view, best, out=eq)
+            step = np.int32(i * kernel[1] + j) - where
+            step *= eq
+            where += step
+    ki = where // np.int32(kernel[1])
+    kj = where - ki * np.int32(kernel[1])
     rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + ki * dilation[0]
     cols = (np.arange(out[1]) * stride[1] - padding[1])[None, :] + kj * dilation[1]
-    indices = rows * np.shape(x)[-1] + cols
+    indices = (rows * x.shape[-1] + cols).astype(np.int64)
     _LAST[:] = [x, (kernel, stride, padding, dilation, ceil_mode), indices]
-    return values
+    return best
+
+
+def _running_max_nan(views, kernel):
+    """PyTorch's running maximum with NaN: a NaN replaces the maximum (the last NaN's
+    index is kept)."""
+    best = views[0][1].copy()
+    where = np.zeros(best.shape, dtype=np.int32)
+    for (i, j), view in views[1:]:
+        better = (view > best) | np.isnan(view)
+        np.copyto(best, view, where=better)
+        np.copyto(where, i * kernel[1] + j, where=better)
+    return best, where
 
 
 def max_pool2d_indices(x, kernel, stride, padding, dilation, ceil_mode) -> np.ndarray:
@@ -77,12 +115,18 @@ def max_pool2d_indices(x, kernel, stride, padding, dilation, ceil_mode) -> np.nd
     key = (kernel, tuple(stride) or tuple(kernel), padding, dilation, ceil_mode)
     if _LAST[0] is not x or _LAST[1] != key:
         _max_pool(x, kernel, stride, padding, dilation, ceil_mode)
-    return _LAST[2].astype(np.int64)
+    return _LAST[2]
 
 
 def _sym_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
-    flat = _max_windows(x, kernel, stride, padding, dilation, ceil_mode)[0]
-    return np.frompyfunc(_sympy().Max, 2, 1).reduce(flat, axis=-1)
+    x = np.asarray(x, dtype=object)
+    xp, out, stride = _max_geometry(x, kernel, stride, padding, dilation, ceil_mode)
+    top = np.frompyfunc(_sympy().Max, 2, 1)
+    views = [v for _, v in _offsets(xp, kernel, stride, dilation, out)]
+    best = views[0]
+    for v in views[1:]:
+        best = top(best, v)
+    return best
 
 
 def _scatter_back(g, self_shape, indices):
@@ -112,6 +156,7 @@ _POOL = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
 MAX_POOL2D_WITH_INDICES = Op(
     "max_pool2d_with_indices", attrs=_POOL, node="MaxPool2DWithIndicesBackward0",
+    functional="max_pool2d_with_indices",
     forward=_max_pool, sym=_sym_max_pool,
     saves=("ceil_mode", "dilation", "kernel_size", "padding", "result1", "self", "stride"),
     derive={"result1": lambda arrays, attrs: max_pool2d_indices(arrays[0], *attrs)},
@@ -211,6 +256,7 @@ def _avg_double_grad(m, grad, ceil_mode, count_include_pad, divisor_override, ke
 
 AVG_POOL2D = Op(
     "avg_pool2d", attrs=_AVG, node="AvgPool2DBackward0", forward=_avg_pool,
+    functional="avg_pool2d",
     saves=_AVG_SAVES[:5] + ("self", "stride"), grads=(_avg_grad,),
     local=("1/(window size) in each window",), symbol="avg_pool2d {kernel_size}",
     doc="the mean of each window")
@@ -238,6 +284,7 @@ def _adaptive_backward(g, x):
 
 ADAPTIVE_AVG_POOL2D = Op(
     "_adaptive_avg_pool2d", attrs=("output_size",), node="AdaptiveAvgPool2DBackward0",
+    functional="adaptive_avg_pool2d",
     forward=_adaptive, saves=("self",),
     grads=(lambda m, grad, self: m.call(ADAPTIVE_AVG_POOL2D_BACKWARD, grad, self),),
     local=("1/(bin size) in each bin",), symbol="adaptive_avg_pool2d {output_size}",

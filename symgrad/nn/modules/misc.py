@@ -1,11 +1,12 @@
-"""Shape and regularisation modules: ``nn.Flatten``, ``nn.Unflatten``, ``nn.Dropout``;
+"""Shape and regularisation modules: ``nn.Flatten``, ``nn.Unflatten``, ``nn.Dropout``,
+``nn.Dropout2d``;
 ``nn.DataParallel`` (one CPU: it runs its module)."""
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Flatten", "Unflatten", "Dropout", "DataParallel"]
+__all__ = ["Flatten", "Unflatten", "Dropout", "Dropout2d", "DataParallel"]
 
 
 class Flatten(Module):
@@ -53,6 +54,13 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout):
+    """Zeroes whole channels with probability ``p`` while training (``F.dropout2d``)."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class DataParallel(Module):
