@@ -43,8 +43,8 @@ from .shapes import placeholder, resolve_shapes
 from .tangents import TangentProgram, dotted
 from .vectors import _named, matrix_forward, matrix_gradient
 
-__all__ = ["forward_derivatives", "ForwardDerivatives", "jacobian_form", "jvp_form",
-           "vjp_forms"]
+__all__ = ["forward_derivatives", "ForwardDerivatives", "jacobian_form",
+           "jacobian_expression", "jvp_form", "vjp_forms"]
 
 
 class ForwardDerivatives:
@@ -312,27 +312,32 @@ def jacobian_form(f: Expression, var: str, values: Mapping,
     >>> jacobian_form(parse("tanh(W @ x)"), "x", {"W": [[1, 2], [3, 4]], "x": [1, 1]})
     'diag(1 - tanh(W @ x) ** 2) @ W'
     """
+    return to_text(jacobian_expression(f, var, values, labels), identity="I")
+
+
+def jacobian_expression(f: Expression, var: str, values: Mapping,
+                        labels: Mapping | None = None) -> M.Mx:
+    """:func:`jacobian_form` as a tidied matrix expression."""
     try:
-        _, _, e, leaves = _forward_root(f, values, labels)
+        t, names, e, leaves = _forward_root(f, values, labels)
         if var not in leaves:
-            return "0"
+            return M.num(0)
         leaf = leaves[var]
         if e.rank == 0:  # (a row: the gradient, as a column here)
-            t, names, _, _ = _forward_root(f, values, labels)
-            return to_text(tidy(matrix_gradient(t, var, names, labels)))
+            return tidy(matrix_gradient(t, var, names, labels))
         if leaf.rank == 0:  # (a column: the derivative in the direction 1)
-            return to_text(tidy(_directional(e, var, M.num(1), {})), identity="I")
+            return tidy(_directional(e, var, M.num(1), {}))
         if e.rank > 1 or leaf.rank > 1:
             raise NoVectorForm("a Jacobian with a matrix has more than two dimensions")
         v = M.sym(_V, leaf.shape)
         d = _directional(e, var, v, {})
         if M._is_num(d, 0):
-            return "0"
+            return M.num(0)
         try:  # (as the rules wrote it first: diag(1 - tanh(u) ** 2) @ W, not expanded)
-            return to_text(tidy(_read_off(d, v)), identity="I")
+            return tidy(_read_off(d, v))
         except NoVectorForm:
             try:
-                return to_text(tidy(_read_off(canonical(d), v)), identity="I")
+                return tidy(_read_off(canonical(d), v))
             except NoVectorForm:
                 raise NoVectorForm("the Jacobian has no matrix form here") from None
     except (NoVectorForm, ValueError):
