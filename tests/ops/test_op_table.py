@@ -256,6 +256,11 @@ BY_HAND = {"nll_loss", "nll_loss_backward", "embedding", "embedding_dense_backwa
            # (no SymPy form of an order: tests/ops/test_sort_vs_torch.py checks them to
            # second order with check_grads, and against PyTorch)
            "sort", "sort1", "topk", "kthvalue"}
+# Convolution, pooling and normalisation take (N, C, ...) inputs whose shapes must fit their
+# attributes: tests/conv/test_conv_ops.py gives each op of those families its examples and
+# runs this file's checks on them (finite differences and SymPy, to second order).
+BY_HAND |= {op.key for family in (ops.convolution, ops.pooling, ops.normalization)
+            for op in vars(family).values() if isinstance(op, ops.Op)}
 # Ops PyTorch has no second derivative of (its gradient's node is "NotImplemented"):
 # tests/ops/test_activations_vs_torch.py compares that error.
 FIRST_ORDER_ONLY = {"hardsigmoid"}
