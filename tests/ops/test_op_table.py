@@ -259,8 +259,9 @@ BY_HAND = {"nll_loss", "nll_loss_backward", "embedding", "embedding_dense_backwa
 # Convolution, pooling and normalisation take (N, C, ...) inputs whose shapes must fit their
 # attributes: tests/conv/test_conv_ops.py gives each op of those families its examples and
 # runs this file's checks on them (finite differences and SymPy, to second order).
-BY_HAND |= {op.key for family in (ops.convolution, ops.pooling, ops.normalization)
-            for op in vars(family).values() if isinstance(op, ops.Op)}
+BY_HAND |= {getattr(family, name).key
+            for family in (ops.convolution, ops.pooling, ops.normalization)
+            for name in family.__all__ if isinstance(getattr(family, name), ops.Op)}
 # Ops PyTorch has no second derivative of (its gradient's node is "NotImplemented"):
 # tests/ops/test_activations_vs_torch.py compares that error.
 FIRST_ORDER_ONLY = {"hardsigmoid"}
