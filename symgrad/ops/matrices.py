@@ -268,3 +268,24 @@ from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
 
 _JVP.register(_fwd.LINEAR, DIAG_EMBED, DIAGONAL_COPY)
+
+
+def _det_jvp(m, tangents, args, attrs, result, saved):
+    # det(A) tr(A⁻¹ T) (Jacobi's formula)
+    return result * m.call(TRACE, m.call(LINALG_INV_EX, args[0]) @ tangents[0])
+
+
+def _inv_jvp(m, tangents, args, attrs, result, saved):
+    return -(result @ tangents[0] @ result)
+
+
+def _solve_jvp(m, tangents, args, attrs, result, saved):
+    # X = A⁻¹ B: Ẋ = A⁻¹ (Ḃ - Ȧ X)
+    (a, b), (ta, tb) = args, tangents
+    rhs = tb if ta is None else (-(ta @ result) if tb is None else tb - ta @ result)
+    return m.call(LINALG_SOLVE_EX, a, rhs, *attrs)
+
+
+_JVP.register(_det_jvp, LINALG_DET)
+_JVP.register(_inv_jvp, LINALG_INV_EX)
+_JVP.register(_solve_jvp, LINALG_SOLVE_EX)

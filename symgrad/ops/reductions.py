@@ -356,3 +356,18 @@ from .tables import JVP as _JVP  # noqa: E402
 
 _JVP.register(_fwd.LINEAR, SUM_DIM, MEAN, MEAN_DIM, SUM_DTYPE, SUM_DIM_DTYPE, MEAN_DTYPE,
               MEAN_DIM_DTYPE)
+
+
+def _softmax_jvp(m, tangents, args, attrs, result, saved):
+    # softmax's Jacobian is symmetric: its JVP is its VJP (PyTorch's _softmax_jvp).
+    return m.call(SOFTMAX_BACKWARD_DATA, tangents[0], result, attrs[0])
+
+
+def _log_softmax_jvp(m, tangents, args, attrs, result, saved):
+    # t - sum(softmax * t) along dim (PyTorch's _log_softmax_jvp)
+    t = tangents[0]
+    return t - m.call(SUM_DIM, m.call(EXP, result) * t, (attrs[0],), True)
+
+
+_JVP.register(_softmax_jvp, SOFTMAX)
+_JVP.register(_log_softmax_jvp, LOG_SOFTMAX)

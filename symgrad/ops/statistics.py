@@ -289,3 +289,18 @@ from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
 
 _JVP.register(_fwd.LINEAR, FLIP, CUMSUM)
+
+
+from .reductions import SUM_DIM  # noqa: E402
+
+
+def _logsumexp_jvp(m, tangents, args, attrs, result, saved):
+    # sum(softmax(x) * t) along dim (PyTorch's logsumexp_jvp)
+    (x,), (dim, keepdim), t = args, attrs, tangents[0]
+    weights = m.call(EXP, x - _restored(result, m.shape(x), dim, keepdim))
+    if not m.shape(x):
+        return weights * t
+    return m.call(SUM_DIM, weights * t, _axes(dim, len(m.shape(x))), keepdim)
+
+
+_JVP.register(_logsumexp_jvp, LOGSUMEXP)

@@ -1,0 +1,177 @@
+"""``symgrad.autograd.forward_ad`` against PyTorch 2.13's: values, tangents, dtypes, reprs
+and error messages, in-place ops and views on duals, custom Functions' ``jvp``,
+``gradcheck(check_forward_ad=True)``, ``autograd.functional`` and PyTorch's forward-mode
+tutorial (run unchanged with ``torch`` bound to symgrad).
+
+Each snippet is written once against a library ``L`` (and its ``forward_ad`` as ``fwAD``)
+and prints what a user would see; the printed text must be the same in both libraries.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+import symgrad
+import symgrad.autograd.forward_ad as sym_fwAD
+
+
+def _run(snippet, L, fwAD) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            snippet(L, fwAD)
+        except Exception as e:  # noqa: BLE001 - the error is the outcome compared
+            print(f"{type(e).__name__}: {e}")
+    while fwAD._current_level >= 0 if hasattr(fwAD, "_current_level") else False:
+        fwAD.exit_dual_level()  # (a snippet that failed inside a level: close it)
+    return out.getvalue()
+
+
+def _same(torch, snippet) -> None:
+    import torch.autograd.forward_ad as torch_fwAD
+    assert _run(snippet, symgrad, sym_fwAD) == _run(snippet, torch, torch_fwAD)
+
+
+def _errors(L, fwAD):
+    def attempt(f):
+        try:
+            print(f())
+        except Exception as e:  # noqa: BLE001
+            print(type(e).__name__, e)
+    x = L.tensor([1., 2., 3.])
+    attempt(lambda: fwAD.make_dual(x, L.ones(3)))
+    attempt(lambda: fwAD.unpack_dual(x))
+    attempt(lambda: fwAD.exit_dual_level())
+    with fwAD.dual_level() as level:
+        print(level)
+        attempt(lambda: fwAD.make_dual(x, L.ones(2)))
+        attempt(lambda: fwAD.make_dual(x, L.ones(3, dtype=L.int64)))
+        attempt(lambda: fwAD.make_dual(L.tensor([1, 2]), L.ones(2)))
+        attempt(fwAD.enter_dual_level)
+        d = fwAD.make_dual(x, L.ones(3))
+        attempt(lambda: fwAD.make_dual(d, L.ones(3)))
+        attempt(lambda: fwAD.make_dual(x, L.ones(3), level=3))
+        attempt(lambda: fwAD.unpack_dual(d, level=5))
+        print(d, d._base is x, d.requires_grad, d.is_leaf)
+        u = fwAD.unpack_dual(d)
+        print(u, type(u).__name__, u._fields, u.primal._base is x)
+    attempt(lambda: fwAD.exit_dual_level(level=0))
+    print(fwAD.unpack_dual(d))
+
+
+def _values(L, fwAD):
+    x = L.tensor([[0.3, -1.2, 0.7], [1.5, 0.2, -0.4]], dtype=L.float64)
+    v = L.tensor([[1.0, 0.5, -2.0], [0.1, -0.3, 0.8]], dtype=L.float64)
+    w = L.tensor([[0.2, 0.1], [-0.5, 0.9], [1.1, 0.4]], dtype=L.float64)
+    fs = [lambda a: a.sin() * a.exp(), lambda a: a.softmax(-1), lambda a: a.log_softmax(0),
+          lambda a: a.logsumexp(1), lambda a: (a @ w).tanh(), lambda a: a.max(dim=1).values,
+          lambda a: a.sum(0) / a.norm(), lambda a: L.cat([a, a * 2], 0).t(),
+          lambda a: L.where(a > 0, a ** 2, -a), lambda a: a.clamp(-0.5, 0.5).cumsum(1),
+          lambda a: a.reshape(3, 2)[1:].prod(), lambda a: a.var(1), lambda a: a.float().abs(),
+          lambda a: L.nn.functional.relu(a) + L.sigmoid(a), lambda a: a[:, [2, 0]].mean()]
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, v)
+        for f in fs:
+            y = f(dual)
+            p, t = fwAD.unpack_dual(y)
+            print(p.dtype, t.dtype, tuple(t.shape), L.round(t * 1e6).tolist())
+        print(dual.exp())
+
+
+def _in_place_and_views(L, fwAD):
+    with fwAD.dual_level():
+        a = fwAD.make_dual(L.tensor([1., 2.]), L.tensor([1., 0.]))
+        a.mul_(3)
+        print(fwAD.unpack_dual(a))
+        b = L.zeros(2)
+        b.copy_(a)
+        print(fwAD.unpack_dual(b))
+        c = L.zeros(4)
+        view = c[:2]
+        view.copy_(a)
+        print(fwAD.unpack_dual(c), fwAD.unpack_dual(view))
+        print(fwAD.unpack_dual(a[0]))
+        e = fwAD.make_dual(L.ones(2, 2), L.eye(2))
+        row = e[1]
+        e.add_(e * 2)
+        print(fwAD.unpack_dual(row).tangent, fwAD.unpack_dual(e.t()).tangent)
+
+
+def _functions(L, fwAD):
+    class Exp(L.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.result = output
+
+        @staticmethod
+        def jvp(ctx, g):
+            return g * ctx.result
+
+    class NoJvp(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = L.tensor([0.5, 1.0], dtype=L.float64, requires_grad=True)
+    print(L.autograd.gradcheck(Exp.apply, (x,), check_forward_ad=True,
+                               check_backward_ad=False))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(L.tensor([1.0]), L.tensor([2.0]))
+        print(fwAD.unpack_dual(Exp.apply(d)))
+        try:
+            NoJvp.apply(d)
+        except NotImplementedError as e:
+            print(e)
+    F = L.autograd.functional
+    v = L.tensor([1., -1.], dtype=L.float64)
+    print(F.jvp(lambda a: a.sin().cumsum(0), x.detach(), v))
+    print(F.jacobian(lambda a, b: (a * b, a @ b), (x.detach(), v.abs()), strategy="forward-mode",
+                     vectorize=True))
+    print(F.hvp(lambda a: (a.sin() * a.exp()).sum(), x.detach(), v))
+
+
+def _forward_over_reverse(L, fwAD):
+    x = L.tensor([0.3, 0.9], dtype=L.float64, requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, L.tensor([1.0, 0.0], dtype=L.float64))
+        y = (d.sin() * d ** 3).sum()
+        (g,) = L.autograd.grad(y, d, create_graph=True)
+        print(L.round(fwAD.unpack_dual(g).tangent * 1e6))
+
+
+@pytest.mark.parametrize("snippet", [_errors, _values, _in_place_and_views, _functions,
+                                     _forward_over_reverse])
+def test_same_as_torch(torch, snippet):
+    _same(torch, snippet)
+
+
+def test_tutorial_runs_unchanged(torch):
+    """PyTorch's forward-mode AD tutorial (its code but torch.func's part), with ``torch``
+    bound to either library (``import torch...`` inside redirected): the same results, up to
+    the random draws -- shapes, dtypes, which tangents are None, the checks it asserts."""
+    source = Path(__file__).with_name("forward_ad_tutorial.txt").read_text()
+    source = source.replace("import torch.autograd.forward_ad as fwAD",
+                            "fwAD = torch.autograd.forward_ad")
+    source = source.replace("import torch.nn as nn", "nn = torch.nn")
+    source = source.replace("import torch\n", "")
+    seen = []
+    for lib in (symgrad, torch):
+        namespace = {"torch": lib, "__name__": "tutorial"}
+        exec(compile(source, "forward_ad_tutorial.py", "exec"), namespace)
+        jvp, primal = namespace["jvp"], namespace["primal"]
+        # the last jvp is Fn's: exp(primal) * tangent
+        expected = (primal.detach().exp() * namespace["tangent"]).numpy()
+        assert abs(jvp.detach().numpy() - expected).max() < 1e-12
+        seen.append((tuple(jvp.shape), str(jvp.dtype), type(namespace["out"]).__name__))
+    assert seen[0] == seen[1]
