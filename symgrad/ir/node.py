@@ -23,7 +23,7 @@ from ..ops.record import INT64_NAMES
 from .injected import INJECTED
 
 __all__ = ["Node", "MultiOutput", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle",
-           "Packed"]
+           "Packed", "SavedTensor"]
 
 
 class _GradMode(threading.local):
@@ -44,19 +44,33 @@ GRAD_MODE = _GradMode()
 
 class Packed:
     """A saved tensor as a ``saved_tensors_hooks`` pack hook returned it: the hook's
-    object, turned back into a tensor by the unpack hook each time it is read."""
+    object, turned back into a tensor by the unpack hook each time it is read.  With
+    ``origin`` (``grad_fn._raw_saved_*.register_hooks``, whose pack hook gets the tensor
+    detached), the unpacked tensor takes the saved tensor's place in the graph again:
+    ``(grad_fn, output number, multi-output, leaf accumulator)``."""
 
-    __slots__ = ("value", "unpack")
+    __slots__ = ("value", "unpack", "origin")
 
-    def __init__(self, value, unpack: Callable) -> None:
-        self.value, self.unpack = value, unpack
+    def __init__(self, value, unpack: Callable, origin: tuple | None = None) -> None:
+        self.value, self.unpack, self.origin = value, unpack, origin
 
     def get(self):
         t = self.unpack(self.value)
         if not isinstance(t, INJECTED.Tensor):
             raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but "
                             f"got result of type {type(t).__name__}")
-        return t
+        if self.origin is None:
+            return t
+        fn, nr, multi, accumulator = self.origin
+        alias = INJECTED.make(t._data, t._dtype)
+        alias._vc = t._vc
+        if fn is not None:
+            alias.grad_fn, alias._output_nr, alias._multi_output = fn, nr, multi
+        elif accumulator is not None:
+            alias._requires_grad, alias._accum = True, accumulator
+        return alias
+
+
 _sequence = itertools.count()
 # The metadata (shape, dtype) a node keeps of a number operand, and of 0-d operands of each
 # dtype: shared, so that the engine recognises them by identity.
@@ -201,11 +215,17 @@ class Node:
         op = type(self).op
         saved = [] if op is None else ["_saved_" + s for s in op.saves + tuple(op.consts)
                                        if s[:1] != "_"]
+        saved += ["_raw_saved_" + op.saves[k] for k in range(len(op.saves) if op else 0)
+                  if _holds_tensor(self, k)]
         # (the slot holding the values is symgrad's own: PyTorch's dir shows _saved_* only)
-        return sorted((set(super().__dir__()) - {"_saved"}) | set(saved))
+        return sorted((set(super().__dir__()) - {"_saved", "_raws"}) | set(saved))
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_saved_"):
+        if name.startswith("_raw_saved_"):
+            raw = _raw_saved(self, name[11:])
+            if raw is not None:
+                return raw
+        elif name.startswith("_saved_"):
             key = name[7:]
             names = type(self).op.saves
             if key in names and key[:1] != "_":  # "_name": kept for backward, not shown
@@ -243,6 +263,118 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+def _holds_tensor(node: Node, k: int) -> bool:
+    """Whether saved value ``k`` of ``node`` is a tensor in PyTorch (an operand, a result,
+    a derived index buffer), which has a ``_raw_saved_*`` object; sizes and attributes
+    have none."""
+    op = type(node).op
+    name = op.saves[k]
+    if name[:1] == "_" or k >= len(op.plan):
+        return False
+    kind = op.plan[k][0]
+    if kind in ("input", "result"):
+        return True
+    value = node._saved[k] if node._saved else None
+    return kind == "derived" and isinstance(value, (np.ndarray, Packed))
+
+
+def _raw_saved(node: Node, key: str) -> "SavedTensor | None":
+    """``grad_fn._raw_saved_<key>``: one :class:`SavedTensor` per saved tensor, the same
+    object at each access (None when ``key`` names no saved tensor)."""
+    op = type(node).op
+    if op is None or key not in op.saves or not _holds_tensor(node, op.saves.index(key)):
+        return None
+    raws = node.__dict__.setdefault("_raws", {})
+    raw = raws.get(key)
+    if raw is None:
+        raw = raws[key] = SavedTensor(node, op.saves.index(key))
+    return raw
+
+
+class SavedTensor:
+    """A saved tensor of a node, as PyTorch's ``grad_fn._raw_saved_self``: its
+    :meth:`register_hooks` puts a pack/unpack pair on this one saved tensor (the pack hook
+    runs at once; the unpack hook each time the value is read, by ``_saved_self`` or by
+    the backward pass).
+
+    Examples
+    --------
+    >>> import symgrad as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x.pow(2)
+    >>> y.grad_fn._raw_saved_self.register_hooks(lambda t: t * 10, lambda t: t / 10)
+    >>> y.grad_fn._saved_self
+    tensor([1., 2.], grad_fn=<DivBackward0>)
+    """
+
+    __slots__ = ("_node", "_k", "_unpack")
+    __module__ = "torch._C._autograd"  # PyTorch's class, as repr and type() show it
+
+    def __init__(self, node: Node, k: int) -> None:
+        self._node, self._k, self._unpack = node, k, None
+
+    def register_hooks(self, *args, **kwargs) -> None:
+        """``register_hooks(pack_hook, unpack_hook)``: ``pack_hook(tensor)`` is called now
+        and the node keeps what it returns; ``unpack_hook(packed)`` gives the tensor back
+        whenever it is needed."""
+        if len(args) != 2 or kwargs or not all(callable(a) for a in args):
+            invoked = ", ".join([repr(self)] + [repr(a) for a in args])
+            if kwargs:
+                invoked += "; kwargs: " + ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            raise TypeError(
+                "register_hooks(): incompatible function arguments. The following argument "
+                "types are supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: "
+                "collections.abc.Callable, arg1: collections.abc.Callable) -> None\n\n"
+                f"Invoked with: {invoked}")
+        pack, unpack = args
+        node, k = self._node, self._k
+        value = node._saved[k] if node._saved else FREED
+        if value.__class__ is Packed:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
+                               "already been set. Hint: only one pair of hooks is allowed at "
+                               "a time.")
+        if value is FREED:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                "the graph a second time or if you need to access saved variables after "
+                "calling backward.")
+        if value is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                               "forbidden")
+        tensor = self.unpack()  # (what _saved_<name> shows: a number as a 0-d tensor)
+        origin = (tensor.grad_fn, tensor._output_nr, tensor._multi_output,
+                  tensor._accumulator() if tensor.is_leaf and tensor.requires_grad else None)
+        # PyTorch packs the saved tensor detached, without grad mode and without the
+        # saved_tensors_hooks in force
+        enabled, hooks = GRAD_MODE.enabled, GRAD_MODE.saved_hooks
+        GRAD_MODE.enabled, GRAD_MODE.saved_hooks = False, []
+        try:
+            packed = Packed(pack(tensor.detach()), unpack, origin)
+        finally:
+            GRAD_MODE.enabled, GRAD_MODE.saved_hooks = enabled, hooks
+        saved, versions = list(node._saved), list(node._versions)
+        saved[k] = packed
+        if k < len(versions):
+            versions[k] = None  # (PyTorch checks no version once hooks hold the value)
+        node._saved, node._versions = tuple(saved), tuple(versions)
+        node._plain = False  # (the compiled backward reads saved tensors directly)
+        self._unpack = unpack
+
+    def unpack(self):
+        """The saved tensor (through the unpack hook, if one is registered)."""
+        return getattr(self._node, "_saved_" + type(self._node).op.saves[self._k])
+
+    @property
+    def unpack_hook(self):
+        """The unpack hook registered by :meth:`register_hooks`, or None."""
+        return self._unpack
+
+    def __repr__(self) -> str:
+        return f"<torch._C._autograd.SavedTensor object at {id(self):#x}>"
 
 
 class _Freed:
