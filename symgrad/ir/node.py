@@ -306,7 +306,7 @@ class SavedTensor:
     >>> y = x.pow(2)
     >>> y.grad_fn._raw_saved_self.register_hooks(lambda t: t * 10, lambda t: t / 10)
     >>> y.grad_fn._saved_self
-    tensor([1., 2.], grad_fn=<DivBackward0>)
+    tensor([1., 2.], requires_grad=True)
     """
 
     __slots__ = ("_node", "_k", "_unpack")
