@@ -19,6 +19,7 @@ from .elementwise import EXP, SIGMOID, SIGMOID_BACKWARD, TANH, WHERE
 from .functions import ERF, LOG1P
 from .kernels import _sympy
 from .record import Op, not_implemented
+from .tables import POINTWISE
 
 __all__ = ["HARDTANH", "LEAKY_RELU", "LEAKY_RELU_", "ELU", "ELU_", "CELU", "CELU_", "GELU",
            "SILU", "MISH", "SOFTPLUS", "HARDSIGMOID", "HARDSWISH", "LOG_SIGMOID",
@@ -406,6 +407,9 @@ LOG_SIGMOID_BACKWARD = Op(
            _log_sigmoid_double),
     local=("σ(-{self})", "-σ({self})(1 - σ({self}))·grad_output"),
     doc="log_sigmoid's gradient")
+
+POINTWISE.register(True, HARDTANH_BACKWARD, LEAKY_RELU_BACKWARD, ELU_BACKWARD, GELU_BACKWARD,
+                   SOFTPLUS_BACKWARD, HARDSWISH_BACKWARD, LOG_SIGMOID_BACKWARD)
 
 
 # -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------

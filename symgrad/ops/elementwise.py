@@ -8,7 +8,7 @@ from . import dtype_rules as R
 from .compare import EQ, GE, GT, LE, LOGICAL_AND, LOGICAL_OR, LT
 from .indexing import MASKED_FILL_SCALAR
 from .record import Op
-from .tables import (FORMULA, INVERSE_OF, NOT_FINITE, NO_VECTOR_FORM, ROLES, STEP,
+from .tables import (FORMULA, INVERSE_OF, NOT_FINITE, NO_VECTOR_FORM, POINTWISE, ROLES, STEP,
                      CHOOSES, SYNONYM)
 
 __all__ = ["ABS", "SIGN", "SGN", "EXP", "LOG", "SQRT", "SIN", "COS", "TAN", "TANH",
@@ -201,6 +201,7 @@ THRESHOLD_BACKWARD = Op(
            lambda m, grad, self, threshold: m.zeros_like(grad)),
     doc="grad_output where self > threshold")
 NO_VECTOR_FORM.register(STEP, THRESHOLD_BACKWARD)
+POINTWISE.register(True, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD)
 
 
 CLAMP = Op("clamp", 1, attrs=("min", "max"), forward=_clamp, saves=("self", "min", "max"),

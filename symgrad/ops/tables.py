@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 __all__ = ["Table", "TABLES", "FORMULA", "MEASURE_ZERO", "CONJUNCTION", "NO_VECTOR_FORM",
            "STEP", "INDEXING", "CHOOSES", "DECOMPOSED", "INVERSE_OF", "COMPOSES", "LINEAR",
-           "HOMOGENEOUS", "ELEMENTWISE", "SQUARE", "SYNONYM", "TRANSPOSE_INVARIANT", "ROLES",
+           "HOMOGENEOUS", "ELEMENTWISE", "POINTWISE", "SQUARE", "SYNONYM", "TRANSPOSE_INVARIANT", "ROLES",
            "NOT_FINITE", "WORK", "RATIONAL", "JVP", "ShapeMismatch"]
 
 #: Every side table, so that an op can be taken out of all of them.
@@ -111,6 +111,11 @@ LINEAR = Table("linear")
 HOMOGENEOUS = Table("homogeneous")
 #: Applied element by element: the result has its argument's shape.
 ELEMENTWISE = Table("elementwise")
+#: Several operands, broadcast, then element by element, with attributes that are numbers
+#: (slopes, thresholds), never dimensions: tanh_backward, threshold_backward, ...  A batch
+#: of samples lined up by broadcasting runs in one call (symgrad.func's batched backward).
+#: ELEMENTWISE ops and broadcasting ops without attributes need no entry.
+POINTWISE = Table("pointwise")
 #: Defined on square matrices only (det, inverse): a matrix argument's two sizes are one.
 SQUARE = Table("square")
 #: Ops that are another op on real numbers (sgn is sign): op -> that op.
