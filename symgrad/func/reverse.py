@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ..api.creation import zeros, zeros_like
+from ..api.creation import eye, zeros, zeros_like
 from ..api.functional import stack
 from ..api.gradients import grad as _autograd_grad
 from ..api.dual import DUAL
@@ -33,6 +33,7 @@ from ..api.tensor import Tensor
 from ..autograd.forward_ad import make_dual, unpack_dual
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from . import levels
+from .batched import NotBatchable, batched_grad
 from .pytree import tree_flatten, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jacrev", "argnums_of", "wrap_inputs",
@@ -238,6 +239,24 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
             grads = _grads(flat_out, fresh, flat_ct, again)
         return finish(tree_unflatten(grads, spec), again)
 
+    def vmap_rule(size: int, flat_dims: list, flat_args: list, args_spec) -> tuple:
+        """``vmap(vjp_fn)``: every cotangent of the batch in one backward pass."""
+        if len(args_spec.children) != 1 or args_spec.children[0] != out_spec:
+            raise NotBatchable("cotangents of another structure")  # the loop says so
+        cts = []
+        for c, d, o in zip(flat_args, flat_dims, flat_out):
+            if not isinstance(c, Tensor) or c.dim() - (d is not None) != o.dim():
+                raise NotBatchable("a cotangent of another shape")
+            c = c.movedim(d, 0) if d is not None else c.expand(size, *c.shape)
+            if tuple(c.shape[1:]) != tuple(o.shape):
+                raise NotBatchable("a cotangent of another shape")
+            cts.append(c)
+        again = keep or keeps_graph(flat_args)
+        with enable_grad(), levels.transform():
+            grads = batched_grad(flat_out, cts, fresh, again)
+        return finish(tree_unflatten(grads, spec), again)
+
+    vjp_fn.vmap_rule = vmap_rule
     result = (finish(output, keep), vjp_fn)
     return result + (finish(aux, keep),) if has_aux else result
 
@@ -295,9 +314,18 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None,
 
 
 def _jacobian_of(out: Tensor, inputs: list, keep: bool) -> list:
-    """d out / d each input, shaped ``out.shape + input.shape``."""
+    """d out / d each input, shaped ``out.shape + input.shape``: one batched backward
+    pass for all the rows (:mod:`.batched`), else one pass per row."""
     if out.numel() == 0 or not out.requires_grad:
         return [zeros(*out.shape, *t.shape, dtype=t.dtype) for t in inputs]
+    n = out.numel()
+    try:
+        rows = batched_grad([out], [eye(n, dtype=out.dtype).view(n, *out.shape)], inputs,
+                            keep)
+    except Exception:  # noqa: BLE001 - anything the batched pass does not model
+        rows = None
+    if rows is not None:
+        return [r.view(*out.shape, *t.shape) for r, t in zip(rows, inputs)]
     rows = [_grads([out], inputs, [e], keep) for e in _unit_rows(out)]
     return [stack([r[k] for r in rows]).view(*out.shape, *t.shape)
             for k, t in enumerate(inputs)]

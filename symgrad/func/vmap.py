@@ -39,6 +39,7 @@ from ..api.functional import equal, stack
 from ..api.tensor import Tensor
 from ..ops import OPS
 from . import levels
+from .batched import NotBatchable, pointwise
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["vmap", "elementwise_op_of"]
@@ -133,17 +134,10 @@ def elementwise_op_of(func):
     if not isinstance(name, str):
         return None
     for op in OPS.values():
-        if _pointwise(op) and (name == op.function or name in op.methods) and (
+        if pointwise(op) and (name == op.function or name in op.methods) and (
                 getattr(Tensor, name, None) is func or _is_function(name, func)):
             return op
     return None
-
-
-def _pointwise(op) -> bool:
-    """Each element of the result depends on the same element of each (broadcast) operand
-    only: the table's element-wise ops, and its broadcasting ops that take no attribute
-    (a reduction or a matrix product takes one: ``reduction``, ``alpha``/``beta``)."""
-    return op.elementwise or (op.broadcasts and not op.attrs)
 
 
 def _is_function(name: str, func) -> bool:
@@ -215,6 +209,19 @@ def _gather(func, out_dims, outputs: list):
     return tree_unflatten(result, spec)
 
 
+def _moved(func, out_dims, output):
+    """A batched output (batch first everywhere) with each batch moved to its out_dim."""
+    dims, spec = _flat_out_dims(func, out_dims, output)
+    leaves = tree_flatten(output)[0]
+    moved = []
+    for leaf, d in zip(leaves, dims):
+        if d is None:
+            raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a "
+                             "BatchedTensor when out_dim is None")
+        moved.append(leaf.movedim(0, d))
+    return tree_unflatten(moved, spec)
+
+
 def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
          chunk_size: int | None = None) -> Callable:
     """``func`` mapped over a dimension of its inputs (``in_dims``, a number or a pytree
@@ -250,6 +257,12 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
                     raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not "
                                      "return a BatchedTensor when out_dim is None")
                 return out.movedim(0, dims[0])
+            rule = getattr(func, "vmap_rule", None)
+            if rule is not None and not kwargs:
+                try:
+                    return _moved(func, out_dims, rule(size, flat_dims, flat_args, spec))
+                except NotBatchable:
+                    pass
             outputs = _run_loop(func, flat_dims, flat_args, spec, range(size), randomness,
                                 kwargs)
         return _gather(func, out_dims, outputs)
