@@ -1,10 +1,14 @@
 """``symgrad draw``: forward and backward graphs of an expression, to a file."""
 from __future__ import annotations
 
+import pathlib
+
 import click
 
 import symgrad
 from symgrad.drawing.diagram import RenderError
+from symgrad.drawing.steps import frame_files
+from symgrad.drawing.tangents import draw_tangent_steps, draw_tangents, players_page
 from symgrad.symbolic.budget import check_expression, limits
 from symgrad.symbolic.shapes import placeholder, resolve_shapes
 from symgrad.symbolic.vectors import NoVectorForm, dimensions
@@ -12,6 +16,7 @@ from symgrad.symbolic.vectors import NoVectorForm, dimensions
 from ._common import (ExpressionCommand, InputError, check_output, check_stdout,
                       drawing_options, echo_json, load_expression, parse_at, parse_shapes,
                       step_outputs, write_outputs)
+from ._forward import parse_direction
 from ._limits import limit_options
 from ._terminal import terminal_text
 
@@ -30,13 +35,22 @@ __all__ = ["draw"]
                    "shapes are drawn with these names (n×m).")
 @click.option("--kind", type=click.Choice(["forward", "backward", "both"]),
               default="both", show_default=True)
+@click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse",
+              show_default=True,
+              help="forward: the forward graph with every value's tangent (ẋ) and the "
+                   "local derivative on each edge; --steps then draws the tangents "
+                   "flowing forward beside the backward pass (steps.html: both players).")
+@click.option("--direction", "direction_items", multiple=True, metavar="VAR=VALUE",
+              help="With --mode forward: the inputs' tangents, x=1 (repeatable; missing "
+                   "inputs 0; default: 1 for the first input, 0 for the others).")
 @drawing_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print what was written as one JSON object.")
 @limit_options("elements")
 def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
-         stdout_format: str, kind: str, steps_dir: str | None, theme: str, rankdir: str,
-         local: bool, legend: bool, as_json: bool, max_elements: int) -> None:
+         stdout_format: str, kind: str, mode: str, direction_items: tuple,
+         steps_dir: str | None, theme: str, rankdir: str, local: bool, legend: bool,
+         as_json: bool, max_elements: int) -> None:
     """Draw the graph of EXPRESSION: forward (values), backward (PyTorch's grad_fn
     nodes, .grad after backward) or both side by side. An intermediate value past
     --max-elements is refused before anything is computed.
@@ -50,6 +64,7 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
       symgrad draw "x**2*y" --at x=3 --at y=2 -o steps.tex --steps frames/
       symgrad draw "-log(x)" -o - --format dot
       symgrad draw "sum((A @ x - b)**2)" --shape A=n,m -o g.png
+      symgrad draw "sin(x*y)" --mode forward --at x=1 --at y=2 -o fwd.png --steps frames/
     """
     expr = load_expression(expression)
     at = parse_at(at_items, expr.variables)
@@ -58,6 +73,13 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
     check_stdout(output, fmt)
     if output == "-" and as_json:
         raise InputError("--json with -o -: the drawing itself goes to standard output")
+    direction = parse_direction(direction_items, expr.variables)
+    if direction is not None and mode != "forward":
+        raise InputError("--direction is for --mode forward")
+    if mode == "forward" and not complete:
+        missing = [v for v in expr.variables if v not in at]
+        raise InputError(f"--mode forward draws numbers: give --at for "
+                         f"{', '.join(missing)}")
     try:
         bad = expr.domain_error(**at) if complete else None
         if bad is not None:
@@ -70,22 +92,31 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
         if steps_dir and out.numel() != 1:
             raise InputError(f"--steps needs a scalar expression; this one has shape "
                              f"{list(out.shape)} (wrap it in sum(...))")
-        if complete and out.numel() == 1 and out.requires_grad and kind != "forward":
-            out.backward(retain_graph=True)
-        diagram = symgrad.draw(out, kind=kind, names={"f": out}, theme=theme,
-                               rankdir=rankdir, show_values=complete, show_grads=complete,
-                               show_local=local, legend=legend, title=expression,
-                               sizes=sizes)
-        # Everything is rendered before anything is written: all files or none.
-        files = {output: diagram.pipe(fmt)}
-        frames = {}
-        if steps_dir:
-            out2 = expr.evaluate(**values)
-            steps = symgrad.draw_steps(out2, None, theme=theme, rankdir=rankdir,
-                                       show_values=complete, show_local=local,
-                                       legend=legend, names={"f": out2})
-            more, frames = step_outputs(steps, output, fmt, steps_dir, title=expression)
-            files.update(more)
+        if mode == "forward":
+            if out.grad_fn is None:
+                raise InputError("the expression has no operations: nothing to draw in "
+                                 "forward mode")
+            diagram, files, frames = _forward(
+                expr, values, out, direction, output, fmt, steps_dir, theme=theme,
+                rankdir=rankdir, local=local, legend=legend, title=expression)
+        else:
+            if complete and out.numel() == 1 and out.requires_grad and kind != "forward":
+                out.backward(retain_graph=True)
+            diagram = symgrad.draw(out, kind=kind, names={"f": out}, theme=theme,
+                                   rankdir=rankdir, show_values=complete,
+                                   show_grads=complete, show_local=local, legend=legend,
+                                   title=expression, sizes=sizes)
+            # Everything is rendered before anything is written: all files or none.
+            files = {output: diagram.pipe(fmt)}
+            frames = {}
+            if steps_dir:
+                out2 = expr.evaluate(**values)
+                steps = symgrad.draw_steps(out2, None, theme=theme, rankdir=rankdir,
+                                           show_values=complete, show_local=local,
+                                           legend=legend, names={"f": out2})
+                more, frames = step_outputs(steps, output, fmt, steps_dir,
+                                            title=expression)
+                files.update(more)
     except RenderError as err:
         raise InputError(str(err)) from None
     except (ValueError, TypeError) as err:
@@ -98,6 +129,35 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
         click.echo(f"wrote {terminal_text(output)}")
         if frames:
             click.echo(f"wrote {len(frames) - 1} frames to {terminal_text(steps_dir)}")
+
+
+def _forward(expr, values: dict, out, direction, output: str, fmt: str,
+             steps_dir: str | None, **style) -> tuple:
+    """``--mode forward``: the drawing, its files and the frames written; with --steps
+    the forward frames (``step_XX``), the backward pass's (``reverse/step_XX``) and
+    ``steps.html`` with both players side by side."""
+    names = {"f": out}
+    title = style.pop("title")
+    local = style.pop("local")
+    diagram = draw_tangents(out, direction, names=names, show_local=local, title=title,
+                            **style)
+    files = {output: diagram.pipe(fmt)}
+    frames: dict = {}
+    if steps_dir:
+        forward = draw_tangent_steps(out, None, direction=direction, names=names,
+                                     show_local=local, **style)
+        out2 = expr.evaluate(**values)
+        backward = symgrad.draw_steps(out2, None, show_local=local, names={"f": out2},
+                                      **style)
+        d = pathlib.Path(steps_dir)
+        frames = frame_files(forward, d, html_player=False)
+        files.update(frames)
+        files.update(frame_files(backward, d / "reverse", html_player=False))
+        page = players_page([("Forward mode: tangents flow forward", forward),
+                             ("Reverse mode: gradients flow back", backward)],
+                            title=f"symgrad: {title}")
+        files[d / "steps.html"] = page.encode("utf-8")
+    return diagram, files, frames
 
 
 _SIZE_NAMES = "nmklpqrs"

@@ -37,7 +37,7 @@ __all__ = ["DotWriter", "DotSource", "check_rankdir", "esc", "quoted", "visible"
 MAX_LINE = 240
 _CONTROL = {c: chr(0x2400 + c) for c in range(32) if c != 10}
 _CONTROL[127] = "\u2421"
-_ROW_LETTER = {"title": "t", "small": "s", "grad": "g"}
+_ROW_LETTER = {"title": "t", "small": "s", "grad": "g", "tangent": "g"}
 #: Room for a legend swatch at the start of a plain line (svgstyle draws it there).
 _SWATCH_ROOM = "\u2007" * 6 + " "
 #: What the legend says of each kind of edge: its glyph and meaning.
@@ -136,6 +136,7 @@ class DotWriter:
         self.edge_kinds: list[str] = []
         self.grad_text = ""
         self.notes: dict[str, str] = {}
+        self.tangent_notes: dict[str, str] = {}  # legend lines in the tangent colour
         self.highlight_used = False
 
     def use(self, kind: str) -> None:
@@ -145,7 +146,8 @@ class DotWriter:
     def node(self, key: str, kind: str, rows: list, *, tooltip: str, order: int | None = None,
              highlight: bool = False, faded: bool = False, shape: str = "box",
              indent: str = "  ") -> None:
-        """``rows``: list of (text, style) with style 'title', 'body', 'small', 'grad'."""
+        """``rows``: list of (text, style) with style 'title', 'body', 'small', 'grad',
+        'tangent' (forward mode's ẋ, in the theme's tangent colour)."""
         t = self.theme
         self.use(kind)
         fill, border, style = t.kinds[kind]
@@ -179,8 +181,9 @@ class DotWriter:
             elif kind_of_row == "small":
                 cells.append(f'<TR>{td}<FONT POINT-SIZE="{self.fontsize - 2}">'
                              f"{multiline(text)}</FONT></TD></TR>")
-            elif kind_of_row == "grad":
-                cells.append(f'<TR>{td}<FONT COLOR="{self.theme.grad}">{multiline(text)}'
+            elif kind_of_row in ("grad", "tangent"):
+                colour = self.theme.grad if kind_of_row == "grad" else self.theme.tangent
+                cells.append(f'<TR>{td}<FONT COLOR="{colour}">{multiline(text)}'
                              "</FONT></TD></TR>")
             else:
                 cells.append(f"<TR>{td}{multiline(text)}</TD></TR>")
@@ -194,8 +197,10 @@ class DotWriter:
             texts.append(_plain_lines(text))
             letters += _ROW_LETTER.get(kind_of_row, "b") * (visible(text).count("\n") + 1)
         cls = f"sgrows_{letters}"
-        if "g" in letters:
-            cls += f" sggrad_{self.theme.grad.lstrip('#')}"
+        if "g" in letters:  # (a node has gradients or tangents, never both: one colour)
+            tangents = any(r == "tangent" for _, r in rows)
+            colour = self.theme.tangent if tangents else self.theme.grad
+            cls += f" sggrad_{colour.lstrip('#')}"
         label = "\\l".join(texts) + "\\l" if left else "\\n".join(texts)
         # laid out in a wider face where a title is, so the box has room for it in bold
         font = f', fontname="{ROOMY_FONT}"' if "t" in letters else ""
@@ -241,6 +246,7 @@ class DotWriter:
         if self.grad_text:
             entries.append((None, "grad", t.grad, self.grad_text))
         entries += [(None, key, t.grad, text) for key, text in self.notes.items()]
+        entries += [(None, key, t.tangent, text) for key, text in self.tangent_notes.items()]
         if self.highlight_used:
             entries.append(((t.bg, t.highlight, "", 3), None, None,
                             "node running now (grey: not run or not sent yet)"))

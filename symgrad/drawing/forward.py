@@ -14,19 +14,21 @@ True
 """
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any, Mapping
 
 from .collapse import collapse
 from .direction import laid_out
 from .dotwriter import DotWriter
 from .inputs import adopt_torch_ops
-from .labels import label_of, op_symbol
+from .labels import label_of, local_derivative, op_symbol, operand_text
 from .model import Edge, GraphModel, Item
 from .rows import leaf_grad, order_labels, tensor_rows
 from .themes import theme_named
 from .values import as_array, dtype_text, format_value
 
-__all__ = ["forward_graph", "emit_forward"]
+__all__ = ["forward_graph", "emit_forward", "tangent_name", "tangent_row"]
 
 
 def _constant(model: GraphModel, dot: DotWriter, e: Edge, okey: str, *, label: str | None,
@@ -43,26 +45,70 @@ def _constant(model: GraphModel, dot: DotWriter, e: Edge, okey: str, *, label: s
 
 
 def _operation(model: GraphModel, dot: DotWriter, item: Item, tkey: str, *, prefix: str,
-               order: int | None, show_values: bool, indent: str) -> None:
-    """The oval of ``item``'s operation, its edges in and the edge to its tensor."""
+               order: int | None, show_values: bool, indent: str, show_local: bool = False,
+               highlight: bool = False, faded: bool = False) -> None:
+    """The oval of ``item``'s operation, its edges in and the edge to its tensor; with
+    ``show_local``, each edge in is labelled with the local derivative of the result
+    with respect to that input (forward mode's factor on the input's tangent)."""
     okey = f"{tkey}_op"
     dot.node(okey, "fwd_op", [(op_symbol(item), "title")], tooltip=item.title,
-             order=order, shape="ellipse", indent=indent)
+             order=order, shape="ellipse", indent=indent, highlight=highlight, faded=faded)
     dot.edge(okey, tkey, kind="data", indent=indent)
     named = item.op is not None and not item.op.commutative and len(item.edges) > 1
     for e in item.edges:
         label = e.input_name if named else None
+        colour = None
+        if show_local and e.target is not None:
+            ld = local_derivative(model, item, e)
+            if ld is not None:
+                who = operand_text(model, e.target, e.const)
+                short = len(who) <= 10 and "…" not in who
+                label = f"∂/∂{who} = {ld}" if short else f"local: {ld}"
+                colour = dot.theme.tangent
+                dot.tangent_notes["∂/∂v"] = ("on an edge: the local derivative of the "
+                                             "operation's result w.r.t. input v")
         if e.target is None:
             _constant(model, dot, e, okey, label=label, show_values=show_values,
                       indent=indent)
         else:
             dot.edge(f"{prefix}{e.target.key}", okey, kind="data", label=label,
-                     indent=indent)
+                     indent=indent, label_color=colour)
+
+
+def tangent_name(name: str | None) -> str:
+    """A tensor's tangent as a drawing writes it: ``ẋ`` for a name, ``(x·y)˙`` for an
+    expression.
+
+    Examples
+    --------
+    >>> tangent_name("x"), tangent_name("f"), tangent_name("x·y"), tangent_name("w1")
+    ('ẋ', 'ḟ', '(x·y)˙', 'ẇ1')
+    """
+    if not name:
+        return "tangent"
+    if re.fullmatch(r"[^\W\d]\w*", name):  # (precomposed where Unicode has it: ḟ)
+        return unicodedata.normalize("NFC", name[:1] + "\u0307" + name[1:])
+    return f"({name})\u02d9"
+
+
+def tangent_row(name: str | None, value: Any, known: bool = True) -> tuple:
+    """The tangent's row of a tensor node: ``ẋ = 1``; ``ẋ = ?`` before it is known."""
+    text = format_value(value) if value is not None else "?"
+    if not known:  # (as wide as the value: frames keep their layout)
+        text = "?".ljust(max(1, len(text.split("\n")[0])), "\u2007")
+    return (f"{tangent_name(name)} = {text}", "tangent")
 
 
 def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_grads: bool,
-                 prefix: str = "f", indent: str = "  ", higher: bool) -> dict[str, str]:
-    """Forward nodes and edges; returns {backward item key: forward tensor node key}."""
+                 prefix: str = "f", indent: str = "  ", higher: bool,
+                 tangents: Mapping | None = None, show_local: bool = False,
+                 state: Mapping | None = None) -> dict[str, str]:
+    """Forward nodes and edges; returns {backward item key: forward tensor node key}.
+
+    Forward mode (:mod:`.tangents`): ``tangents`` (item key -> tangent) adds each
+    tensor's tangent row, ``show_local`` the local derivative on each edge into an
+    operation, and ``state`` (step frames: ``running``, the key computed now, and
+    ``done``) fades what is not computed yet."""
     model.compute_values()  # the tensors' shapes, even when their values are not shown
     tensor_key: dict[str, str] = {}
     root_set = {id(it) for it in model.root_items if it is not None}
@@ -75,6 +121,8 @@ def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_g
             rows = tensor_rows(var, item.name, as_array(var), show_values=show_values,
                                show_grads=show_grads, grad=leaf_grad(var),
                                dtype=dtype_text(var), sizes=model.sizes)
+            if tangents is not None:
+                rows.append(tangent_row(item.name, tangents.get(item.key), True))
             dot.node(tkey, "leaf", rows, tooltip=f"leaf {item.name or ''}".strip(),
                      order=order, indent=indent)
             continue
@@ -86,10 +134,19 @@ def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_g
         rows = tensor_rows(t, name, item.value, show_values=show_values,
                            show_grads=show_grads, grad=grad, shape=item.shape,
                            dtype=dtype_text(t) if t is not None else "", sizes=model.sizes)
+        known, running = True, False
+        if state is not None:
+            running = item.key == state.get("running")
+            known = running or item.key in state.get("done", ())
+        if tangents is not None:
+            rows.append(tangent_row(name or label_of(model, item), tangents.get(item.key),
+                                    known))
         dot.node(tkey, "output" if id(item) in root_set else "tensor", rows,
-                 tooltip=f"tensor {name or ''}".strip(), order=order, indent=indent)
+                 tooltip=f"tensor {name or ''}".strip(), order=order, indent=indent,
+                 highlight=running, faded=not known)
         _operation(model, dot, item, tkey, prefix=prefix, order=order,
-                   show_values=show_values, indent=indent)
+                   show_values=show_values, indent=indent, show_local=show_local,
+                   highlight=running, faded=not known)
     for k, t in enumerate(model.leaf_only):
         key = f"{prefix}leafroot{k}"
         rows = tensor_rows(t, model.tensor_name(t), as_array(t), show_values=show_values,

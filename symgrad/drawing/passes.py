@@ -30,13 +30,14 @@ tensor(6.)
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..api.apply import apply
 from ..api.tensor import Tensor
 from ..api.tensor import tensor as new_tensor
+from ..autograd import forward_ad
 from ..autograd import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir.node import AccumulateGrad, Node
@@ -45,7 +46,7 @@ from .backends import RenderError
 from .model import GraphModel
 from .values import as_array
 
-__all__ = ["backward_events", "edge_gradients"]
+__all__ = ["backward_events", "edge_gradients", "tangent_values"]
 
 
 def backward_events(model: GraphModel, root: Any, gradient: Any = None) -> list:
@@ -112,6 +113,38 @@ def edge_gradients(model: GraphModel, root: Any) -> dict:
     return grads
 
 
+def tangent_values(model: GraphModel, root: Any, direction: Mapping) -> dict:
+    """Forward mode for a drawing: ``{key: tangent}`` (numpy arrays) of every leaf and
+    node of ``root``'s graph, in evaluation order, for the leaves' tangents
+    ``direction`` (leaf key -> value; missing leaves 0).  The graph is replayed with
+    dual leaves (:mod:`symgrad.autograd.forward_ad`): each op's tangent is its own JVP;
+    the user's tensors are left as they were.
+
+    Raises
+    ------
+    RenderError
+        When the graph cannot be replayed (a PyTorch graph, a custom Function).
+    """
+    outputs: dict = {}
+
+    def dual(copy, key):
+        t = np.broadcast_to(np.asarray(direction.get(key, 0.0), dtype=np.float64),
+                            copy.shape)
+        return forward_ad.make_dual(copy, new_tensor(t.copy(), dtype=copy.dtype))
+    with forward_ad.dual_level():
+        copy, why = _replay(model, root, leaf=dual, outputs=outputs)
+        if copy is None:
+            raise RenderError(f"forward mode cannot be drawn: {why}")
+        out = {}
+        for key, t in outputs.items():
+            if key is None:
+                continue
+            tangent = forward_ad.unpack_dual(t).tangent
+            out[key] = (np.zeros(np.shape(as_array(t))) if tangent is None
+                        else as_array(tangent).astype(np.float64))
+    return out
+
+
 def _hooked(nodes: list, leaves: list, run: Callable[[], Any]) -> list:
     """Run ``run()`` with hooks on ``nodes`` and ``leaves`` (``(object, key)`` pairs)
     recording the steps; the hooks are removed afterwards, whatever happens."""
@@ -141,10 +174,12 @@ def _hooked(nodes: list, leaves: list, run: Callable[[], Any]) -> list:
     return events
 
 
-def _replay(model: GraphModel, root: Any) -> tuple[tuple | None, str]:
+def _replay(model: GraphModel, root: Any, leaf: Callable | None = None,
+            outputs: dict | None = None) -> tuple[tuple | None, str]:
     """A copy of ``root``'s graph made by running its forward again from copies of the
     leaves: ``((new root, [(new node, key)], [(new leaf, key)]), "")``, or ``(None, why
-    not)``."""
+    not)``.  ``leaf(copy, key)`` may replace each leaf's copy (a dual tensor, for
+    forward mode); ``outputs`` receives ``key -> tensor`` in evaluation order."""
     if not isinstance(root, Tensor) or not isinstance(root.grad_fn, Node):
         return None, "a PyTorch graph cannot be recomputed from its nodes"
     order = topological(root.grad_fn)
@@ -154,9 +189,13 @@ def _replay(model: GraphModel, root: Any) -> tuple[tuple | None, str]:
         for n in order:
             if isinstance(n, AccumulateGrad):
                 var = n.variable
-                leaf = new_tensor(as_array(var).copy(), dtype=var.dtype, requires_grad=True)
-                new[id(n)] = leaf
-                leaves.append((leaf, _key(model, n)))
+                copy = new_tensor(as_array(var).copy(), dtype=var.dtype, requires_grad=True)
+                if leaf is not None:
+                    copy = leaf(copy, _key(model, n))
+                new[id(n)] = copy
+                leaves.append((copy, _key(model, n)))
+                if outputs is not None:
+                    outputs[_key(model, n)] = copy
         for n in sorted((n for n in order if not isinstance(n, AccumulateGrad)),
                         key=lambda n: n._seq):
             why = _unreplayable(n)
@@ -172,6 +211,8 @@ def _replay(model: GraphModel, root: Any) -> tuple[tuple | None, str]:
                 return None, f"{type(n).__name__} could not be run again"
             new[id(n)] = out
             nodes.append((out.grad_fn, _key(model, n)))
+            if outputs is not None:
+                outputs[_key(model, n)] = out
     copy = new[id(root.grad_fn)]
     same = (copy.shape == root.shape and copy.dtype == root.dtype
             and np.array_equal(as_array(copy), as_array(root), equal_nan=True))

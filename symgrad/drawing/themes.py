@@ -16,7 +16,8 @@ class Theme:
 
     def __init__(self, name: str, *, bg: str, fg: str, edge: str, grad: str, muted: str,
                  kinds: dict[str, tuple[str, str, str]], orders: tuple[str, ...],
-                 highlight: str, font: str = "Helvetica,Arial,sans-serif") -> None:
+                 highlight: str, font: str = "Helvetica,Arial,sans-serif",
+                 tangent: str = "#1f5fbf") -> None:
         self.name = name
         self.bg = bg
         self.fg = fg
@@ -27,6 +28,7 @@ class Theme:
         self.orders = orders  # border colour per derivative order
         self.highlight = highlight
         self.font = font
+        self.tangent = tangent  # forward mode's tangents (ẋ), beside the gradients' colour
 
 
 KIND_TEXT = {
@@ -57,6 +59,7 @@ THEMES: dict[str, Theme] = {
         orders=("#4d4d4d", "#7b3294", "#008837", "#e66101")),
     "dark": Theme(
         "dark", bg="#1e1e1e", fg="#eeeeee", edge="#bdbdbd", grad="#ff8a80", muted="#9e9e9e",
+        tangent="#82b1ff",
         highlight="#ffd54f",
         kinds={"output": ("#274e13", "#b6d7a8", "filled,rounded"),
                "leaf": ("#1c4587", "#9fc5e8", "filled,rounded"),
@@ -71,6 +74,7 @@ THEMES: dict[str, Theme] = {
     # Greyscale: kinds differ by shade *and* border style, so photocopies stay readable.
     "print": Theme(
         "print", bg="white", fg="black", edge="black", grad="black", muted="#595959",
+        tangent="black",
         highlight="black",
         kinds={"output": ("#bfbfbf", "black", "filled,rounded,bold"),
                "leaf": ("#e0e0e0", "black", "filled,rounded,bold"),
@@ -85,6 +89,7 @@ THEMES: dict[str, Theme] = {
     # Okabe-Ito palette: distinguishable under the common colour-vision deficiencies.
     "colorblind": Theme(
         "colorblind", bg="white", fg="#000000", edge="#333333", grad="#d55e00",
+        tangent="#0072b2",
         muted="#7f7f7f", highlight="#d55e00",
         kinds={"output": ("#fbe6bf", "#e69f00", "filled,rounded"),
                "leaf": ("#cce3f3", "#0072b2", "filled,rounded"),
