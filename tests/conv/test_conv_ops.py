@@ -1,0 +1,144 @@
+"""The convolution, pooling and normalisation ops of the table, each checked as the op
+table's generic test checks every op (``tests/ops/test_op_table.py``): the VJP and the VJP
+of the VJP (``create_graph=True``) against central finite differences in float64, and
+against ``sympy.diff`` of the op's forward run on symbols (first order on every example,
+Hessian-vector products on each op's smallest).
+
+The generic sampler cannot make their inputs (shapes must fit kernels, strides, groups),
+so the examples are given here, per op, and :func:`test_every_op_of_the_families_has_examples`
+keeps them in step with the table: a new op in ``symgrad.ops.convolution``, ``pooling`` or
+``normalization`` must come with an example.
+"""
+from __future__ import annotations
+
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import symgrad
+from symgrad import ops
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ops"))
+import test_op_table  # noqa: E402  (the op table's checks, shared)
+
+FAMILIES = (ops.convolution, ops.pooling, ops.normalization)
+FAMILY_OPS = [getattr(family, name) for family in FAMILIES for name in family.__all__
+              if isinstance(getattr(family, name), ops.Op)]
+
+
+def _out_shape(op, shapes, attrs) -> tuple:
+    return np.shape(op.forward(*[np.zeros(s) for s in shapes], *attrs))
+
+
+def _conv(x, w, stride=(1, 1), padding=(0, 0), dilation=None, groups=1):
+    attrs = (stride, padding, dilation or (1,) * len(stride), False, (0,) * len(stride),
+             groups)
+    shapes = (x, w, (w[0],))
+    g = _out_shape(ops.CONVOLUTION, shapes, attrs)
+    return [(ops.CONVOLUTION, shapes, attrs)] + [
+        (op, (g, x, w), attrs) for op in (ops.CONVOLUTION_BACKWARD_INPUT,
+                                          ops.CONVOLUTION_BACKWARD_WEIGHT,
+                                          ops.CONVOLUTION_BACKWARD_BIAS)]
+
+
+def _max_pool(x, *attrs):
+    g = _out_shape(ops.MAX_POOL2D_WITH_INDICES, (x,), attrs)
+    values = np.random.default_rng(1).permutation(int(np.prod(x))).reshape(x).astype(float)
+    indices = ops.pooling.max_pool2d_indices(values, *attrs)
+    return [(ops.MAX_POOL2D_WITH_INDICES, (x,), attrs),
+            (ops.MAX_POOL2D_WITH_INDICES_BACKWARD, (g, x), attrs + (indices,))]
+
+
+def _avg_pool(x, *attrs):
+    g = _out_shape(ops.AVG_POOL2D, (x,), attrs)
+    return [(ops.AVG_POOL2D, (x,), attrs), (ops.AVG_POOL2D_BACKWARD, (g, x), attrs)]
+
+
+def _adaptive(x, size):
+    return [(ops.ADAPTIVE_AVG_POOL2D, (x,), (size,)),
+            (ops.ADAPTIVE_AVG_POOL2D_BACKWARD, ((x[0], x[1]) + size, x), ())]
+
+
+_RUNNING = (symgrad.tensor([0.3, -0.2, 0.5], dtype=symgrad.float64),
+            symgrad.tensor([0.8, 1.5, 0.6], dtype=symgrad.float64))
+
+EXAMPLES = (
+    _conv((1, 2, 5, 4), (2, 1, 2, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2),
+          groups=2)
+    + _conv((1, 2, 4, 4), (2, 2, 3, 3), padding=(0,))  # padding='valid', saved as (0,)
+    + _conv((2, 2, 5), (3, 2, 2), stride=(2,), padding=(1,))  # conv1d
+    + _conv((1, 2, 3), (2, 1, 2), padding=(1,), groups=2)  # small enough for SymPy
+    + _max_pool((1, 2, 4, 4), (2, 2), (), (0, 0), (1, 1), False)
+    + _max_pool((1, 1, 5, 5), (3, 2), (2, 1), (1, 1), (1, 2), True)
+    + _max_pool((1, 1, 3, 2), (2, 2), (1, 1), (0, 1), (1, 1), False)
+    + _avg_pool((1, 2, 4, 4), (2, 2), (), (0, 0), False, True, None)
+    + _avg_pool((1, 1, 5, 5), (3, 3), (2, 2), (1, 1), True, False, None)
+    + _avg_pool((1, 1, 4, 5), (2, 3), (1, 2), (1, 1), False, True, 3)
+    + _adaptive((1, 2, 5, 4), (3, 2))
+    + [(ops.NATIVE_BATCH_NORM, ((3, 3, 2), (3,), (3,)), (None, None, True, 0.1, 1e-5)),
+       (ops.NATIVE_BATCH_NORM, ((3, 3), (3,), (3,)), _RUNNING + (False, 0.1, 1e-5)),
+       (ops.NATIVE_BATCH_NORM, ((3, 1), (1,), (1,)), (None, None, True, 0.1, 1e-5)),
+       (ops.NATIVE_GROUP_NORM, ((2, 4, 3), (4,), (4,)), (2, 4, 3, 2, 1e-5)),
+       (ops.NATIVE_GROUP_NORM, ((1, 2, 2), (2,), (2,)), (1, 2, 2, 1, 1e-5))]
+)
+
+
+SYMPY_FIRST_ORDER = {ops.MAX_POOL2D_WITH_INDICES, ops.NATIVE_BATCH_NORM, ops.NATIVE_GROUP_NORM}
+
+
+def _cases() -> list:
+    cases = []
+    for op, shapes, attrs in EXAMPLES:
+        cases.append(test_op_table.Case(op, tuple(shapes), tuple(attrs)))
+    smallest = {}
+    for c in cases:
+        if c.op.key not in smallest or c.size < smallest[c.op.key].size:
+            smallest[c.op.key] = c
+    for c in cases:
+        c.sympy_second_order = None  # no SymPy check
+    for c in smallest.values():
+        # (SymPy's second derivatives of Max and of a square root of a sum take a minute:
+        # finite differences check those ops to second order on every example)
+        c.sympy_second_order = c.op not in SYMPY_FIRST_ORDER
+    return cases
+
+
+CASES = _cases()
+
+
+def test_every_op_of_the_families_has_examples():
+    assert sorted({op.key for op in FAMILY_OPS} - {c.op.key for c in CASES}) == []
+    assert {op.key for op in FAMILY_OPS} <= test_op_table.BY_HAND
+
+
+def _values(case):
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()))
+    return test_op_table._sample(case, rng), rng
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=f"{c.op.key}-{i}")
+                                  for i, c in enumerate(CASES)])
+def test_vjp_finite_differences(case):
+    """The VJP and the VJP of the VJP (create_graph=True) against central differences."""
+    values, rng = _values(case)
+    diff_ix = [i for i in range(len(values)) if case.differentiable(i)]
+
+    def f(*ts):
+        args = list(values)
+        for i, t in zip(diff_ix, ts):
+            args[i] = t
+        args = [symgrad.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+        return (test_op_table._call(case, args),)
+    test_op_table.check_grads(f, [values[i] for i in diff_ix], order=2, rng=rng)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.op.key) for c in CASES
+                                  if c.sympy_second_order is not None])
+def test_vjp_sympy(case):
+    """Each op's smallest example against sympy.diff of its forward run on symbols (SymPy's
+    evaluation of large sums is slow: finite differences check the other examples)."""
+    values, rng = _values(case)
+    test_op_table._sympy_check(case, values, rng)
