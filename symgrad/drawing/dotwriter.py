@@ -138,6 +138,7 @@ class DotWriter:
         self.notes: dict[str, str] = {}
         self.tangent_notes: dict[str, str] = {}  # legend lines in the tangent colour
         self.highlight_used = False
+        self.highlight_text = "node running now (grey: not run or not sent yet)"
 
     def use(self, kind: str) -> None:
         if kind not in self.kinds_used:
@@ -248,8 +249,7 @@ class DotWriter:
         entries += [(None, key, t.grad, text) for key, text in self.notes.items()]
         entries += [(None, key, t.tangent, text) for key, text in self.tangent_notes.items()]
         if self.highlight_used:
-            entries.append(((t.bg, t.highlight, "", 3), None, None,
-                            "node running now (grey: not run or not sent yet)"))
+            entries.append(((t.bg, t.highlight, "", 3), None, None, self.highlight_text))
         if order_names and len(self.orders_used) > 1:
             for k in sorted(self.orders_used):
                 entries.append(((t.bg, t.orders[min(k, len(t.orders) - 1)], "",

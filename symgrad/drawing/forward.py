@@ -62,6 +62,8 @@ def _operation(model: GraphModel, dot: DotWriter, item: Item, tkey: str, *, pref
             ld = local_derivative(model, item, e)
             if ld is not None:
                 who = operand_text(model, e.target, e.const)
+                if re.search("[⁰¹²³⁴⁵⁶⁷⁸⁹]", who) and not who.startswith("("):
+                    who = f"({who})"  # (∂/∂x² would read as a second derivative)
                 short = len(who) <= 10 and "…" not in who
                 label = f"∂/∂{who} = {ld}" if short else f"local: {ld}"
                 colour = dot.theme.tangent
@@ -86,17 +88,19 @@ def tangent_name(name: str | None) -> str:
     """
     if not name:
         return "tangent"
-    if re.fullmatch(r"[^\W\d]\w*", name):  # (precomposed where Unicode has it: ḟ)
+    if re.fullmatch(r"[^\W\d]\w*", name) and name.isidentifier():  # (ḟ precomposed)
         return unicodedata.normalize("NFC", name[:1] + "\u0307" + name[1:])
     return f"({name})\u02d9"
 
 
 def tangent_row(name: str | None, value: Any, known: bool = True) -> tuple:
-    """The tangent's row of a tensor node: ``ẋ = 1``; ``ẋ = ?`` before it is known."""
+    """The tangent's row of a tensor node: ``tangent ẋ = 1``; ``= ?`` before it is
+    known.  (The word is there because at 12 points a dot over a tall letter, ``ḃ``,
+    ``ḟ``, is hardly seen: the row must not read as the value.)"""
     text = format_value(value) if value is not None else "?"
     if not known:  # (as wide as the value: frames keep their layout)
         text = "?".ljust(max(1, len(text.split("\n")[0])), "\u2007")
-    return (f"{tangent_name(name)} = {text}", "tangent")
+    return (f"tangent {tangent_name(name)} = {text}", "tangent")
 
 
 def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_grads: bool,

@@ -21,7 +21,7 @@ Examples
 >>> y = torch.tensor(2.0, requires_grad=True)
 >>> f = torch.sin(x * y)
 >>> d = draw_tangents(f, names={"x": x, "y": y, "f": f}, legend=False)
->>> "ḟ = -0.8323" in d.source, "∂/∂(x·y) = cos(x·y)" in d.source
+>>> "tangent ḟ = -0.8323" in d.source, "∂/∂(x·y) = cos(x·y)" in d.source
 (True, True)
 >>> frames = draw_tangent_steps(f, names={"x": x, "y": y, "f": f})
 >>> frames.captions[1]
@@ -53,10 +53,22 @@ from .values import format_value
 __all__ = ["draw_tangents", "draw_tangent_steps", "tangent_graph", "players_page"]
 
 
+def _leaves(model: GraphModel) -> list:
+    """The leaves' items in the order they are first used by an operation."""
+    first: dict = {}
+    for it in model.items:
+        for e in it.edges if it.kind == "op" else ():
+            if e.target is not None and e.target.kind == "accumulate":
+                seq = getattr(it.fn, "_seq", 0)
+                first[e.target.key] = min(first.get(e.target.key, seq), seq)
+    leaves = [it for it in model.items if it.kind == "accumulate"]
+    return sorted(leaves, key=lambda it: first.get(it.key, 0))
+
+
 def _seeds(model: GraphModel, direction: Mapping | None) -> dict:
     """The leaves' tangents by item key: ``direction`` names them (leaf name or the
-    tensor itself); by default 1 for the first leaf, 0 for the others."""
-    leaves = [it for it in model.items if it.kind == "accumulate"]
+    tensor itself); by default 1 for the first leaf used, 0 for the others."""
+    leaves = _leaves(model)
     if direction is None:
         return {it.key: (1.0 if i == 0 else 0.0) for i, it in enumerate(leaves)}
     out = {}
@@ -73,7 +85,7 @@ def _seeds(model: GraphModel, direction: Mapping | None) -> dict:
 
 def _seed_text(model: GraphModel, seeds: Mapping) -> str:
     return ", ".join(f"{tangent_name(it.name)} = {format_value(seeds[it.key])}"
-                     for it in model.items if it.kind == "accumulate" and it.key in seeds)
+                     for it in _leaves(model) if it.key in seeds)
 
 
 def tangent_graph(model: GraphModel, tangents: Mapping, *, theme: str = "light",
@@ -87,10 +99,11 @@ def tangent_graph(model: GraphModel, tangents: Mapping, *, theme: str = "light",
         keys = emit_forward(model, dot, show_values=show_values, show_grads=False,
                             higher=len(model.roots) > 1, tangents=tangents,
                             show_local=show_local, state=state)
-        dot.tangent_notes = {"ẋ": "tangent: the value's derivative along the direction",
-                             **dot.tangent_notes}
+        dot.tangent_notes = {"ẋ": "tangent: the value's derivative along the direction "
+                                  "(forward mode)", **dot.tangent_notes}
         if state is not None:
             dot.highlight_used = True  # (the same legend in every frame)
+            dot.highlight_text = "operation computing now (grey: not computed yet)"
         anchor = None
         for item in model.root_items:
             if item is not None:
