@@ -304,6 +304,7 @@ class _MultiProcessIter(_BaseIter):
         self._prefetch_factor, self._in_order = loader.prefetch_factor, loader.in_order
         context = loader.multiprocessing_context or python_multiprocessing
         self._workers, self._index_queues, self._shutdown = [], [], False
+        self._owner = os.getpid()  # (a forked child inherits this object: not its to end)
         try:
             self._worker_result_queue = context.Queue()
             self._workers_done_event = context.Event()
@@ -405,7 +406,6 @@ class _MultiProcessIter(_BaseIter):
         self._workers_num_tasks[worker_id] -= 1
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
-            self._shutdown_workers()
             data.reraise()
         return data
 
@@ -414,7 +414,7 @@ class _MultiProcessIter(_BaseIter):
         self._workers_status[worker_id] = False
 
     def _shutdown_workers(self) -> None:
-        if self._shutdown:
+        if self._shutdown or os.getpid() != self._owner:
             return
         self._shutdown = True
         if hasattr(self, "_workers_done_event"):

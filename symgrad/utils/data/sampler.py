@@ -183,10 +183,10 @@ def _index_arrays(batch_sampler: BatchSampler) -> Iterator[np.ndarray] | None:
     """The batches of a default batch sampler over a sequential or random sampler as
     int64 arrays, drawn exactly as iterating it would draw them (the loader's fast path);
     ``None`` for any other sampler."""
-    sampler = batch_sampler.sampler
-    if type(batch_sampler) is not BatchSampler or type(sampler) not in (
+    if type(batch_sampler) is not BatchSampler or type(batch_sampler.sampler) not in (
             SequentialSampler, RandomSampler):
         return None
+    sampler = batch_sampler.sampler
     if type(sampler) is RandomSampler:
         order = np.fromiter(sampler._indices(sampler._generator()), dtype=np.int64)
     else:

@@ -8,6 +8,7 @@ as text and is raised again in the main process with PyTorch's message.
 """
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import random
@@ -166,6 +167,9 @@ def worker_loop(iterable: bool, dataset, index_queue, data_queue, done_event,
     """The body of worker ``worker_id``: seed, set the worker info, run ``init_fn``, then
     answer ``(task, indices)`` with ``(task, batch)`` until sent ``None``."""
     global _worker_info
+    # The parent's garbage came with the fork; collecting it here would run its finalizers
+    # (another loader's, which would write to that loader's queues) in this worker.
+    gc.freeze()
     try:
         seed = base_seed + worker_id
         random.seed(seed)
