@@ -23,7 +23,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 __all__ = ["TreeSpec", "LEAF", "tree_flatten", "tree_unflatten", "tree_map",
-           "broadcast_prefix"]
+           "broadcast_prefix", "pprint"]
 
 
 def _is_namedtuple(x) -> bool:
@@ -134,3 +134,14 @@ def _broadcast(prefix, spec: TreeSpec, out: list) -> bool:
             return False
     items = prefix.values() if isinstance(prefix, dict) else prefix
     return all(_broadcast(p, c, out) for p, c in zip(items, spec.children))
+
+
+class _Star:
+    def __repr__(self) -> str:
+        return "*"
+
+
+def pprint(spec: TreeSpec) -> str:
+    """``spec`` as the pytree it describes with ``*`` for leaves (``(*, {'a': *})``), as
+    PyTorch's ``treespec_pprint``."""
+    return repr(tree_unflatten([_Star()] * spec.num_leaves, spec))

@@ -34,7 +34,7 @@ from ..autograd.forward_ad import make_dual, unpack_dual
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from . import levels
 from .batched import NotBatchable, batched_grad
-from .pytree import tree_flatten, tree_unflatten
+from .pytree import pprint, tree_flatten, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jacrev", "argnums_of", "wrap_inputs",
            "finish"]
@@ -227,8 +227,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         if ct_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure "
-                f"of outputs to the function. cotangents: {ct_spec}, primal output: "
-                f"{out_spec}")
+                f"of outputs to the function. cotangents: {pprint(ct_spec)}, primal output: "
+                f"{pprint(out_spec)}")
         for i, (c, o) in enumerate(zip(flat_ct, flat_out)):
             if not isinstance(c, Tensor) or c.shape != o.shape:
                 shape = c.shape if isinstance(c, Tensor) else type(c)
