@@ -107,7 +107,7 @@ def _numbers(d: ForwardDerivatives) -> list:
                 out.append(f"    {ln.name} = {fmt(vals[ln.name])}")
         return out
     if n_in <= _LISTED and np.ndim(d.value) == 0:
-        out = ["  one forward pass per input (the directions ẋ = 1, the others 0):"]
+        out = ["  one forward pass per input (its tangent 1, the others 0):"]
         for v, c, a in zip(d.directions, d.columns, d.agrees):
             who = next((f"∂f/∂{k}" for k in d.wrt if np.ndim(d.shapes[k]) == 0
                         and float(v[k]) == 1.0), None)
