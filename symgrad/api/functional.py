@@ -18,12 +18,13 @@ from .linalg import (bmm, det, diag, dot, inverse, kron, logdet, matmul, mm, mv,
                      slogdet, trace)
 from .methods import allclose, equal, isclose, maximum, minimum, where
 from .shapes import _wrap_dim
+from .statistics import bucketize
 from .surface import Functions
 
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
 # generated from the table (see the end of this module and ``surface``).
-_METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach")
+_METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile", "nanquantile")
 
 
 def _method(name: str):
@@ -128,7 +129,7 @@ def is_tensor(obj) -> bool:
 __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", "dot", "matmul", "mm", "mv", "bmm",
                                      "det", "logdet", "slogdet", "inverse", "outer", "diag", "trace", "kron",
                                      "maximum", "minimum", "cat", "concat", "stack", "where",
-                                     "is_tensor", "equal", "isclose", "allclose"]
+                                     "is_tensor", "equal", "isclose", "allclose", "bucketize"]
 #: The functions generated from the op table (and the namespaces that receive them).
 FUNCTIONS = Functions([globals()])
 subscribe(FUNCTIONS.added, FUNCTIONS.removed)

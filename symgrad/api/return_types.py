@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["max", "min", "MinMax", "slogdet", "linalg_slogdet", "sort", "topk", "kthvalue"]
+__all__ = ["max", "min", "MinMax", "slogdet", "linalg_slogdet", "sort", "topk", "kthvalue",
+           "median", "nanmedian", "histogram"]
 
 
 def _pair(name: str, first: str, second: str, doc: str) -> type:
@@ -53,6 +54,12 @@ sort = _pair("sort", "values", "indices", "``torch.return_types.sort(values=...,
 topk = _pair("topk", "values", "indices", "``torch.return_types.topk(values=..., indices=...)``.")
 kthvalue = _pair("kthvalue", "values", "indices",
                  "``torch.return_types.kthvalue(values=..., indices=...)``.")
+median = _pair("median", "values", "indices",
+               "``torch.return_types.median(values=..., indices=...)``.")
+nanmedian = _pair("nanmedian", "values", "indices",
+                  "``torch.return_types.nanmedian(values=..., indices=...)``.")
+histogram = _pair("histogram", "hist", "bin_edges",
+                  "``torch.return_types.histogram(hist=..., bin_edges=...)``.")
 
 
 def MinMax(values, indices, kind: str = "max"):  # noqa: N802

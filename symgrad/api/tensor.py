@@ -13,6 +13,7 @@ modules above it, one group per concern, and attached here:
 :mod:`.linalg`            ``@``, ``mm``, ``mv``, ``dot``
 :mod:`.methods`           operators, elementwise functions, conversions
 :mod:`.reductions`        ``sum``, ``mean``, ``max``, ``norm``, ``softmax``, ...
+:mod:`.statistics`        ``median``, ``quantile``, ``histc``, ``histogram``, ``bincount``
 :mod:`.gradients`         ``backward``
 ========================  =========================================================
 
@@ -35,6 +36,7 @@ from .methods import _Operations
 from .recorded import TENSOR
 from .reductions import _Reductions
 from .shapes import Size
+from .statistics import _Statistics
 from .surface import Methods
 from .views import _Views
 # Also imported from here by the package, the layers above and the tests:
@@ -48,7 +50,7 @@ from .methods import maximum, minimum  # noqa: F401
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_tensor", "from_numpy"]
 
 for _group in (_Construction, _Views, _Indexing, _InPlace, _LinearAlgebra, _Operations,
-               _Reductions, _Backward):
+               _Reductions, _Statistics, _Backward):
     attach(Tensor, _group)
 del _group
 #: The methods generated from the op table (those no group above writes by hand).

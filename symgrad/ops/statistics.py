@@ -1,5 +1,7 @@
 """Reductions and statistics beyond sum and mean: prod, var, std, logsumexp, amax, amin,
-cumsum, cumprod (and flip, which the cumulative ops' gradients use).
+cumsum, cumprod (and flip, which the cumulative ops' gradients use); median and nanmedian
+(with dim: values and indices), histc, histogram, bincount, bucketize (quantile is
+PyTorch's composite of sort, gather and lerp: its front end, ``api.statistics``).
 
 The gradients are PyTorch's formulas (``prod_backward``, ``var_backward``,
 ``std_backward``, ``logsumexp_backward``, ``scale_grad_by_count``, the reversed cumulative
@@ -12,18 +14,23 @@ import numpy as np
 
 from . import dtype_rules as R
 from .compare import EQ, NE
+from .dtypes import float64 as _dt_float64
+from .dtypes import int32, int64
 from .elementwise import EXP, WHERE
 from .indexing import MASKED_FILL_SCALAR
 from .kernels import _dims, _sym_map, _sym_reduce, total
 from . import shape_rules as W
-from .record import Op
+from .record import Op, not_implemented
 from .tables import WORK
 from .indexing import SLICE
 from .layers import CONSTANT_PAD_ND
-from .reductions import MEAN_DIM, _keep, refuse_empty
+from .shapes import SQUEEZE_DIM, TRANSPOSE
+from .reductions import MEAN_DIM, _evenly, _keep, refuse_empty
 
 __all__ = ["PROD", "PROD_DIM", "VAR", "STD", "LOGSUMEXP", "AMAX", "AMIN", "FLIP", "CUMSUM",
-           "CUMPROD"]
+           "CUMPROD", "MEDIAN", "MEDIAN_DIM", "MEDIAN_INDICES", "NANMEDIAN", "NANMEDIAN_DIM",
+           "NANMEDIAN_INDICES", "QUANTILE", "NANQUANTILE", "UNSQUEEZE_", "TRANSPOSE_", "HISTC", "HISTOGRAM",
+           "HISTOGRAM_EDGES", "BINCOUNT", "BINCOUNT_WEIGHTS", "BUCKETIZE"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
 # ``local=`` below overrides it where the printed rule reads worse than the label:
@@ -278,7 +285,232 @@ CUMPROD = Op("cumprod", attrs=("dim",),
              method="cumprod", function="cumprod")
 
 
-# The work they ask for (symgrad.symbolic.budget).
+# -- median and nanmedian ------------------------------------------------------------------
+def _nan_mask(a: np.ndarray) -> np.ndarray:
+    return np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, dtype=bool)
+
+
+def _median_all(a, ignore_nan: bool):
+    """median() of every element: the lower of the two middle values; NaN if any is NaN
+    (nanmedian: of the others, NaN if all are)."""
+    flat = np.ravel(np.asarray(a))
+    nan = _nan_mask(flat)
+    if ignore_nan:
+        flat = flat[~nan]
+    elif nan.any():
+        return np.asarray(np.nan, dtype=flat.dtype)
+    if not flat.size:
+        return np.asarray(np.nan, dtype=flat.dtype if flat.dtype.kind == "f" else np.float32)
+    return np.asarray(np.sort(flat, kind="stable")[(flat.size - 1) // 2])
+
+
+def _all_equivalent_nth(n: int) -> int:
+    """Where libstdc++'s ``nth_element`` leaves position 0 of ``n`` elements none of which
+    is less than another (nanmedian of an all-NaN row: PyTorch's index is that one)."""
+    idx, first, last = list(range(n)), 0, n
+    depth = 2 * (n.bit_length() - 1)
+    while last - first > 3 and depth:
+        depth -= 1
+        mid = first + (last - first) // 2
+        idx[first], idx[mid] = idx[mid], idx[first]  # (the median of three: the middle)
+        lo, hi = first + 1, last
+        while True:  # unguarded partition: every comparison is false
+            hi -= 1
+            if not lo < hi:
+                break
+            idx[lo], idx[hi] = idx[hi], idx[lo]
+            lo += 1
+        if lo <= 0:
+            first = lo
+        else:
+            last = lo
+    return idx[first] if first == 0 else idx[0]
+
+
+def _median_indices(a, dim, keepdim, ignore_nan: bool) -> np.ndarray:
+    """median(dim)'s indices, PyTorch's: the first NaN (median), else the middle of the
+    values ordered by (value, index), NaN last (nanmedian: the middle of the others)."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return np.zeros((), dtype=np.int64)
+    n = a.shape[dim]
+    order = np.argsort(a, axis=dim, kind="stable")  # (NaN last; -0.0 ties 0.0)
+    nan = _nan_mask(a)
+    count = np.sum(~nan, axis=dim, keepdims=True) if ignore_nan else np.full(
+        np.sum(nan, axis=dim, keepdims=True).shape, n)
+    k = np.where(count > 0, (count - 1) // 2, 0)
+    out = np.take_along_axis(order, k, axis=dim)
+    if ignore_nan:
+        out = np.where(count == 0, _all_equivalent_nth(n), out)
+    else:
+        out = np.where(nan.any(axis=dim, keepdims=True),
+                       np.argmax(nan, axis=dim).reshape(k.shape) if n else k, out)
+    return (out if keepdim else np.squeeze(out, axis=dim)).astype(np.int64)
+
+
+def _median_dim(a, dim, keepdim, ignore_nan: bool):
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return a.copy()
+    out = np.take_along_axis(a, _median_indices(a, dim, True, ignore_nan), axis=dim)
+    return out if keepdim else np.squeeze(out, axis=dim)
+
+
+def _selected(m, grad, dim, indices, keepdim, self_sym_sizes):
+    return m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim)
+
+
+def _median_ops(name: str, ignore_nan: bool) -> tuple:
+    full = Op(name, forward=lambda a: _median_all(a, ignore_nan), saves=("result", "self"),
+              grads=(lambda m, grad, result, self: _evenly(m, grad, self, result),),
+              local=("[{self} = median]/count",), method=name, function=name, expr=name)
+    along = Op(name, 1, attrs=("dim", "keepdim"),
+               saves=("dim", "indices", "keepdim", "self_sym_sizes"),
+               forward=lambda a, dim, keepdim: _median_dim(a, dim, keepdim, ignore_nan),
+               derive={"indices": lambda arrays, attrs:
+                       _median_indices(arrays[0], *attrs, ignore_nan)},
+               grads=(_selected,), local=("[the median]",), symbol=f"{name} dim={{dim}}")
+    indices = Op(f"{name}_indices", attrs=("dim", "keepdim"), dtype=R.int64,
+                 forward=lambda a, dim, keepdim: _median_indices(a, dim, keepdim, ignore_nan))
+    return full, along, indices
+
+
+MEDIAN, MEDIAN_DIM, MEDIAN_INDICES = _median_ops("median", False)
+NANMEDIAN, NANMEDIAN_DIM, NANMEDIAN_INDICES = _median_ops("nanmedian", True)
+
+# quantile(q, dim, keepdim, interpolation): PyTorch composes it of sort, gather and lerp
+# (SqueezeBackward4 <- LerpBackward1 <- GatherBackward0 <- ... <- SortBackward0); the
+# front end (api.statistics) records those ops.  ``forward`` is its numpy meaning.
+QUANTILE = Op("quantile", attrs=("q",), composite=True, method="quantile", function="quantile",
+              forward=lambda a, q: np.quantile(a, q))
+# (the in-place shape changes quantile ends with, on its own result: not views)
+UNSQUEEZE_ = Op("unsqueeze_", 1, attrs=("dim",), saves=("dim",),
+                forward=lambda a, dim: np.expand_dims(a, dim),
+                grads=(lambda m, grad, dim: m.call(SQUEEZE_DIM, grad, dim),),
+                local=("unsqueeze",))
+TRANSPOSE_ = Op("transpose_", 1, attrs=("dim0", "dim1"), saves=("dim0", "dim1"),
+                forward=lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1),
+                grads=(lambda m, grad, dim0, dim1: m.call(TRANSPOSE, grad, dim0, dim1),),
+                local=("transpose",))
+NANQUANTILE = Op("nanquantile", attrs=("q",), composite=True, method="nanquantile",
+                 function="nanquantile", forward=lambda a, q: np.nanquantile(a, q))
+
+
+# -- histograms, bincount and bucketize -----------------------------------------------------
+def _edges(a, bins, lo, hi) -> np.ndarray:
+    """``bins + 1`` evenly spaced edges, in the input's dtype, as PyTorch's linspace."""
+    return np.linspace(lo, hi, bins + 1).astype(np.asarray(a).dtype)
+
+
+def _bin_counts(a, edges, weight=None, density=False) -> np.ndarray:
+    """Counts (or summed weights) per bin: left-closed bins, the last one closed, as
+    ``torch.histogram``; values outside the edges are left out."""
+    a = np.ravel(np.asarray(a))
+    edges = np.asarray(edges)
+    dt = edges.dtype
+    n = edges.size - 1
+    w = np.ones(a.shape) if weight is None else np.ravel(np.asarray(weight, dtype=np.float64))
+    inside = (a >= edges[0]) & (a <= edges[-1]) if n > 0 else np.zeros(a.shape, dtype=bool)
+    pos = np.searchsorted(edges, a[inside], side="right") - 1
+    pos = np.minimum(pos, n - 1)
+    hist = np.bincount(pos, weights=w[inside], minlength=n)[:n].astype(np.float64)
+    if density:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hist = hist / (hist.sum() * np.diff(edges.astype(np.float64)))
+    return hist.astype(dt)
+
+
+def _histc(a, bins, lo, hi):
+    a = np.asarray(a)
+    if lo == hi and a.size:
+        lo, hi = float(np.min(a)), float(np.max(a))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    return _bin_counts(a, _edges(a, bins, lo, hi))
+
+
+def _histogram_range(a, bins, range_):
+    a = np.asarray(a)
+    lo, hi = range_ if range_ is not None else (
+        (float(np.min(a)), float(np.max(a))) if a.size else (0.0, 0.0))
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5  # (torch.histogram: a range of nothing widened by 1)
+    return _edges(a, bins, lo, hi)
+
+
+def _histogram_edges(a, bins, range_, edges) -> np.ndarray:
+    return np.asarray(edges) if edges is not None else _histogram_range(a, bins, range_)
+
+
+HISTC = Op("histc", attrs=("bins", "min", "max"), forward=_histc, method="histc",
+           function="histc", doc="counts in bins of equal width between min and max")
+
+# torch.histogram: one node of two outputs (hist, bin_edges), "NotImplemented" when the
+# input requires grad: backward raises.  symgrad's forward computes hist, its last output
+# (the one the engine asks the rule about), so that a backward through hist raises as in
+# PyTorch; bin_edges, made by the front end, is output 0 (PyTorch's 1).
+HISTOGRAM = Op("histogram", attrs=("bins", "range", "edges", "weight", "density"),
+               forward=lambda a, bins, range_, edges, weight, density: _bin_counts(
+                   a, _histogram_edges(a, bins, range_, edges), weight, density),
+               outputs=("bin_edges", "hist"), node="torch::autograd::NotImplemented",
+               grads=(not_implemented("derivative for aten::histogram is not implemented",
+                                      RuntimeError),),
+               method="histogram", function="histogram")
+HISTOGRAM_EDGES = Op("histogram_edges", attrs=("bins", "range", "edges"),
+                     forward=_histogram_edges)
+
+
+def _bincount_dtype(args, attrs):
+    weights = args[1] if len(args) > 1 else None
+    d = getattr(weights, "_dtype", None)
+    if d is None:
+        return R.int64(args, attrs)
+    return d if d.name in ("float32", "float64") else _dt_float64
+
+
+_bincount_dtype.fast = False
+
+
+def _bincount(a, weights, minlength):
+    # (apply converts integer operands of an op with a floating result: the values are
+    # integers still)
+    a = np.asarray(a).astype(np.int64)
+    if weights is None:
+        return np.bincount(a, minlength=minlength).astype(np.int64)
+    w = np.asarray(weights)
+    out = np.bincount(a, weights=w.astype(np.float64), minlength=minlength)
+    return out.astype(w.dtype if w.dtype.kind == "f" else np.float64)
+
+
+BINCOUNT = Op("bincount", attrs=("minlength",), dtype=_bincount_dtype,
+              forward=lambda a, minlength: _bincount(a, None, minlength),
+              method="bincount", function="bincount")
+BINCOUNT_WEIGHTS = Op("bincount", 1, inputs=("self", "weights"), attrs=("minlength",),
+                      dtype=_bincount_dtype, forward=_bincount,
+                      node="torch::autograd::NotImplemented",
+                      grads=(None, not_implemented("derivative for aten::bincount is not "
+                                                   "implemented", RuntimeError)))
+
+
+def _bucketize_dtype(args, attrs):
+    return int32 if attrs[0] else int64
+
+
+_bucketize_dtype.fast = False
+
+
+def _bucketize(a, boundaries, out_int32, right):
+    # (the index of the first boundary above the value, or at or above it with ``right``
+    # False: numpy's side "left"; NaN sorts above every boundary)
+    side = "right" if right else "left"
+    out = np.searchsorted(np.asarray(boundaries), np.asarray(a), side=side)
+    return np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
+
+
+BUCKETIZE = Op("bucketize", inputs=("self", "boundaries"), attrs=("out_int32", "right"),
+               dtype=_bucketize_dtype, forward=_bucketize, function="bucketize",
+               doc="the bucket of each value between sorted boundaries")
+
 WORK.register(W.reduce_all, PROD, STD, VAR)
 WORK.register(W.logsumexp, LOGSUMEXP)
 WORK.register(W.last_axis, CUMSUM)
@@ -304,3 +536,4 @@ def _logsumexp_jvp(m, tangents, args, attrs, result, saved):
 
 
 _JVP.register(_logsumexp_jvp, LOGSUMEXP)
+_JVP.register(_fwd.REDUCTION, PROD, PROD_DIM, VAR, STD, AMAX, AMIN)
