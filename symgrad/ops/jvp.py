@@ -25,6 +25,12 @@ How a JVP is had, as PyTorch's ``derivatives.yaml`` has it (:func:`kind` says wh
   without one; operands without a gradient rule, such as indices, kept);
 - ``MULTILINEAR``: linear in each operand separately (``mm``, ``dot``): the sum over
   operands with a tangent of the op with that operand replaced by its tangent;
+- ``REDUCTION``: each element of the result depends on its own segment of the operands
+  (``var``, ``amax``, ``max(dim)``, ``norm``, the losses' reductions), so the Jacobian's
+  entries are the gradient rules run with ones in place of ``grad``; times the tangents,
+  summed over each segment (along the op's ``dim`` attribute, with its ``keepdim``, else
+  over the axes the result lacks), they give the JVP (PyTorch's ``evenly_read_jvp`` for
+  ties in ``max`` is what the rule's ones spread);
 - an explicit rule in the side table :data:`symgrad.ops.tables.JVP`, registered beside the
   op in its family module (JAX's ``defjvp``), where none of these holds.
 
@@ -52,20 +58,21 @@ from typing import Callable
 
 from .tables import ELEMENTWISE, JVP, LINEAR as _LINEAR_TABLE
 
-__all__ = ["ELEMENT_WISE", "LINEAR", "MULTILINEAR", "EXPLICIT", "jvp_of", "kind",
-           "element_wise", "linear", "multilinear"]
+__all__ = ["ELEMENT_WISE", "LINEAR", "MULTILINEAR", "REDUCTION", "EXPLICIT", "jvp_of",
+           "kind", "element_wise", "linear", "multilinear", "reduction"]
 
 #: The derivations (values of the side table ``JVP``).
 ELEMENT_WISE = "element-wise"
 LINEAR = "linear"
 MULTILINEAR = "multilinear"
+REDUCTION = "reduction"
 #: What :func:`kind` says of an op with a rule of its own.
 EXPLICIT = "explicit"
 
 
 def kind(op) -> str | None:
     """How ``op``'s JVP is had: ``"element-wise"``, ``"linear"``, ``"multilinear"``,
-    ``"explicit"``, or ``None`` (no JVP of its own: forward mode transposes its gradient
+    ``"reduction"``, ``"explicit"``, or ``None`` (no JVP of its own: forward mode transposes its gradient
     rule)."""
     entry = JVP.get(op)
     if entry is None:
@@ -154,4 +161,47 @@ def multilinear(op) -> Callable:
     return jvp
 
 
-_DERIVATIONS = {ELEMENT_WISE: element_wise, LINEAR: linear, MULTILINEAR: multilinear}
+def _axes(dim, ndim: int) -> tuple:
+    if dim is None or (isinstance(dim, (tuple, list)) and not len(dim)):
+        return tuple(range(ndim))
+    return tuple(d % ndim for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
+
+
+def reduction(op) -> Callable:
+    """A segment reduction: each operand's gradient rule run with ones in place of ``grad``
+    (the Jacobian's entries), times its tangent, summed over each result element's segment.
+    """
+    dim_at = op.attrs.index("dim") if "dim" in op.attrs else None
+    keep_at = op.attrs.index("keepdim") if "keepdim" in op.attrs else None
+
+    def jvp(m, tangents, args, attrs, result, saved):
+        ones = m.add_scalar(m.zeros_like(result), 1.0)
+        total = None
+        for i, t in enumerate(tangents):
+            rule = _rule(op, i)
+            if t is None or rule is None:
+                continue
+            entries = rule(m, ones, *saved)
+            if entries is None:
+                continue
+            if tuple(m.shape(t)) != tuple(m.shape(entries)):
+                t = m.broadcast_to(t, m.shape(entries))
+            total = _add(total, entries * t)
+        if total is None:
+            return None
+        shape = tuple(m.shape(total))
+        if dim_at is not None and shape:
+            keepdim = bool(attrs[keep_at]) if keep_at is not None else False
+            return m.call(_SUM_DIM[0], total, _axes(attrs[dim_at], len(shape)), keepdim)
+        return m.sum_to(total, m.shape(result))
+    jvp.derivation = REDUCTION
+    return jvp
+
+
+#: The sum along dims (``ops.reductions.SUM_DIM``), registered by its module (this one is
+#: imported first).
+_SUM_DIM: list = [None]
+
+
+_DERIVATIONS = {ELEMENT_WISE: element_wise, LINEAR: linear, MULTILINEAR: multilinear,
+                REDUCTION: reduction}

@@ -201,3 +201,11 @@ from .tables import JVP as _JVP  # noqa: E402
 
 _JVP.register(_fwd.LINEAR, EMBEDDING, EMBEDDING_DENSE_BACKWARD)
 _JVP.register(_fwd.MULTILINEAR, TRILINEAR)
+
+
+def _pad_jvp(m, tangents, args, attrs, result, saved):
+    # affine: the tangent padded with zeros (not with the value)
+    return m.call(CONSTANT_PAD_ND, tangents[0], attrs[0], 0.0)
+
+
+_JVP.register(_pad_jvp, CONSTANT_PAD_ND)

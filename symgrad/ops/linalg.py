@@ -139,3 +139,24 @@ from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
 
 _JVP.register(_fwd.MULTILINEAR, DOT, MM, MV, BMM)
+
+
+def _addmm_jvp(m, tangents, args, attrs, result, saved):
+    # beta ṡ + alpha (ṁ1 m2 + m1 ṁ2)
+    (_, mat1, mat2), (ts, t1, t2), (beta, alpha) = args, tangents, attrs
+    product = None
+    if t1 is not None:
+        product = m.call(MM, t1, mat2)
+    if t2 is not None:
+        term = m.call(MM, mat1, t2)
+        product = term if product is None else product + term
+    total = None if product is None else m.mul_scalar(product, alpha)
+    if ts is not None:
+        term = m.mul_scalar(ts, beta)
+        if tuple(m.shape(term)) != tuple(m.shape(result)):
+            term = m.broadcast_to(term, m.shape(result))
+        total = term if total is None else total + term
+    return total
+
+
+_JVP.register(_addmm_jvp, ADDMM)

@@ -354,3 +354,5 @@ from .tables import JVP as _JVP  # noqa: E402
 # (the *_loss_backward ops reduce grad_output's part in its rule: not element-wise; their
 # JVP is the transposed gradient rule, see symgrad.api.forward)
 _JVP.register(_fwd.LINEAR, NLL_LOSS, NLL_LOSS_BACKWARD)
+_JVP.register(_fwd.REDUCTION, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, BINARY_CROSS_ENTROPY,
+              BINARY_CROSS_ENTROPY_WITH_LOGITS)

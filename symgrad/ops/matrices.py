@@ -289,3 +289,11 @@ def _solve_jvp(m, tangents, args, attrs, result, saved):
 _JVP.register(_det_jvp, LINALG_DET)
 _JVP.register(_inv_jvp, LINALG_INV_EX)
 _JVP.register(_solve_jvp, LINALG_SOLVE_EX)
+
+
+def _logabsdet_jvp(m, tangents, args, attrs, result, saved):
+    # tr(A⁻¹ Ȧ)
+    return m.call(TRACE, m.call(LINALG_INV_EX, args[0]) @ tangents[0])
+
+
+_JVP.register(_logabsdet_jvp, LINALG_SLOGDET)

@@ -358,6 +358,11 @@ _JVP.register(_fwd.LINEAR, SUM_DIM, MEAN, MEAN_DIM, SUM_DTYPE, SUM_DIM_DTYPE, ME
               MEAN_DIM_DTYPE)
 
 
+def _along(dim):
+    """A dim attribute as the sum along dims takes it (an int in a tuple)."""
+    return dim if dim is None or isinstance(dim, tuple) else (dim,)
+
+
 def _softmax_jvp(m, tangents, args, attrs, result, saved):
     # softmax's Jacobian is symmetric: its JVP is its VJP (PyTorch's _softmax_jvp).
     return m.call(SOFTMAX_BACKWARD_DATA, tangents[0], result, attrs[0])
@@ -366,8 +371,35 @@ def _softmax_jvp(m, tangents, args, attrs, result, saved):
 def _log_softmax_jvp(m, tangents, args, attrs, result, saved):
     # t - sum(softmax * t) along dim (PyTorch's _log_softmax_jvp)
     t = tangents[0]
-    return t - m.call(SUM_DIM, m.call(EXP, result) * t, (attrs[0],), True)
+    return t - m.call(SUM_DIM, m.call(EXP, result) * t, _along(attrs[0]), True)
 
 
 _JVP.register(_softmax_jvp, SOFTMAX)
 _JVP.register(_log_softmax_jvp, LOG_SOFTMAX)
+_fwd._SUM_DIM[0] = SUM_DIM
+_JVP.register(_fwd.REDUCTION, MAX, MIN, MAX_DIM, MIN_DIM, NORM)
+
+
+def _softmax_backward_jvp(m, tangents, args, attrs, result, saved):
+    # y (g - S(g y)): linear in g; in y, ẏ (g - S(g y)) - y S(g ẏ), S the sum along dim
+    (g, y), (tg, ty), dim = args, tangents, attrs[0]
+    total = None if tg is None else m.call(SOFTMAX_BACKWARD_DATA, tg, y, dim)
+    if ty is not None:
+        part = ty * (g - m.call(SUM_DIM, g * y, _along(dim), True)) \
+            - y * m.call(SUM_DIM, g * ty, _along(dim), True)
+        total = part if total is None else total + part
+    return total
+
+
+def _log_softmax_backward_jvp(m, tangents, args, attrs, result, saved):
+    # g - exp(y) S(g): linear in g; in y, -exp(y) ẏ S(g)
+    (g, y), (tg, ty), dim = args, tangents, attrs[0]
+    total = None if tg is None else m.call(LOG_SOFTMAX_BACKWARD_DATA, tg, y, dim)
+    if ty is not None:
+        part = -(m.call(EXP, y) * ty * m.call(SUM_DIM, g, _along(dim), True))
+        total = part if total is None else total + part
+    return total
+
+
+_JVP.register(_softmax_backward_jvp, SOFTMAX_BACKWARD_DATA)
+_JVP.register(_log_softmax_backward_jvp, LOG_SOFTMAX_BACKWARD_DATA)

@@ -101,3 +101,19 @@ KTHVALUE = Op("kthvalue", attrs=("k", "dim", "keepdim"),
 
 KTHVALUE_INDICES = Op("kthvalue_indices", attrs=("k", "dim", "keepdim"), dtype=R.int64,
                       forward=_kth_indices)
+
+
+# -- forward mode (symgrad.ops.jvp): the values' tangents are the tangent's elements at the
+# indices (kthvalue, one per segment, is a reduction)
+from . import jvp as _fwd  # noqa: E402
+from .indexing import GATHER as _GATHER  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+
+def _gathered_jvp(m, tangents, args, attrs, result, saved):
+    dim, indices = saved[0], saved[1]
+    return m.call(_GATHER, tangents[0], dim, indices)
+
+
+_JVP.register(_gathered_jvp, SORT, SORT_STABLE, TOPK)
+_JVP.register(_fwd.REDUCTION, KTHVALUE)
