@@ -143,6 +143,16 @@ def _scatter_back(g, self_shape, indices):
     return out.reshape(self_shape)
 
 
+#: The backward ops' input (their second operand) by its sizes.
+_SELF_SIZES = {"self_sym_sizes": lambda arrays, attrs: tuple(np.shape(arrays[1]))}
+
+
+def _zeros(m, grad, *saved):
+    """The gradient of a pooling's backward in its input, which it reads for its shape
+    only: zeros, as PyTorch's ``zeros_like(self)``."""
+    return m.new_zeros(grad, saved[-1])
+
+
 def _gather_back(m, grad, indices):
     """``grad`` (an input's shape) read at ``indices``: the gradient of the scatter."""
     shape = m.shape(grad)
@@ -170,9 +180,9 @@ MAX_POOL2D_WITH_INDICES_BACKWARD = Op(
     "max_pool2d_with_indices_backward", inputs=("grad_output", "self"),
     attrs=_POOL + ("indices",), node="MaxPool2DWithIndicesBackwardBackward0",
     forward=lambda g, x, *attrs: _scatter_back(g, np.shape(x), attrs[-1]),
-    saves=("indices",),
-    grads=(lambda m, grad, indices: _gather_back(m, grad, indices), None),
-    local=("gather at the indices", None), symbol="max_pool2d backward",
+    saves=("indices", "_self_sym_sizes"), derive=_SELF_SIZES,
+    grads=(lambda m, grad, indices, sizes: _gather_back(m, grad, indices), _zeros),
+    local=("gather at the indices", "0"), symbol="max_pool2d backward",
     doc="grad_output added back at each window's maximum")
 
 
@@ -249,7 +259,7 @@ def _avg_grad(m, grad, ceil_mode, count_include_pad, divisor_override, kernel_si
 
 
 def _avg_double_grad(m, grad, ceil_mode, count_include_pad, divisor_override, kernel_size,
-                     padding, stride):
+                     padding, stride, self_sym_sizes):
     return m.call(AVG_POOL2D, grad, kernel_size, stride, padding, ceil_mode,
                   count_include_pad, divisor_override)
 
@@ -263,8 +273,9 @@ AVG_POOL2D = Op(
 
 AVG_POOL2D_BACKWARD = Op(
     "avg_pool2d_backward", inputs=("grad_output", "self"), attrs=_AVG,
-    node="AvgPool2DBackwardBackward0", forward=_avg_pool_backward, saves=_AVG_SAVES,
-    grads=(_avg_double_grad, None), local=("avg_pool2d", None),
+    node="AvgPool2DBackwardBackward0", forward=_avg_pool_backward,
+    saves=_AVG_SAVES + ("_self_sym_sizes",), derive=_SELF_SIZES,
+    grads=(_avg_double_grad, _zeros), local=("avg_pool2d", "0"),
     symbol="avg_pool2d backward", doc="grad_output spread evenly over each window")
 
 
@@ -293,10 +304,12 @@ ADAPTIVE_AVG_POOL2D = Op(
 ADAPTIVE_AVG_POOL2D_BACKWARD = Op(
     "_adaptive_avg_pool2d_backward", inputs=("grad_output", "self"),
     node="AdaptiveAvgPool2DBackwardBackward0", forward=_adaptive_backward,
-    saves=("grad_output_sym_argsize_minus_1", "grad_output_sym_argsize_minus_2"),
+    saves=("grad_output_sym_argsize_minus_1", "grad_output_sym_argsize_minus_2",
+           "_self_sym_sizes"),
     derive={"grad_output_sym_argsize_minus_1": lambda arrays, attrs: np.shape(arrays[0])[-1],
-            "grad_output_sym_argsize_minus_2": lambda arrays, attrs: np.shape(arrays[0])[-2]},
-    grads=(lambda m, grad, minus_1, minus_2:
-           m.call(ADAPTIVE_AVG_POOL2D, grad, (minus_2, minus_1)), None),
-    local=("adaptive_avg_pool2d", None), symbol="adaptive_avg_pool2d backward",
+            "grad_output_sym_argsize_minus_2": lambda arrays, attrs: np.shape(arrays[0])[-2],
+            **_SELF_SIZES},
+    grads=(lambda m, grad, minus_1, minus_2, sizes:
+           m.call(ADAPTIVE_AVG_POOL2D, grad, (minus_2, minus_1)), _zeros),
+    local=("adaptive_avg_pool2d", "0"), symbol="adaptive_avg_pool2d backward",
     doc="grad_output spread evenly over each bin")

@@ -36,6 +36,7 @@ __all__ = ["conv1d", "conv2d", "max_pool2d", "max_pool2d_with_indices", "avg_poo
 _SAME_WARNING = ("Using padding='same' with even kernel lengths and odd dilation may require "
                  "a zero-padded copy of the input be created (Triggered internally at "
                  "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
+_WARNED: list = []  # the padding='same' warning was given
 _TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half"}
 _SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half"}
 
@@ -49,14 +50,7 @@ def _tuple(value, n: int) -> tuple:
 
 
 def _conv_checks(x: Tensor, weight: Tensor, bias, groups: int) -> None:
-    if weight.ndim < 3:
-        raise RuntimeError("weight should have at least three dimensions")
-    if x.dtype is not weight.dtype:
-        raise RuntimeError(f"expected scalar type {_SCALAR.get(x.dtype.name)} but found "
-                           f"{_SCALAR.get(weight.dtype.name)}")
-    if bias is not None and bias.dtype is not x.dtype:
-        raise RuntimeError(f"Input type ({_TYPES.get(x.dtype.name)}) and bias type "
-                           f"({_TYPES.get(bias.dtype.name)}) should be the same")
+    """PyTorch's checks of the operands' shapes, then of their dtypes, in its order."""
     shape, wshape = list(x.shape), list(weight.shape)
     if wshape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
@@ -70,6 +64,29 @@ def _conv_checks(x: Tensor, weight: Tensor, bias, groups: int) -> None:
         raise RuntimeError(f"Given weight of size {wshape}, expected bias to be 1-dimensional "
                            f"with {wshape[0]} elements, but got bias of size "
                            f"{list(bias.shape)} instead")
+    if x.dtype is not weight.dtype:
+        raise RuntimeError(f"expected scalar type {_SCALAR.get(x.dtype.name)} but found "
+                           f"{_SCALAR.get(weight.dtype.name)}")
+    if bias is not None and bias.dtype is not x.dtype:
+        raise RuntimeError(f"Input type ({_TYPES.get(x.dtype.name)}) and bias type "
+                           f"({_TYPES.get(bias.dtype.name)}) should be the same")
+
+
+def _padding(padding, stride: tuple, nd: int):
+    """``padding`` as a tuple (``'valid'``: ``(0,)``, as PyTorch passes it), or
+    ``'same'``; PyTorch's errors."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,)
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        return padding
+    padding = _tuple(padding, nd)
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    return padding
 
 
 def _conv(name: str, nd: int, input: Tensor, weight: Tensor, bias, stride, padding,
@@ -77,35 +94,31 @@ def _conv(name: str, nd: int, input: Tensor, weight: Tensor, bias, stride, paddi
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     if input.ndim == nd + 1:  # unbatched, as PyTorch: a batch of one, squeezed after
         return _conv(name, nd, input.unsqueeze(0), weight, bias, stride, padding, dilation,
                      groups).squeeze(0)
-    _conv_checks(input, weight, bias, groups)
     stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
+    padding = _padding(padding, stride, nd)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    _conv_checks(input, weight, bias, groups)
     kernel = tuple(weight.shape[2:])
-    output_padding = (0,) * nd
-    if isinstance(padding, str):
-        if padding == "valid":
-            padding = output_padding = (0,)  # (as PyTorch passes it: one zero)
-        elif padding == "same":
-            if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            total = [d * (k - 1) for d, k in zip(dilation, kernel)]
-            padding = tuple(t // 2 for t in total)
-            if any(t % 2 for t in total):
+    output_padding = (0,) if padding == (0,) else (0,) * nd
+    if padding == "same":
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        padding = tuple(t // 2 for t in total)
+        if any(t % 2 for t in total):
+            if not _WARNED:  # (PyTorch's TORCH_WARN_ONCE: once per process)
+                _WARNED.append(True)
                 warnings.warn(_SAME_WARNING, UserWarning, stacklevel=3)
-                extra = []
-                for t in reversed(total):
-                    extra += [0, t % 2]
-                input = _pad(input, extra)
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    else:
-        padding = _tuple(padding, nd)
-        if any(p < 0 for p in padding):
-            raise RuntimeError("negative padding is not supported")
+            extra = []
+            for t in reversed(total):
+                extra += [0, t % 2]
+            input = _pad(input, extra)
     full = padding * nd if len(padding) == 1 else padding
     padded = [n + 2 * p for n, p in zip(input.shape[2:], full)]
     spans = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
