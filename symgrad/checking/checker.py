@@ -38,10 +38,11 @@ from .._util import deep
 from ..autograd import grad
 from ..symbolic.budget import check_expression
 from ..symbolic.bridge import almost_everywhere, graph_leaves, leaf_names, leaf_symbols, to_sympy
-from ..symbolic.expression import Expression, parse
+from ..symbolic.expression import EvaluationError, Expression, parse
 from ..symbolic.shapes import placeholder, resolve_shapes
 from ..symbolic.vectors import NoVectorForm, vector_text
-from .decision import compare_symbolically
+from .decision import compare_symbolically, symbolic_pairs
+from .domain import Kinks, confirm, exact_point
 from .diagnosis import diagnose_all, shape_mismatches
 from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Report, listify)
 from .sampling import (Claim, close, finite_difference_witness, forgive_rounding, wide_sweep,
@@ -52,7 +53,7 @@ __all__ = ["check", "verify"]
 
 
 def check(expr: str | Expression, grads, at: Mapping | None = None, samples: int = 10, *,
-          timeout: float = 10.0, rtol: float = 1e-6, atol: float = 1e-9,
+          timeout: float = 1.5, rtol: float = 1e-6, atol: float = 1e-9,
           seed: int = 0, symbolic: bool = True, shapes: Mapping | None = None) -> Report:
     """Check a hand-derived gradient against the true one.
 
@@ -70,7 +71,8 @@ def check(expr: str | Expression, grads, at: Mapping | None = None, samples: int
     samples : int
         Random points checked besides ``at``.
     timeout : float
-        Seconds allowed for symbolic simplification (run in a child process).
+        Seconds allowed for symbolic proofs (run in a child process; the proofs under
+        the domain stop at 80 % of it), so that a check stays within about 3 s.
     rtol, atol : float
         Numeric tolerance: ``|claimed - true| <= atol + rtol * max(|claimed|, |true|)``.
     seed : int
@@ -158,11 +160,29 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
     rng = np.random.default_rng(seed)
     notes: list = []
 
+    # Symbolic forms first: their kinks and exact arithmetic decide which points and
+    # which differences count.
+    prepared = symbols = kinks = None
+    if symbolic:
+        try:
+            prepared = symbolic_pairs(f, claims, shapes)
+        except NotImplementedError as e:
+            notes.append(f"no symbolic form: {e}")
+        except EvaluationError:
+            pass  # (a claim that does not fit the shapes: the sampling says so)
+    if prepared is not None:
+        pairs, function, _ = prepared
+        exprs = [e for c, t in pairs for e in (*c, *t)] + [function] * (function is not None)
+        symbols = sorted(set().union(*(sp.sympify(e).free_symbols for e in exprs)), key=str)
+        kinks = Kinks(exprs, symbols)
+
     # Points: the given one (completed at random), then random ones until ``samples``
-    # of them are usable (finite), moving to safer domains when many are not.
+    # of them are usable (finite, inside the domain, off the kinks), moving to safer
+    # domains when many are not.
     base = random_point(rng, shapes, 1)
     base.update(at)
-    found = sample(f, claims, base, shapes, rng, samples, rtol, atol, notes)
+    judge = _judge(f, kinks)
+    found = sample(f, claims, base, shapes, rng, samples, rtol, atol, notes, judge)
     per_var = found.per_var
     if found.unevaluable is not None:
         # The claim's own operations do not fit the variables' shapes: a wrong
@@ -176,11 +196,14 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
                        f"({e})"], notes)
     diagnosis = shape_mismatches(found.shape_bad)
 
-    # Symbolic: true gradient from reverse mode on the IR, claimed from its own IR.
+    # Symbolic: true gradient from reverse mode on the IR, claimed from its own IR; a
+    # difference of the numbers counts only where exact evaluation confirms it.
     sym_pairs = sym_result = None
-    if symbolic and found.used:
+    if prepared is not None and found.used:
+        forgive_rounding(claims, per_var, prepared[0], found, shapes, rtol, atol, notes,
+                         symbols)
         sym_pairs, sym_result = compare_symbolically(f, claims, shapes, per_var, timeout,
-                                                     notes)
+                                                     notes, prepared)
     # A vector variable anywhere makes every gradient a matter of sizes (∂/∂s of
     # sum(s + x) is numel(x)): forms for every size, proofs, and other sizes tried.
     sized = any(s != () for s in shapes.values())
@@ -188,11 +211,13 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         if sized:
             per_var[k]["true_vector"] = _vector_form(f, k, base, labels)
     if sym_pairs is not None:
-        forgive_rounding(claims, per_var, sym_pairs, found, shapes, rtol, atol, notes)
         if all(v["numeric"] != "differ" for v in per_var.values()):
             found.counterexample = None
-        _exactly_different(claims, per_var, found, notes)
-        wide_sweep(f, claims, per_var, sym_pairs, found, shapes, rng, rtol, atol, notes)
+        if sym_result is not None:
+            diagnosis += _pieces(f, claims, per_var, sym_result, found, notes)
+        _exactly_different(claims, per_var, found, notes, symbols, sym_pairs)
+        wide_sweep(f, claims, per_var, sym_pairs, found, shapes, rng, rtol, atol, notes,
+                   judge=judge, symbols=symbols)
 
     if found.used and sized:
         _every_size(f, claims, shapes, labels, base, at, per_var, found, rng, rtol, atol,
@@ -221,27 +246,87 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
                   notes, fd)
 
 
-def _exactly_different(claims: dict, per_var: dict, found, notes: list) -> None:
-    """A claim proved different (a non-zero rational difference) is wrong even where the
-    numbers agree within tolerance (``4.000001*x**3`` for the gradient of ``x**4``): the
-    counterexample is the sampled point where the relative difference is largest."""
-    for k in claims:
+def _judge(f: Expression, kinks):
+    """Why a point cannot be judged (on a kink, outside the domain where f is real), or
+    None: the op records decide the domain (:meth:`Expression.domain_error`)."""
+    def why(point: dict) -> str | None:
+        if kinks is not None and kinks.near(point):
+            return "on a kink of the function (it has no derivative there)"
+        try:
+            err = f.domain_error(**point)
+        except Exception:  # noqa: BLE001 - evaluation failed: the sampler decides
+            return None
+        if err is not None:
+            return "outside the domain where the function is real"
+        return None
+    return why
+
+
+def _pieces(f: Expression, claims: dict, per_var: dict, sym_result: list, found,
+            notes: list) -> list:
+    """Claims shown wrong on a piece of the domain at an exact point: wrong there, with
+    that point as the counterexample when the numbers found none; the diagnosis says
+    where the claim is right and where wrong."""
+    out = []
+    for k, (_, _, pieces) in zip(claims, sym_result):
+        if not pieces:
+            continue
+        where, rows = pieces
+        per_var[k]["regions"] = [{"where": w, "status": st, "point": p} for w, st, p in rows]
+        value = next(p for _, st, p in rows if st == "different")
+        if where:
+            per_var[k]["where"] = where
+            out.append(f"{k}: {where}")
+        if per_var[k]["numeric"] == "differ" and found.counterexample is not None:
+            continue
+        point = {n: np.float64(value) for n in f.variables}
+        try:
+            true = np.asarray(f.gradient(**point)[k], dtype=np.float64)
+            claimed = np.asarray(claims[k].value(point), dtype=np.float64)
+        except Exception:  # noqa: BLE001 - the exact point stands without float values
+            continue
+        per_var[k]["numeric"] = "differ"
+        found.evidence[k].append((claimed, true, f.gradient(**point), point))
+        if found.counterexample is None:
+            found.counterexample = {"point": {n: listify(v) for n, v in point.items()},
+                                    "variable": k, "claimed": listify(claimed),
+                                    "true": listify(true)}
+    return out
+
+
+def _exactly_different(claims: dict, per_var: dict, found, notes: list,
+                       symbols: list | None = None, sym_pairs: list | None = None) -> None:
+    """A claim proved different (a non-zero rational difference, a constant factor other
+    than 1) is wrong even where the numbers agree within tolerance (``4.000001*x**3`` for
+    the gradient of ``x**4``): the counterexample is the sampled point where the relative
+    difference is largest and exact evaluation confirms it."""
+    for i, k in enumerate(claims):
         if per_var[k]["symbolic"] != "not equal" or per_var[k]["numeric"] == "differ":
             continue
-        best, worst = None, 0.0
+        ranked = []
         for claimed, t, _, point in found.evidence[k]:
             c = np.broadcast_to(claimed, t.shape)
             rel = float(np.max(np.abs(c - t) / np.maximum(np.abs(t), 1e-300))) if t.size \
                 else 0.0
-            if rel > worst:
-                best, worst = (claimed, t, point), rel
-        if best is None or worst <= 1e-12:  # (the difference is below float64's reach)
+            ranked.append((rel, claimed, t, point))
+        ranked.sort(key=lambda r: -r[0])
+        best = None
+        for rel, claimed, t, point in ranked[:4]:
+            if rel <= 1e-15:  # (the difference is below float64's reach)
+                break
+            if symbols is not None and sym_pairs is not None:
+                subs = exact_point(point, symbols)
+                if subs is None or confirm(*sym_pairs[i], subs) != "different":
+                    continue
+            best = (rel, claimed, t, point)
+            break
+        if best is None:
             continue
+        worst, claimed, t, point = best
         per_var[k]["numeric"] = "differ"
-        notes.append(f"{k}: the claim differs from the true gradient by a non-zero rational "
-                     f"function (relative difference {worst:.3g} at the counterexample)")
+        notes.append(f"{k}: the claim is proved different from the true gradient (relative "
+                     f"difference {worst:.3g} at the counterexample, confirmed exactly)")
         if found.counterexample is None:
-            claimed, t, point = best
             found.counterexample = {"point": {n: listify(v) for n, v in point.items()},
                                     "variable": k, "claimed": listify(claimed),
                                     "true": listify(t)}

@@ -16,6 +16,8 @@ Examples
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import sympy as sp
 
@@ -25,10 +27,12 @@ from ..symbolic import budget
 from ..symbolic.expression import Expression
 from ..symbolic.tidy import tidy_all
 from .diagnosis import SIMPLIFY_OPS, explain
+from .domain import exact
+from .regions import equal_where_positive, regions, where_text
 from .sampling import fit
 
 __all__ = ["GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact",
-           "proved_different", "symbolic_job", "compare_symbolically"]
+           "proved_different", "symbolic_job", "symbolic_pairs", "compare_symbolically"]
 
 
 #: ``cancel`` of the exponential rewrite runs on differences of at most this many operations
@@ -98,15 +102,16 @@ _HYPERBOLIC = (sp.cosh, sp.sinh, sp.tanh, sp.sech, sp.csch, sp.coth)
 _TRIGONOMETRIC = (sp.cos, sp.sin, sp.tan, sp.sec, sp.csc, sp.cot)
 
 
-def is_zero(d, depth: int = 0, thorough: bool = True) -> bool:
+def is_zero(d, depth: int = 0, thorough: bool = True, simplify: bool = True) -> bool:
     """Whether ``d`` is zero almost everywhere (a proof, or False when none is found).
 
     Cheap proofs first (``expand``, ``cancel``); when ``thorough``, ``cancel`` in
     exponential generators (:func:`exp_generators`) on expressions of at most
     ``GENERATOR_OPS`` operations, ``cancel`` of the exponential rewrite (``1/cosh(u)**2``
-    is ``1 - tanh(u)**2``) on those of at most ``REWRITE_OPS``, then ``simplify``, the
-    exponential rewrite simplified and trigonometric expansion on those of at most
-    ``SIMPLIFY_OPS``."""
+    is ``1 - tanh(u)**2``) on those of at most ``REWRITE_OPS``, trigonometric expansion,
+    then (with ``simplify``) SymPy's ``simplify`` and the exponential rewrite simplified
+    on those of at most ``SIMPLIFY_OPS`` (the slowest: its first call imports
+    ``sympy.physics``, a second or more)."""
     d = almost_everywhere(sp.sympify(d))
     if d == 0:
         return True
@@ -117,8 +122,9 @@ def is_zero(d, depth: int = 0, thorough: bool = True) -> bool:
     if thorough and ops <= REWRITE_OPS:  # a rational function of exponentials
         attempts.append(lambda e: sp.cancel(e.rewrite(sp.exp)))
     if thorough and ops <= SIMPLIFY_OPS:
-        attempts += [sp.simplify, lambda e: sp.simplify(sp.expand(e.rewrite(sp.exp))),
-                     lambda e: sp.trigsimp(sp.expand_trig(e))]
+        attempts.append(lambda e: sp.trigsimp(sp.expand_trig(e)))
+        if simplify:
+            attempts += [sp.simplify, lambda e: sp.simplify(sp.expand(e.rewrite(sp.exp)))]
     for f in attempts:
         try:
             if f(d) == 0:
@@ -128,7 +134,7 @@ def is_zero(d, depth: int = 0, thorough: bool = True) -> bool:
     if depth < 2:
         cases = _kink_cases(d)
         if cases is not None:
-            return all(is_zero(c, depth + 1, thorough) for c in cases)
+            return all(is_zero(c, depth + 1, thorough, simplify) for c in cases)
     return False
 
 
@@ -243,14 +249,6 @@ def _decide(r, sign: int):
     return r
 
 
-def exact(e):
-    """``e`` with every float replaced by the exact decimal it was written as (``0.1`` is
-    ``1/10``, ``4.000001`` is ``4000001/1000000``)."""
-    e = sp.sympify(e)
-    floats = e.atoms(sp.Float)
-    return e.xreplace({f: sp.Rational(repr(float(f))) for f in floats}) if floats else e
-
-
 def proved_different(d) -> bool:
     """Whether ``d`` (claimed - true) is a non-zero rational function of its variables:
     then the two differ wherever ``d`` is not zero, which is almost everywhere."""
@@ -260,55 +258,140 @@ def proved_different(d) -> bool:
     return bool(d.is_rational_function(*sorted(d.free_symbols, key=str)))
 
 
-def symbolic_job(pairs: list, differ: list) -> list:
+def constant_multiple(claimed, true):
+    """``c`` when ``claimed = c · true`` for an exact constant ``c`` other than 1 (``40·
+    exp(40x)·(1 + 1e-9)`` for ``40·exp(40x)``), else None: then the two differ wherever
+    the true gradient is not 0."""
+    claimed, true = exact(almost_everywhere(claimed)), exact(almost_everywhere(true))
+    if true == 0 or not true.free_symbols:
+        return None
+    try:
+        c = sp.cancel(sp.powsimp(claimed / true))
+    except Exception:  # noqa: BLE001 - no ratio, no answer
+        return None
+    if c.is_number and c.is_finite and c.is_real and c != 1:
+        return c
+    return None
+
+
+def symbolic_job(pairs: list, differ: list, function=None, seconds: float | None = None
+                 ) -> list:
     """Per variable: status ("equal", "not equal": proved different, or "not shown
-    equal") and hints.  Where the numbers already differ (``differ[i]``) only the cheap
-    proofs run: equal then means the numbers' difference was float rounding.  Runs in a
-    child process (may be killed)."""
+    equal"), hints and the pieces of the domain (:func:`~.regions.regions`).  Where the
+    numbers already differ (``differ[i]``) only the cheap proofs run, then the proofs
+    under the domain of ``function`` (the SymPy form of f): piece by piece for one
+    variable, the parts its domain makes positive for several.  Runs in a child process
+    (may be killed); ``seconds`` bounds the pieces' proofs."""
+    deadline = None if seconds is None else time.monotonic() + 0.8 * seconds
     out = []
     for (claimed, true), numbers_differ in zip(pairs, differ):
         status = "equal"
         hints: list = []
+        pieces = None
         for c, t in zip(claimed, true):
-            d = sp.sympify(c) - sp.sympify(t)
-            if not is_zero(d, thorough=not numbers_differ):
-                status = "not equal" if proved_different(d) else "not shown equal"
-                hints = explain(sp.sympify(c), sp.sympify(t))
-                break
+            c, t = sp.sympify(c), sp.sympify(t)
+            d = c - t
+            if is_zero(d, thorough=not numbers_differ, simplify=False):
+                continue
+            found = _under_domain(function, c, t, deadline, thorough=not numbers_differ)
+            if found == "equal" or (found is None and not numbers_differ
+                                    and not _late(deadline) and is_zero(d)):
+                continue
+            if isinstance(found, tuple):
+                status, pieces = "not equal", found
+            elif proved_different(d) or constant_multiple(c, t) is not None:
+                status = "not equal"
+            else:
+                status = "not shown equal"
+            hints = [] if _late(deadline) else explain(c, t)
+            break
         out.append((status, [(k, str(e), float(e) if e.is_number else None)
-                             for k, e in hints]))
+                             for k, e in hints], pieces))
     return out
 
 
+def _late(deadline) -> bool:
+    return deadline is not None and time.monotonic() > deadline
+
+
+def _under_domain(function, c, t, deadline, thorough: bool = True):
+    """"equal" (proved where f is real, piece by piece), ``(where, [(piece, status,
+    point)])`` when some piece is shown different at an exact point, or None."""
+    if function is None or _late(deadline):
+        return None
+
+    def prove(e) -> bool:
+        return is_zero(e, thorough=thorough and not _late(deadline), simplify=False)
+
+    symbols = sorted(function.free_symbols | c.free_symbols | t.free_symbols, key=str)
+    if len(symbols) == 1:
+        x = symbols[0]
+        try:
+            ps = regions(function, c, t, x, deadline, prove=prove)
+        except Exception:  # noqa: BLE001 - SymPy could not cut the domain: no pieces
+            ps = None
+        if ps:
+            if all(p.status == "equal" for p in ps):
+                return "equal"
+            if any(p.status == "different" for p in ps):
+                return (where_text(ps, x), [(p.where(x), p.status, None if p.point is None
+                                             else float(p.point)) for p in ps])
+    try:
+        if equal_where_positive(function, c, t, prove=prove):
+            return "equal"
+    except Exception:  # noqa: BLE001 - no proof
+        pass
+    return None
+
+
+def symbolic_pairs(f: Expression, claims: dict, shapes: dict) -> tuple:
+    """The true gradient by symbolic reverse mode on the IR and the claims from their own
+    IR: ``(pairs, function, program)``, ``pairs`` holding per variable the element lists
+    ``(claimed, true)``, ``function`` the SymPy form of f (None unless a scalar).
+
+    Raises NotImplementedError when an op has no symbolic form."""
+    # (values only shape the trace; square matrices get + I so that inverses exist)
+    shape_point = {k: np.zeros(s) + 0.5 + (np.eye(s[0]) if len(s) == 2 and s[0] == s[1]
+                                           else 0) for k, s in shapes.items()}
+    prog = gradient_program(f.evaluate(**shape_point))
+    closed = prog.closed_form(simplify=False)
+    pairs = []
+    for k, c in claims.items():
+        t = np.asarray(_tolist(closed[k]), dtype=object).reshape(shapes[k])
+        cs = c.sympy(shape_point)
+        cs = fit(cs, shapes[k]) if cs is not None else None
+        if cs is None:
+            cs = np.full(shapes[k], sp.nan, dtype=object)
+        pairs.append((list(np.ravel(cs)), list(np.ravel(t))))
+    try:
+        function = f.to_sympy(**shape_point)
+    except Exception:  # noqa: BLE001 - the proofs under the domain need it, nothing else
+        function = None
+    if not isinstance(function, sp.Expr):
+        function = None
+    return pairs, function, prog
+
+
 def compare_symbolically(f: Expression, claims: dict, shapes: dict, per_var: dict,
-                         timeout: float, notes: list) -> tuple[list | None, list | None]:
-    """The true gradient by symbolic reverse mode on the IR, the claims from their own IR,
-    compared in a child process within ``timeout`` seconds.
+                         timeout: float, notes: list, prepared: tuple | None = None
+                         ) -> tuple[list | None, list | None]:
+    """The claims compared with the true gradient (:func:`symbolic_pairs`, or
+    ``prepared``) in a child process within ``timeout`` seconds.
 
     Fills ``per_var[k]["true"]`` and ``["symbolic"]``; returns the element pairs
     ``(claimed, true)`` per variable (None without a symbolic form) and the job's
-    ``(status, hints)`` per variable (None when it timed out or failed).
+    ``(status, hints, pieces)`` per variable (None when it timed out or failed).
     """
     try:
-        # (values only shape the trace; square matrices get + I so that inverses exist)
-        shape_point = {k: np.zeros(s) + 0.5 + (np.eye(s[0]) if len(s) == 2 and s[0] == s[1]
-                                               else 0) for k, s in shapes.items()}
-        prog = gradient_program(f.evaluate(**shape_point))
-        closed = prog.closed_form(simplify=False)
-        sym_pairs = []
-        for k, c in claims.items():
-            t = np.asarray(_tolist(closed[k]), dtype=object).reshape(shapes[k])
-            cs = c.sympy(shape_point)
-            cs = fit(cs, shapes[k]) if cs is not None else None
-            if cs is None:
-                cs = np.full(shapes[k], sp.nan, dtype=object)
-            per_var[k]["true"] = _show(t)
-            sym_pairs.append((list(np.ravel(cs)), list(np.ravel(t))))
+        sym_pairs, function, prog = prepared or symbolic_pairs(f, claims, shapes)
     except NotImplementedError as e:
         notes.append(f"no symbolic form: {e}")
         return None, None
+    for k, (_, t) in zip(claims, sym_pairs):
+        per_var[k]["true"] = _show(np.asarray(t, dtype=object).reshape(shapes[k]))
     differ = [per_var[k]["numeric"] == "differ" for k in claims]
-    status, result = run_with_timeout(symbolic_job, (sym_pairs, differ), timeout)
+    status, result = run_with_timeout(symbolic_job, (sym_pairs, differ, function, timeout),
+                                      timeout)
     if status == "timeout":
         notes.append(f"symbolic simplification did not finish within {timeout:g} s")
         for k in claims:
@@ -319,7 +402,7 @@ def compare_symbolically(f: Expression, claims: dict, shapes: dict, per_var: dic
         for k in claims:
             per_var[k]["symbolic"] = "failed"
         return sym_pairs, None
-    for k, (st, _) in zip(claims, result):
+    for k, (st, _, _) in zip(claims, result):
         per_var[k]["symbolic"] = st
     # The true gradient as ``diff`` shows it (the same bounded tidying).
     # (tidied only within a budget: the 400 elements of a 20x20 took 10 s)

@@ -37,6 +37,11 @@ _NUMERIC_KINDS = ("wrong sign", "missing factor", "extra factor", "transposed",
 SIMPLIFY_OPS = 24
 
 
+def _tidy(e):
+    """``e`` with trigonometric functions of sums expanded, then cancelled."""
+    return sp.cancel(sp.expand(sp.expand_trig(e)))
+
+
 def _small(e, limit: int = 12) -> bool:
     return sp.count_ops(e) <= limit
 
@@ -47,9 +52,11 @@ def explain(claimed: sp.Expr, true: sp.Expr) -> list:
     try:
         true = almost_everywhere(true)
         claimed = almost_everywhere(claimed)
-        # (simplify only small expressions: its time has no useful bound on larger ones)
+        # (never SymPy's simplify: its time has no useful bound, and its first call
+        # imports sympy.physics, a second or more; trigonometric expansion and cancel
+        # on small expressions, cancel alone on larger ones)
         big = sp.count_ops(true) + sp.count_ops(claimed) > SIMPLIFY_OPS
-        simplify = sp.cancel if big else sp.simplify
+        simplify = sp.cancel if big else _tidy
         diff = simplify(true - claimed)
         if diff != 0 and _small(diff):
             terms = sp.Add.make_args(sp.expand(true))
@@ -205,23 +212,40 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
 
 
 def factor_text(ratio: float) -> str:
-    """Words for ``claimed = ratio * true``."""
+    """Words for ``claimed = ratio * true``, with the digits that show the ratio is not 1.
+
+    >>> factor_text(1.00000025)
+    'extra factor 1.00000025'
+    """
     if abs(ratio + 1) < 1e-6:
         return "wrong sign: the claimed gradient is the negative of the true one"
     if abs(ratio) < 1e-12:
         return "the claimed gradient is zero where the true one is not"
     exact = sp.nsimplify(ratio, tolerance=1e-6 * max(1.0, abs(ratio)), rational=True)
-    if sp.Abs(exact).is_Rational and max(sp.fraction(sp.Abs(exact))) <= 100:
+    if sp.Abs(exact).is_Rational and max(sp.fraction(sp.Abs(exact))) <= 100 \
+            and exact != 1 and exact != -1:
         exact_r = exact
     else:
-        exact_r = sp.Float(ratio, 6)
+        exact_r = sp.Float(ratio, _digits(abs(ratio)))
     sign = "" if ratio > 0 else "wrong sign and "
     mag = sp.Abs(exact_r)
     if mag < 1:
-        return f"{sign}missing factor {_num_text(1 / mag)}"
+        inv = 1 / mag if mag.is_Rational else sp.Float(1 / float(mag), _digits(1 / abs(ratio)))
+        return f"{sign}missing factor {_num_text(inv)}"
     return f"{sign}extra factor {_num_text(mag)}"
 
 
+def _digits(v: float) -> int:
+    """Significant digits that show ``v`` is not 1 (6 at least, 17 at most)."""
+    for n in range(6, 18):
+        if float(f"{v:.{n - 1}e}") != 1.0:
+            return n + 1
+    return 17
+
+
 def _num_text(x) -> str:
-    x = sp.nsimplify(x) if isinstance(x, sp.Rational) else x
+    if isinstance(x, sp.Rational):
+        return str(sp.nsimplify(x))
+    if isinstance(x, sp.Float):
+        return repr(float(f"{float(x):.{max(x._prec * 3 // 10, 6)}g}"))
     return str(x)

@@ -133,10 +133,11 @@ class Report:
         if self.counterexample:
             c = self.counterexample
             at = ", ".join(f"{k}={number_text(v)}" for k, v in c["point"].items())
+            digits = _digits_apart(c.get("claimed"), c.get("true"))
             claimed = c.get("why") if c.get("claimed") is None else \
-                number_text(c["claimed"]) + (f" ({c['why']})" if c.get("why") else "")
+                number_text(c["claimed"], digits) + (f" ({c['why']})" if c.get("why") else "")
             out.append(f"  counterexample: at {at}: d/d{c['variable']} claimed "
-                       f"{claimed}, true {number_text(c['true'])}")
+                       f"{claimed}, true {number_text(c['true'], digits)}")
         for d in self.diagnosis:
             out.append(f"  diagnosis: {d}")
         for n in self.notes:
@@ -157,20 +158,33 @@ def _jsonable(x):
     return str(x)
 
 
-def number_text(v) -> str:
-    """A number or array in a report's text: six significant digits, ``-`` for None.
+def number_text(v, digits: int = 6) -> str:
+    """A number or array in a report's text: six significant digits (or ``digits``),
+    ``-`` for None.
 
     Examples
     --------
     >>> number_text(2.0), number_text([1, 0.5]), number_text(None)
     ('2', '[1, 0.5]', '-')
+    >>> number_text(4.000001, _digits_apart(4.000001, 4.0))
+    '4.000001'
     """
     if v is None:
         return "-"
     a = np.asarray(v, dtype=float)
     if a.ndim == 0:
-        return f"{float(a):.6g}"
-    return "[" + ", ".join(number_text(x) for x in a) + "]"
+        return f"{float(a):.{digits}g}"
+    return "[" + ", ".join(number_text(x, digits) for x in a) + "]"
+
+
+def _digits_apart(a, b) -> int:
+    """The fewest significant digits (6 to 17) at which ``a`` and ``b`` print apart."""
+    if a is None or b is None:
+        return 6
+    for n in range(6, 18):
+        if number_text(a, n) != number_text(b, n):
+            return n
+    return 6
 
 
 def listify(v) -> float | list:

@@ -26,6 +26,7 @@ from ..autograd import no_grad
 from ..symbolic.bridge import almost_everywhere, as_sympy, leaf_symbols
 from ..symbolic.expression import EvaluationError, Expression, parse
 from ..symbolic.parser import parse_value
+from .domain import MAX_EXACT_OPS, confirm, exact_point
 from .report import CheckError, listify
 
 __all__ = ["Claim", "Samples", "close", "fit", "point_value", "random_point", "sample",
@@ -45,7 +46,12 @@ def close(a, b, rtol: float, atol: float) -> np.ndarray:
 
 
 def random_point(rng, shapes: dict, kind: int) -> dict:
-    """Uniform values per variable: kind 0 in [-2, 2] (off 0), 1 in [0.2, 2], 2 in [0.5, 1.5]."""
+    """Uniform values per variable: kind 0 in [-2, 2] (off 0), 1 in [0.2, 2], 2 in [0.5,
+    1.5]; kind 3 of every scale, ``±10**u`` for ``u`` uniform in [-2, 3] (a domain such
+    as ``x > 5``)."""
+    if kind == 3:
+        return {k: rng.choice([-1.0, 1.0], size=s) * 10.0 ** rng.uniform(-2, 3, size=s)
+                for k, s in shapes.items()}
     lo, hi = ((-2.0, 2.0), (0.2, 2.0), (0.5, 1.5))[kind]
     pt = {}
     for k, s in shapes.items():
@@ -139,14 +145,16 @@ class Samples:
 
 
 def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: int,
-           rtol: float, atol: float, notes: list) -> Samples:
+           rtol: float, atol: float, notes: list, judge=None) -> Samples:
     """Compare claims and reverse mode at ``base``, then at random points, until
-    ``samples + 1`` points were usable; notes about skipped points go to ``notes``."""
+    ``samples + 1`` points were usable; notes about skipped points go to ``notes``.
+    ``judge(point)`` says why a point cannot be judged (outside the domain where f is
+    real and differentiable, on a kink), or None."""
     budget = 2 * (samples + 1)
 
     def candidates():
         yield base, True
-        for t in range(3 * budget):
+        for t in range(4 * budget):
             yield random_point(rng, shapes, t // budget), False
 
     per_var = {k: {"claimed": c.text, "true": None, "symbolic": "skipped",
@@ -166,6 +174,11 @@ def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: 
             if given:
                 notes.append("the function or its gradient is not finite at the given "
                              "point; it was skipped")
+            continue
+        why = judge(point) if judge is not None else None
+        if why is not None:
+            if given:
+                notes.append(f"the given point is {why}: neither side is judged there")
             continue
         row = {}
         try:
@@ -316,12 +329,12 @@ def _exactly_apart(claimed: list, true: list, point: dict, shapes: dict, rtol: f
 
 def wide_sweep(f: Expression, claims: dict, per_var: dict, sym_pairs: list, found: Samples,
                shapes: dict, rng, rtol: float, atol: float, notes: list,
-               points: int = WIDE_POINTS) -> None:
+               points: int = WIDE_POINTS, judge=None, symbols: list | None = None) -> None:
     """For claims the numbers agree with but no proof settles: points at other scales,
     each coordinate ``±10**u`` with ``u`` uniform in [-2, 3], tried smallest first, where a
     difference that shows only far out (``relu(x - 5)`` added to the gradient) is found.
     A difference counts only when exact evaluation at 30 digits confirms it (no float64
-    rounding)."""
+    rounding), at points ``judge`` accepts (inside the domain, off the kinks)."""
     todo = [i for i, k in enumerate(claims) if per_var[k]["numeric"] == "agree"
             and per_var[k]["symbolic"] not in ("equal", "skipped")]
     if not todo:
@@ -339,6 +352,9 @@ def wide_sweep(f: Expression, claims: dict, per_var: dict, sym_pairs: list, foun
                         for k, c in claims.items()}
         except Exception:  # noqa: BLE001 - outside the domain: another point
             continue
+        if judge is not None and (not _finite(f.evaluate(**point).detach().numpy())
+                                  or judge(point) is not None):
+            continue
         for i in list(todo):
             k = list(claims)[i]
             t = np.asarray(true[k], dtype=np.float64)
@@ -348,7 +364,11 @@ def wide_sweep(f: Expression, claims: dict, per_var: dict, sym_pairs: list, foun
             if _finite(c) and np.all(close(c, t, rtol, atol)):
                 continue
             claimed, exact_true = sym_pairs[i]
-            if not _exactly_apart(claimed, exact_true, point, shapes, 10 * rtol):
+            if symbols is not None:
+                subs = exact_point(point, symbols)
+                if subs is None or confirm(claimed, exact_true, subs) != "different":
+                    continue
+            elif not _exactly_apart(claimed, exact_true, point, shapes, 10 * rtol):
                 continue
             todo.remove(i)
             found.used += 1
@@ -367,22 +387,63 @@ def wide_sweep(f: Expression, claims: dict, per_var: dict, sym_pairs: list, foun
 
 
 def forgive_rounding(claims: dict, per_var: dict, sym_pairs: list, found: Samples,
-                     shapes: dict, rtol: float, atol: float, notes: list) -> None:
-    """Float rounding, not a mistake: proved equal, and equal at 30 digits where not.
+                     shapes: dict, rtol: float, atol: float, notes: list,
+                     symbols: list | None = None) -> None:
+    """Float rounding, not a mistake: a difference of the numbers counts only where exact
+    evaluation confirms it (:func:`~.domain.confirm`: floats as the decimals written,
+    30 then 60 digits, judged against the size of the summed terms).
 
-    A claim written with cancelling terms can lose digits in float64; when SymPy has
-    shown it equal and exact evaluation at the disagreeing points agrees too, the
-    numbers' disagreement is rounding.
+    A claim written with cancelling terms can lose digits in float64, and a true
+    gradient that cancels to 0 comes out as 1e-16; where exact evaluation at the
+    disagreeing points finds them equal, the numbers' disagreement is rounding.  The
+    counterexample becomes a confirmed point (or None).
     """
+    kept = None
     for i, k in enumerate(claims):
         if k in found.shape_bad or per_var[k]["numeric"] != "differ" \
-                or per_var[k]["symbolic"] != "equal" or k in found.nonfinite:
+                or k in found.nonfinite:
             continue  # (a claim that is nan where the truth is finite is no rounding)
         claimed, true = sym_pairs[i]
-        bad = [ev[3] for ev in found.evidence[k] if not np.all(close(
-            np.broadcast_to(ev[0], ev[1].shape), ev[1], rtol, atol))]
-        ok = all(_exactly_close(claimed, true, point, shapes) for point in bad[:3])
-        if ok:
+        bad = [ev for ev in found.evidence[k] if not np.all(close(
+            np.broadcast_to(ev[0], ev[1].shape), ev[1], rtol, atol))] or found.evidence[k]
+        verdicts = []
+        for ev in bad[:3]:
+            if symbols is None:
+                verdicts.append("equal" if per_var[k]["symbolic"] == "equal" and
+                                _exactly_close(claimed, true, ev[3], shapes) else "unknown")
+                continue
+            subs = exact_point(ev[3], symbols)
+            worst = _worst_elements(ev)
+            verdicts.append("unknown" if subs is None else confirm(
+                [claimed[j] for j in worst], [true[j] for j in worst], subs))
+            if verdicts[-1] == "different":
+                kept = kept or {"point": {n: listify(v) for n, v in ev[3].items()},
+                                "variable": k, "claimed": listify(ev[0]),
+                                "true": listify(ev[1])}
+                break
+        if verdicts and all(v == "equal" for v in verdicts) or (
+                symbols is not None and verdicts and "different" not in verdicts
+                and not _too_large(claimed, true)):
             per_var[k]["numeric"] = "agree (after rounding)"
-            notes.append(f"{k}: float64 values differ by rounding only (equal symbolically "
-                         "and at 30 digits)")
+            notes.append(f"{k}: float64 values differ by rounding only (no difference "
+                         "survives exact evaluation)")
+    if found.counterexample is not None:
+        k = found.counterexample["variable"]
+        if per_var.get(k, {}).get("numeric") != "differ" or (
+                kept is not None and k == kept["variable"]
+                and k not in found.nonfinite and k not in found.shape_bad):
+            found.counterexample = kept
+
+
+def _worst_elements(ev, count: int = 3) -> list:
+    """The flat indices of the elements that differ most (relative) at one point."""
+    c = np.broadcast_to(ev[0], ev[1].shape).astype(np.float64).ravel()
+    t = np.asarray(ev[1], dtype=np.float64).ravel()
+    rel = np.abs(c - t) / np.maximum(np.maximum(np.abs(c), np.abs(t)), 1e-300)
+    return [int(j) for j in np.argsort(-rel)[:count]] if t.size else []
+
+
+def _too_large(claimed: list, true: list) -> bool:
+    """Whether exact evaluation was refused for size (then the float64 verdict stands)."""
+    return any(sp.count_ops(c) + sp.count_ops(t) > MAX_EXACT_OPS
+               for c, t in zip(claimed[:3], true[:3]))
