@@ -42,7 +42,10 @@ def _size(t: Tensor) -> str:
 def _paired(name: str, input: Tensor, target: Tensor) -> tuple:
     """``input`` and ``target`` of one dtype and one shape, with PyTorch's warning when
     their sizes differ (the usual sign of a mistake)."""
-    if target.dtype is not input.dtype and name != "l1_loss":
+    # (mse_loss and smooth_l1_loss take an integer target, as in the 60-minute blitz's
+    # ``torch.arange(1, 11)``: PyTorch's kernel converts it)
+    if target.dtype is not input.dtype and name != "l1_loss" and not (
+            name in ("mse_loss", "smooth_l1_loss") and not target.dtype.is_floating_point):
         raise RuntimeError(f"Found dtype {_SCALAR_NAMES[target.dtype.name]} but expected "
                            f"{_SCALAR_NAMES[input.dtype.name]}")
     if input.shape != target.shape:
