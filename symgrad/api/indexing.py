@@ -19,6 +19,7 @@ tensor([[0., 1., 0.],
 from __future__ import annotations
 
 import builtins
+import re
 
 import numpy as np
 
@@ -145,8 +146,8 @@ def _getitem(t: Tensor, index) -> Tensor:
     # As PyTorch: integers, slices and None first (views), then one index op with the
     # tensor indices at the dims they now refer to.
     out, dim = t, 0
-    advanced = []
-    for i in index:
+    advanced, bounds = [], []
+    for position, i in enumerate(index):
         if i is Ellipsis:
             dim += t.ndim - n_real
         elif i is None:
@@ -172,22 +173,24 @@ def _getitem(t: Tensor, index) -> Tensor:
                             f"The shape of the mask {list(a.shape)} at index {j} does not "
                             f"match the shape of the indexed tensor {list(out.shape)} at "
                             f"index {dim + j}")
-            elif a.size:
-                size = out.shape[dim]
-                bad = a[(a < -size) | (a >= size)]
-                if bad.size:
-                    raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension "
-                                     f"{len(advanced)} with size {size}")
+            elif a.size:  # (checked once the indices are known to broadcast)
+                bounds.append((len(advanced), a, out.shape[dim]))
             advanced.append((dim, a))
             dim += _index_width(i)
         else:
             i = int(i)
             size = out.shape[dim]
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with "
+            if not -size <= i < size:  # PyTorch names the index's place in the tuple
+                raise IndexError(f"index {i} is out of bounds for dimension {position} with "
                                  f"size {size}")
             out = apply(O.SELECT, (out,), (dim, i))  # i as given, as PyTorch saves it
     if advanced:
+        _check_broadcast([a for _, a in advanced])
+        for k, a, size in bounds:
+            bad = a[(a < -size) | (a >= size)]
+            if bad.size:
+                raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {k} "
+                                 f"with size {size}")
         items: list = []
         for d, a in advanced:
             items += [slice(None)] * (d - builtins.sum(_index_width(x) for x in items))
@@ -198,7 +201,48 @@ def _getitem(t: Tensor, index) -> Tensor:
     return out
 
 
+def _check_broadcast(arrays: list) -> None:
+    """PyTorch's error for tensor indices that do not broadcast (a mask of k dims stands
+    for k index tensors of its number of true elements)."""
+    shapes = []
+    for a in arrays:
+        shapes += [(int(np.count_nonzero(a)),)] * a.ndim if a.dtype == np.bool_ else [a.shape]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         "with shapes " + ", ".join(str(list(s)) for s in shapes)) from None
+
+
+_NUMPY_BOUNDS = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
+_NUMPY_SHAPES = re.compile(r"shape mismatch: indexing arrays could not be broadcast together "
+                           r"with shapes ((?:\([\d, ]*\) ?)+)")
+
+
+def _torch_words(e: IndexError) -> IndexError:
+    """numpy's indexing error in PyTorch's words ("dimension", tensors, ``[2]``)."""
+    text = str(e)
+    m = _NUMPY_BOUNDS.fullmatch(text)
+    if m:
+        return IndexError(f"index {m[1]} is out of bounds for dimension {m[2]} with size "
+                          f"{m[3]}")
+    m = _NUMPY_SHAPES.match(text)
+    if m:
+        shapes = [[int(n) for n in s.split(",") if n.strip()]
+                  for s in re.findall(r"\(([\d, ]*)\)", m[1])]
+        return IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                          "with shapes " + ", ".join(str(s) for s in shapes))
+    return e
+
+
 def _setitem(t: Tensor, index, value) -> None:
+    try:
+        _setitem_checked(t, index, value)
+    except IndexError as e:
+        raise _torch_words(e) from None
+
+
+def _setitem_checked(t: Tensor, index, value) -> None:
     value = _as_tensor_arg(value)
     items = tuple(_index_item(i) for i in (index if isinstance(index, tuple) else (index,)))
     items = tuple(np.asarray(i._data if isinstance(i, Tensor) else i)
