@@ -378,6 +378,10 @@ NOT_COMPARED = {
     "smooth_l1_loss_backward": "as mse_loss_backward, for smooth_l1_loss",
     "huber_loss_backward": "as mse_loss_backward, for huber_loss",
     "binary_cross_entropy_backward": "as mse_loss_backward, for binary_cross_entropy",
+    **{getattr(family, name).key: "convolution, pooling and normalisation: compared with "
+       "PyTorch in tests/conv/test_conv_vs_torch.py (values, gradients to second order)"
+       for family in (ops.convolution, ops.pooling, ops.normalization)
+       for name in family.__all__ if isinstance(getattr(family, name), ops.Op)},
     "matmul": "composite: no node of its own, it runs mm, mv, dot or bmm (compared above)",
     "outer": "composite: runs mul on views (compared above)",
     "kron": "composite: runs mul on views (compared above)",
