@@ -296,13 +296,23 @@ class LinAlgError(RuntimeError):
 LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
 
 
+def _defers(other) -> bool:
+    """``other`` handles operators with arrays itself (numpy's ``__array_ufunc__ = None``
+    convention, NEP 13): ``t @ other`` is its reflected operator, as PyTorch's."""
+    return not isinstance(other, Tensor) and getattr(type(other), "__array_ufunc__", 0) is None
+
+
 class _LinearAlgebra:
     """Tensor's matrix products (attached by ``api.tensor``)."""
 
     def __matmul__(self, other):
+        if _defers(other):
+            return NotImplemented
         return matmul(self, other)
 
     def __rmatmul__(self, other):
+        if _defers(other):
+            return NotImplemented
         return matmul(tensor(other), self)
 
     def dot(self, other):

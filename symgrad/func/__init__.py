@@ -2,7 +2,7 @@
 
 ``grad``, ``grad_and_value``, ``vjp``, ``jacrev`` (:mod:`.reverse`); ``jvp``, ``jacfwd``,
 ``linearize``, ``hessian`` (:mod:`.forward`, through ``symgrad.autograd.forward_ad``);
-``vmap`` (:mod:`.vmap`); ``functional_call``, ``stack_module_state`` (:mod:`.modules`).
+``vmap`` (:mod:`.mapping`); ``functional_call``, ``stack_module_state`` (:mod:`.modules`).
 Nested containers of tensors are handled by :mod:`.pytree`.
 
 May import: ``symgrad.ops``, ``symgrad.api``, ``symgrad.autograd``.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from .reverse import grad, grad_and_value, jacrev, vjp
 from .forward import hessian, jacfwd, jvp, linearize
 from .modules import functional_call, stack_module_state
-from .vmap import vmap
+from .mapping import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jvp", "jacfwd", "linearize", "hessian",
            "vmap", "functional_call", "stack_module_state"]

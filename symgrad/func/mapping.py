@@ -38,6 +38,7 @@ from ..api import functional as _functions
 from ..api.functional import equal, stack
 from ..api.tensor import Tensor
 from ..ops import OPS
+from ..ops.dtypes import bool as _bool
 from . import levels
 from .batched import NotBatchable, pointwise
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
@@ -163,7 +164,7 @@ def _fast(func, flat_dims, flat_args) -> bool:
     tensors = [a for a in flat_args if isinstance(a, Tensor)]
     op = elementwise_op_of(func)
     return (op is not None and len(flat_args) >= len(op.inputs)
-            and len({t.dtype for t in tensors}) == 1
+            and len({t.dtype for t in tensors if t.dtype is not _bool}) <= 1
             and all(isinstance(a, (Tensor, int, float, bool)) for a in flat_args))
 
 
