@@ -31,9 +31,13 @@ from .domain import exact
 from .regions import equal_where_positive, regions, where_text
 from .sampling import fit
 
-__all__ = ["GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact",
+__all__ = ["WALL_FACTOR", "GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact",
            "proved_different", "symbolic_job", "symbolic_pairs", "compare_symbolically"]
 
+
+#: The symbolic job is killed after this many times its budget of wall time (it stops by
+#: itself after 0.8 times the budget of CPU time, between two steps).
+WALL_FACTOR = 3
 
 #: ``cancel`` of the exponential rewrite runs on differences of at most this many operations
 #: (a two-layer tanh net's gradient in another form: 32 operations, 0.15 s; 56: 1.5 s).
@@ -282,7 +286,8 @@ def symbolic_job(pairs: list, differ: list, function=None, seconds: float | None
     under the domain of ``function`` (the SymPy form of f): piece by piece for one
     variable, the parts its domain makes positive for several.  Runs in a child process
     (may be killed); ``seconds`` bounds the pieces' proofs."""
-    deadline = None if seconds is None else time.monotonic() + 0.8 * seconds
+    # (the child's own CPU time: the same proofs run on a busy machine as on an idle one)
+    deadline = None if seconds is None else time.process_time() + 0.8 * seconds
     out = []
     for (claimed, true), numbers_differ in zip(pairs, differ):
         status = "equal"
@@ -311,7 +316,7 @@ def symbolic_job(pairs: list, differ: list, function=None, seconds: float | None
 
 
 def _late(deadline) -> bool:
-    return deadline is not None and time.monotonic() > deadline
+    return deadline is not None and time.process_time() > deadline
 
 
 def _under_domain(function, c, t, deadline, thorough: bool = True):
@@ -390,8 +395,10 @@ def compare_symbolically(f: Expression, claims: dict, shapes: dict, per_var: dic
     for k, (_, t) in zip(claims, sym_pairs):
         per_var[k]["true"] = _show(np.asarray(t, dtype=object).reshape(shapes[k]))
     differ = [per_var[k]["numeric"] == "differ" for k in claims]
+    # The job stops its proofs after 0.8 * timeout s of its own CPU time; it is killed
+    # after WALL_FACTOR * timeout s of wall time (one SymPy step past its deadline).
     status, result = run_with_timeout(symbolic_job, (sym_pairs, differ, function, timeout),
-                                      timeout)
+                                      WALL_FACTOR * timeout)
     if status == "timeout":
         notes.append(f"symbolic simplification did not finish within {timeout:g} s")
         for k in claims:
