@@ -1420,6 +1420,11 @@ def test_programs_reach_every_differentiable_op():
     # sort, topk, kthvalue are not in their vocabulary either: tests/ops/test_sort_vs_torch.py
     # compares them with PyTorch (graphs, gradients, second order).
     wanted -= {k for k, op in sg_ops.OPS.items() if op in vars(sg_ops.sorting).values()}
+    # Convolution, pooling and normalisation take (N, C, ...) inputs: tests/conv compares
+    # them with PyTorch (graphs, gradients, second order).
+    wanted -= {getattr(family, name).key
+               for family in (sg_ops.convolution, sg_ops.pooling, sg_ops.normalization)
+               for name in family.__all__ if isinstance(getattr(family, name), sg_ops.Op)}
     # numel: the expression language's count of elements (no Python surface, so not in
     # these programs); tests/check and tests/cli use it, test_op_table checks its rule.
     wanted -= {"numel"}
