@@ -56,7 +56,7 @@ class Op:
                  "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
                  "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative",
                  "function", "functions", "methods", "inplace", "functional", "expr", "exprs",
-                 "expr_args",
+                 "expr_args", "_expr_given",
                  "composite", "outputs")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
@@ -113,6 +113,9 @@ class Op:
         self.exprs = _names(expr)
         self.expr = self.exprs[0] if self.exprs else None
         self.expr_args = tuple(expr_args)
+        # Not given (``expr=None``), the expression language's names are the torch
+        # function names of an op it can call (see ``expressible``); ``expr=()`` opts out.
+        self._expr_given = expr is not None
         # A composite has no kernel and no node of its own: its front end decomposes it
         # into other ops (matmul into mm, mv, dot, bmm); ``forward`` is its numpy meaning.
         self.composite = composite
@@ -158,6 +161,9 @@ class Op:
         # The common case tensor.apply runs without its general bookkeeping (see
         # _simple_saves), or None.
         self.simple = _simple_saves(self)
+        if not self._expr_given and self.expressible:
+            self.exprs = self.functions
+            self.expr = self.function
         OPS[self.key] = self
         for added, _ in _SUBSCRIBERS:
             added(self)
@@ -196,6 +202,15 @@ class Op:
     @property
     def differentiable(self) -> bool:
         return self.grads is not None
+
+    @property
+    def expressible(self) -> bool:
+        """Whether the expression language can call the op by a name: tensor operands only,
+        each differentiable, every attribute fixed by ``expr_args``, a SymPy meaning, and
+        no operator spelling (the language writes ``add`` as ``x + y``)."""
+        return (self.sym is not None and self.infix is None and not self.variadic
+                and self.grads is not None and all(g is not None for g in self.grads)
+                and len(self.attrs) == len(self.expr_args))
 
     def describe(self) -> dict:
         """The record as ``symgrad ops`` lists it: node, operands, derivatives, and the

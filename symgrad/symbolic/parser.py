@@ -130,9 +130,10 @@ subscribe(_add_function, _remove_function)
 
 
 #: Functions a calculus student writes that are compositions of the table's functions
-#: (no op of their own: PyTorch has none); ``x`` stands for the argument.
+#: (no op of their own: PyTorch has none, ``torch.square`` records ``PowBackward0``);
+#: ``x`` stands for the argument.
 COMPOSITIONS = {"sec": "1/cos(x)", "csc": "1/sin(x)", "cot": "1/tan(x)",
-                "softsign": "x/(abs(x) + 1)", "tanhshrink": "x - tanh(x)"}
+                "softsign": "x/(abs(x) + 1)", "tanhshrink": "x - tanh(x)", "square": "x**2"}
 FUNCTIONS.update(dict.fromkeys(COMPOSITIONS, 1))
 
 
