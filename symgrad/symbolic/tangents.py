@@ -333,6 +333,8 @@ def directional_sympy(f, seeds: dict, symbols: dict):
     total = np.zeros(f.shape, dtype=object)
     for k, s in seeds.items():
         for a, b in zip(np.ravel(symbols[k]), np.ravel(s)):
-            total = total + np.frompyfunc(lambda e: sp.diff(e, a) * b, 1, 1)(f)
+            total = total + np.asarray(np.frompyfunc(lambda e: sp.diff(e, a) * b, 1, 1)(f),
+                                       dtype=object)
+    total = np.asarray(total, dtype=object)
     return _to_public(total if total.ndim else _obj(total[()]))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pathlib
 
 import symgrad
+from symgrad.drawing import draw_tangents
 
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "draw"
 
@@ -75,9 +76,16 @@ GOLDEN_CASES = {f"{seed}.backward.dot": (seed, "backward", {"show_local": True})
 GOLDEN_CASES.update({f"{seed}.{kind}.dot": (seed, kind, {})
                      for seed in ("quadratic_sin", "exp_ab_plus_e", "mean_a_plus_a")
                      for kind in ("forward", "both")})
+# Forward mode (symgrad.drawing.draw_tangents): tangents and local derivatives.
+GOLDEN_CASES.update({"quadratic_sin.tangents.dot": ("quadratic_sin", "tangents",
+                                                    {"direction": {"x": 1.0, "y": 1.0}}),
+                     "exp_ab_plus_e.tangents.dot": ("exp_ab_plus_e", "tangents", {})})
 
 
 def golden_source(name: str) -> str:
     """The DOT text that the golden file ``name`` holds when the drawings are right."""
     seed, kind, options = GOLDEN_CASES[name]
+    if kind == "tangents":
+        roots, names = SEEDS[seed](symgrad)
+        return draw_tangents(roots[0], names=names, **options).source
     return draw_seed(seed, symgrad, kind=kind, **options)[0].source
