@@ -240,3 +240,30 @@ CONVOLUTION_BACKWARD_BIAS = Op(
     grads=(_bb_grad_output, None, None),
     local=("1", None, None), symbol="conv backward bias",
     doc="the convolution's gradient in its bias: grad_output summed but for the channels")
+
+
+# -- forward mode: the JVPs (symgrad.ops.jvp) ---------------------------------------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+
+def _conv_jvp(m, tangents, args, attrs, result, saved):
+    """Bilinear in (input, weight), affine in bias: B(ẋ, w) + B(x, ẇ) + ḃ."""
+    (tx, tw, tb), (x, w, _) = tangents, args
+    total = None
+    for a, b in ((tx, w), (x, tw)):
+        if a is not None and b is not None:
+            term = m.call(CONVOLUTION, a, b, None, *attrs)
+            total = term if total is None else total + term
+    if tb is not None:
+        shape = m.shape(result)
+        term = m.broadcast_to(m.reshape(tb, (shape[1],) + (1,) * (len(shape) - 2)), shape)
+        total = term if total is None else total + term
+    return total
+
+
+_JVP.register(_conv_jvp, CONVOLUTION)
+# the adjoints: bilinear in (grad_output, weight) and in (grad_output, input); linear in
+# grad_output (the input or weight they read only for its shape has no rule: kept)
+_JVP.register(_fwd.MULTILINEAR, CONVOLUTION_BACKWARD_INPUT, CONVOLUTION_BACKWARD_WEIGHT)
+_JVP.register(_fwd.LINEAR, CONVOLUTION_BACKWARD_BIAS)

@@ -228,3 +228,55 @@ NATIVE_GROUP_NORM = Op(
                                                     _gn_grad_bias)),
     local=("rstd(g - mean g - x̂ mean(g x̂))", "x̂", "1"), symbol="group_norm",
     doc="each sample's groups of channels normalised, then scaled and shifted per channel")
+
+
+# -- forward mode: the JVPs (symgrad.ops.jvp) ---------------------------------------------------
+from .tables import JVP as _JVP  # noqa: E402
+
+
+def _affine_jvp(m, d, xhat, weight, tangents, shape):
+    """``d·weight + x̂·ẇ + ḃ`` (``d`` the tangent of x̂, or None), per channel."""
+    column = (shape[1],) + (1,) * (len(shape) - 2)
+    total = None if d is None else _weighted(m, d, weight)
+    for t, times in ((tangents[1], xhat), (tangents[2], None)):
+        if t is not None:
+            term = m.reshape(t, column)
+            term = m.broadcast_to(term, shape) if times is None else times * term
+            total = term if total is None else total + term
+    return total
+
+
+def _bn_jvp(m, tangents, args, attrs, result, saved):
+    """x̂'s tangent is its gradient rule's formula on ẋ (the normalisation is
+    self-adjoint): ``rstd·(ẋ - mean ẋ - x̂·mean(x̂·ẋ))``; the running ``rstd·ẋ`` in eval."""
+    input, weight = args[0], args[1]
+    running_mean, running_var, training, _, eps = attrs
+    shape = m.shape(input)
+    xhat = _bn_xhat(m, input, running_mean, running_var, training, eps)
+    d = None
+    if tangents[0] is not None:
+        if training:
+            axes = _bn_axes(len(shape))
+            xh, rstd, n = _normalized(m, input, axes, eps)
+            d = _dx(m, tangents[0], xh, rstd, axes, n)
+        else:
+            rstd = m.call(RSQRT, m.add_scalar(running_var, eps))
+            d = tangents[0] * m.reshape(rstd, (shape[1],) + (1,) * (len(shape) - 2))
+    return _affine_jvp(m, d, xhat, weight, tangents, shape)
+
+
+def _gn_jvp(m, tangents, args, attrs, result, saved):
+    """As batch norm's, over each sample's groups."""
+    input, weight = args[0], args[1]
+    N, C, HxW, group, eps = attrs
+    shape = m.shape(input)
+    _, xh, rstd, n = _gn_xhat(m, input, N, group, eps)
+    d = None
+    if tangents[0] is not None:
+        d = m.reshape(_dx(m, m.reshape(tangents[0], (N, group, -1)), xh, rstd, (2,), n),
+                      shape)
+    return _affine_jvp(m, d, m.reshape(xh, shape), weight, tangents, shape)
+
+
+_JVP.register(_bn_jvp, NATIVE_BATCH_NORM)
+_JVP.register(_gn_jvp, NATIVE_GROUP_NORM)

@@ -313,3 +313,19 @@ ADAPTIVE_AVG_POOL2D_BACKWARD = Op(
            m.call(ADAPTIVE_AVG_POOL2D, grad, (minus_2, minus_1)), _zeros),
     local=("adaptive_avg_pool2d", "0"), symbol="adaptive_avg_pool2d backward",
     doc="grad_output spread evenly over each bin")
+
+
+# -- forward mode: the JVPs (symgrad.ops.jvp) ---------------------------------------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+
+def _max_pool_jvp(m, tangents, args, attrs, result, saved):
+    """The tangent read at each window's maximum (saved ``result1``)."""
+    return None if tangents[0] is None else _gather_back(m, tangents[0], saved[4])
+
+
+_JVP.register(_max_pool_jvp, MAX_POOL2D_WITH_INDICES)
+# linear in their one differentiable operand (the backward ops read ``self`` for its shape)
+_JVP.register(_fwd.LINEAR, MAX_POOL2D_WITH_INDICES_BACKWARD, AVG_POOL2D, AVG_POOL2D_BACKWARD,
+              ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL2D_BACKWARD)
