@@ -73,7 +73,7 @@ HARDTANH = Op("hardtanh", elementwise=True,
               sym=_sym(lambda sp, x, lo, hi: sp.Max(lo, sp.Min(x, hi))),
               grads=(lambda m, grad, max_val, min_val, self:
                      m.call(HARDTANH_BACKWARD, grad, self, min_val, max_val),),
-              expr="hardtanh", expr_args=(-1.0, 1.0))
+              expr="hardtanh", expr_args=(-1.0, 1.0), expr_with={"relu6": (0, 6)})
 LEAKY_RELU = Op("leaky_relu", elementwise=True,
                 functional="leaky_relu", attrs=("negative_slope",), dtype=R.same,
                 forward=lambda a, s: np.where(a > 0, a, a * s),

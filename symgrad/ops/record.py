@@ -56,7 +56,7 @@ class Op:
                  "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
                  "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative",
                  "function", "functions", "methods", "inplace", "functional", "expr", "exprs",
-                 "expr_args", "_expr_given",
+                 "expr_args", "_expr_given", "expr_with",
                  "composite", "outputs")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
@@ -70,7 +70,8 @@ class Op:
                  commutative: bool = False, function: str | tuple | None = None,
                  method: str | tuple = (), inplace: str | None = None,
                  functional: str | None = None, expr: str | tuple | None = None,
-                 expr_args: tuple = (), composite: bool = False,
+                 expr_args: tuple = (), expr_with: dict | None = None,
+                 composite: bool = False,
                  outputs: tuple | None = None, elementwise: bool = False,
                  square: bool = False, linear: bool = False) -> None:
         self.name = name
@@ -116,6 +117,9 @@ class Op:
         # Not given (``expr=None``), the expression language's names are the torch
         # function names of an op it can call (see ``expressible``); ``expr=()`` opts out.
         self._expr_given = expr is not None
+        # Further names for the op with fixed arguments of their own (hardtanh's
+        # ``relu6``: PyTorch's ``F.relu6`` is ``hardtanh(x, 0, 6)``, HardtanhBackward0).
+        self.expr_with = dict(expr_with or {})
         # A composite has no kernel and no node of its own: its front end decomposes it
         # into other ops (matmul into mm, mv, dot, bmm); ``forward`` is its numpy meaning.
         self.composite = composite

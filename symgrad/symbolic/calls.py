@@ -15,8 +15,10 @@ from ..api.tensor import Tensor
 __all__ = ["call"]
 
 
-def call(op, operands: tuple) -> Tensor:
-    """``op`` called as the expression language calls it, on tensors."""
+def call(op, operands: tuple, args: tuple | None = None) -> Tensor:
+    """``op`` called as the expression language calls it, on tensors: after the operands,
+    ``args`` (default: the record's ``expr_args``)."""
+    args = op.expr_args if args is None else args
     if op.function is None:
-        return apply(op, tuple(operands), op.expr_args)
-    return getattr(F, op.function)(*operands, *op.expr_args)
+        return apply(op, tuple(operands), args)
+    return getattr(F, op.function)(*operands, *args)

@@ -495,7 +495,8 @@ def _apply(node, args, leaves, as_tensor, dot, matmul, F):
             return a ** b
         raise ValueError(f"unknown operator {op!r}")
     if isinstance(node, P.Call):
-        return call(P.FUNCTION_OPS[node.func], tuple(as_tensor(a) for a in args))
+        return call(P.FUNCTION_OPS[node.func], tuple(as_tensor(a) for a in args),
+                    P.FUNCTION_ARGS[node.func])
     raise TypeError(f"not an expression node: {node!r}")
 
 

@@ -113,17 +113,22 @@ FUNCTIONS: dict[str, int] = {}
 #: The op record of each function, for constant folding and evaluation.
 FUNCTION_OPS: dict = {}
 
+#: The fixed arguments the language passes after each function's operands (the record's
+#: ``expr_args``, or those of a name in its ``expr_with``).
+FUNCTION_ARGS: dict = {}
+
 
 def _add_function(op) -> None:
-    for name in op.exprs:
+    for name, args in [(n, op.expr_args) for n in op.exprs] + list(op.expr_with.items()):
         FUNCTIONS[name] = op.arity
         FUNCTION_OPS[name] = op
+        FUNCTION_ARGS[name] = tuple(args)
 
 
 def _remove_function(op) -> None:
-    for name in op.exprs:
+    for name in op.exprs + tuple(op.expr_with):
         if FUNCTION_OPS.get(name) is op:
-            del FUNCTIONS[name], FUNCTION_OPS[name]
+            del FUNCTIONS[name], FUNCTION_OPS[name], FUNCTION_ARGS[name]
 
 
 subscribe(_add_function, _remove_function)
@@ -167,14 +172,15 @@ def _fold(func: Callable[..., float], *args: Optional[float]) -> Optional[float]
         return math.nan
 
 
-def _fold_call(op, *args: Optional[float]) -> Optional[float]:
-    """The op's own forward on float constants (its value on 0-d arrays); ``None`` when
-    an argument is not constant or the op has no value on numbers (softmax's dim)."""
+def _fold_call(name: str, *args: Optional[float]) -> Optional[float]:
+    """The function's op's own forward on float constants (its value on 0-d arrays);
+    ``None`` when an argument is not constant or the op has no value on numbers."""
     if any(a is None for a in args):
         return None
     with np.errstate(all="ignore"):
         try:
-            return float(op.forward(*(np.float64(a) for a in args), *op.expr_args))
+            return float(FUNCTION_OPS[name].forward(*(np.float64(a) for a in args),
+                                                    *FUNCTION_ARGS[name]))
         except (ValueError, TypeError, IndexError, ZeroDivisionError):
             return None
 
@@ -409,7 +415,7 @@ class _Parser:
             body = parse(COMPOSITIONS[frame.name])
             node = _substitute(body, args[0].node, frame.name_pos)
             return _Item(node, frame.name_pos, close.end, depth + 1, None, args[0].scale)
-        const = _fold_call(FUNCTION_OPS[frame.name], *(a.const for a in args))
+        const = _fold_call(frame.name, *(a.const for a in args))
         node = Call(frame.name, tuple(a.node for a in args), frame.name_pos)
         return _Item(node, frame.name_pos, close.end, depth, const,
                      max(a.scale for a in args))

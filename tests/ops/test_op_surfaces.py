@@ -150,4 +150,5 @@ def test_every_named_surface_exists():
 
 def test_expression_functions_come_from_the_table():
     assert set(parser.FUNCTIONS) == ({n for op in ops.OPS.values() for n in op.exprs}
+                                     | {n for op in ops.OPS.values() for n in op.expr_with}
                                      | set(parser.COMPOSITIONS))

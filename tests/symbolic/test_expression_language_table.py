@@ -46,7 +46,7 @@ def test_every_op_with_a_torch_name_is_callable_or_says_why(op):
 
 
 def test_the_names_of_issue_20_are_in_the_language():
-    for name in ("reciprocal", "square", "maximum", "minimum", "sgn", "max", "min"):
+    for name in ("reciprocal", "square", "relu6", "maximum", "minimum", "sgn", "max", "min"):
         assert name in parser.FUNCTIONS
     assert parser.FUNCTION_OPS["reciprocal"] is ops.RECIPROCAL
 
@@ -95,3 +95,21 @@ def test_square_is_pytorchs_pow_and_its_derivative(torch):
     (torch.square(x) * 3).backward()
     assert np.isclose(expr.gradient(x=0.7)["x"], x.grad.item(), rtol=1e-14)
     assert str(expr.diff("x")) == "6*x"
+
+
+@pytest.mark.parametrize("at", [-1.0, 0.0, 3.0, 6.0, 7.5])
+def test_relu6_is_pytorchs_hardtanh_with_its_own_bounds(torch, at):
+    """``relu6`` names hardtanh with the arguments ``F.relu6`` passes (``expr_with``):
+    the same value, gradient (0 at the bounds), node and saved bounds as PyTorch's."""
+    got = symgrad.parse("relu6(x)").evaluate(x=at)
+    x = torch.tensor(at, dtype=torch.float64, requires_grad=True)
+    want = torch.nn.functional.relu6(x)
+    want.backward()
+    assert got.item() == want.item()
+    assert got.grad_fn.name() == want.grad_fn.name() == "HardtanhBackward0"
+    assert (got.grad_fn._saved_min_val, got.grad_fn._saved_max_val) == (
+        want.grad_fn._saved_min_val, want.grad_fn._saved_max_val)
+    assert symgrad.parse("relu6(x)").gradient(x=at)["x"] == x.grad.item()
+    assert parser.FUNCTION_OPS["relu6"] is ops.HARDTANH
+    assert symgrad.parse("hardtanh(x)").evaluate(x=0.5 + at).item() == float(
+        np.clip(0.5 + at, -1, 1))
