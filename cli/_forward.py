@@ -16,6 +16,8 @@ __all__ = ["parse_direction", "run_forward", "forward_text", "forward_json"]
 
 #: More directions than this (input elements) print as the Jacobian, not one per line.
 _LISTED = 6
+#: The output's tangent, as the tangent program names tangents.
+_FDOT = dotted("f")
 #: A Jacobian wider than this (characters) prints one nonzero entry per line.
 _WIDTH = 100
 
@@ -69,7 +71,7 @@ def forward_text(d: ForwardDerivatives, latex: bool, jacobian: bool, steps: bool
     if d.jvp is not None or d.vjp:
         lines.append("\nIn matrix form (every size):")
         if d.jvp is not None:
-            lines.append(f"  J v   (forward):  ḟ = {d.jvp}")
+            lines.append(f"  J v   (forward):  {_FDOT} = {d.jvp}")
         for k, text in d.vjp.items():
             lines.append(f"  Jᵀ u  (reverse):  {k}\u0304 = {text}")
     elif d.no_form:
@@ -78,7 +80,7 @@ def forward_text(d: ForwardDerivatives, latex: bool, jacobian: bool, steps: bool
         tangent = sp.latex(d.tangent) if latex else d.tangent
         out = d.program.output
         via = f"{dotted(out.name)} = " if out is not None and show_program else ""
-        lines.append(f"\nḟ = {via}{tangent}")
+        lines.append(f"\n{_FDOT} = {via}{tangent}")
     if jacobian:
         lines.extend(_jacobian_lines(d, latex, shaped))
     if d.complete:
@@ -96,7 +98,7 @@ def _numbers(d: ForwardDerivatives) -> list:
     if len(d.directions) == 1:
         v = d.directions[0]
         out = [f"  direction {_seed_text(d, v)}:",
-               f"  forward mode:  ḟ = {fmt(d.columns[0])}",
+               f"  forward mode:  {_FDOT} = {fmt(d.columns[0])}",
                f"  reverse mode:  ⟨∇f, v⟩ = {fmt(d.reverse[0])}   {_mark(d.agrees[0])}"
                if np.ndim(d.value) == 0 else
                f"  reverse mode:  J v = {fmt(d.reverse[0])}   {_mark(d.agrees[0])}"]
