@@ -24,8 +24,10 @@ Examples
 >>> r.verdict
 'correct'
 >>> r = check("sin(x**2)", {"x": "cos(x**2)"}, at={"x": 1.5})
->>> r.verdict, r.diagnosis
-('wrong', ['x: missing factor 2*x'])
+>>> r.verdict, r.diagnosis[0][:21]
+('wrong', 'x: missing factor 2*x')
+>>> r.diagnosis[0][21:]
+' (chain rule: the derivative of the inner x**2 with respect to x)'
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ from ..symbolic.expression import EvaluationError, Expression, parse
 from ..symbolic.shapes import placeholder, resolve_shapes
 from ..symbolic.vectors import NoVectorForm, vector_text
 from .decision import compare_symbolically, symbolic_pairs
-from .domain import Kinks, confirm, exact_point
+from .domain import Kinks, confirm, exact_point, kink_arguments
 from .diagnosis import diagnose_all, shape_mismatches
 from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Report, listify)
 from .sampling import (Claim, close, finite_difference_witness, forgive_rounding, wide_sweep,
@@ -214,7 +216,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         if all(v["numeric"] != "differ" for v in per_var.values()):
             found.counterexample = None
         if sym_result is not None:
-            diagnosis += _pieces(f, claims, per_var, sym_result, found, notes)
+            diagnosis += _pieces(f, claims, per_var, sym_pairs, sym_result, found)
         _exactly_different(claims, per_var, found, notes, symbols, sym_pairs)
         wide_sweep(f, claims, per_var, sym_pairs, found, shapes, rng, rtol, atol, notes,
                    judge=judge, symbols=symbols)
@@ -262,8 +264,8 @@ def _judge(f: Expression, kinks):
     return why
 
 
-def _pieces(f: Expression, claims: dict, per_var: dict, sym_result: list, found,
-            notes: list) -> list:
+def _pieces(f: Expression, claims: dict, per_var: dict, sym_pairs: list, sym_result: list,
+            found) -> list:
     """Claims shown wrong on a piece of the domain at an exact point: wrong there, with
     that point as the counterexample when the numbers found none; the diagnosis says
     where the claim is right and where wrong."""
@@ -272,11 +274,18 @@ def _pieces(f: Expression, claims: dict, per_var: dict, sym_result: list, found,
         if not pieces:
             continue
         where, rows = pieces
-        per_var[k]["regions"] = [{"where": w, "status": st, "point": p} for w, st, p in rows]
-        value = next(p for _, st, p in rows if st == "different")
+        per_var[k]["regions"] = [{"where": w, "status": st, "point": p} for w, st, p, *_ in
+                                 rows]
+        value = next(p for _, st, p, *_ in rows if st == "different")
         if where:
             per_var[k]["where"] = where
-            out.append(f"{k}: {where}")
+            there = "; ".join(f"for {w} the true gradient is {t}, the claim {c}"
+                              for w, st, _, c, t in rows if st == "different" and c)
+            c_elems, t_elems = sym_pairs[list(claims).index(k)]
+            dropped = not kink_arguments(c_elems) and bool(kink_arguments(t_elems))
+            out.append(f"{k}: {where}" + (f" ({there})" if there else "") +
+                       (": the claim drops a branch of the piecewise gradient"
+                        if dropped else ""))
         if per_var[k]["numeric"] == "differ" and found.counterexample is not None:
             continue
         point = {n: np.float64(value) for n in f.variables}

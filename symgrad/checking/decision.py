@@ -308,11 +308,15 @@ def symbolic_job(pairs: list, differ: list, function=None, seconds: float | None
                 status = "not equal"
             else:
                 status = "not shown equal"
-            hints = [] if _late(deadline) else explain(c, t)
+            hints = [] if _late(deadline) else explain(c, t, function)
             break
-        out.append((status, [(k, str(e), float(e) if e.is_number else None)
-                             for k, e in hints], pieces))
+        out.append((status, [(k, str(e), float(e) if e.is_number else None, *more)
+                             for k, e, *more in hints], pieces))
     return out
+
+
+def _text(e) -> str | None:
+    return None if e is None else str(e)
 
 
 def _late(deadline) -> bool:
@@ -340,7 +344,8 @@ def _under_domain(function, c, t, deadline, thorough: bool = True):
                 return "equal"
             if any(p.status == "different" for p in ps):
                 return (where_text(ps, x), [(p.where(x), p.status, None if p.point is None
-                                             else float(p.point)) for p in ps])
+                                             else float(p.point), _text(p.claimed),
+                                             _text(p.true)) for p in ps])
     try:
         if equal_where_positive(function, c, t, prove=prove):
             return "equal"

@@ -46,8 +46,18 @@ def _small(e, limit: int = 12) -> bool:
     return sp.count_ops(e) <= limit
 
 
-def explain(claimed: sp.Expr, true: sp.Expr) -> list:
-    """Symbolic hints for one element pair that is not equal: a term, then a factor."""
+def explain(claimed: sp.Expr, true: sp.Expr, function=None) -> list:
+    """Symbolic hints for one element pair that is not equal: a missing term or the wrong
+    sign of one, a factor (only a simple one: a constant, a monomial, or a factor of the
+    chain rule of ``function``, the SymPy form of f), else an extra term or the
+    difference.
+
+    >>> x = sp.Symbol("x", real=True)
+    >>> explain(4 * x**7 + 2, 4 * x**7)
+    [('extra', 2)]
+    >>> explain(sp.cos(x), sp.cosh(x))
+    [('differs', cos(x) - cosh(x))]
+    """
     hints = []
     try:
         true = almost_everywhere(true)
@@ -69,21 +79,91 @@ def explain(claimed: sp.Expr, true: sp.Expr) -> list:
             ratio = ratio if big else sp.factor(ratio)
             if ratio.is_number and ratio.is_finite and ratio != 0:
                 return [("const", ratio)]
-            num, den = sp.fraction(ratio)
-            # A factor reads well as a monomial over anything: 2*x, 1/(1 + x**2).
-            plain = not (isinstance(num, sp.Add) or ratio.has(sp.Piecewise, sp.Max, sp.Min,
-                                                               sp.Heaviside, sp.Abs, sp.sign))
-            if ratio.free_symbols and _small(ratio, 8) and plain:
+            chain = _chain_factor(ratio, function, simplify)
+            if chain is not None:
+                return [("chain", ratio, chain)]
+            if _monomial(ratio) or _of_parts(ratio, function):
                 return [("factor", ratio)]
-        if diff != 0 and _small(diff):
-            terms = sp.Add.make_args(sp.expand(claimed))
-            if any(simplify(t + diff) == 0 for t in terms):
-                hints.append(("extra", -diff))
+        if diff != 0 and _small(diff, 40):
+            if not isinstance(diff, sp.Add) or any(
+                    simplify(t + diff) == 0 for t in sp.Add.make_args(sp.expand(claimed))):
+                hints.append(("extra", -diff))  # (one term more than the truth has)
             else:
                 hints.append(("differs", -diff))
     except Exception:  # noqa: BLE001 - hints are optional
         pass
     return hints
+
+
+_KINKED = (sp.Piecewise, sp.Max, sp.Min, sp.Heaviside, sp.Abs, sp.sign)
+
+
+def _has_kinks(text: str) -> bool:
+    return any(name in text for name in ("Piecewise", "Max(", "Min(", "Heaviside",
+                                         "Abs(", "sign("))
+
+
+def _monomial(r) -> bool:
+    """A simple factor: a constant times powers of symbols (``2*x``, ``1/x``)."""
+    if not r.free_symbols or r.has(*_KINKED):
+        return False
+    return all(f.is_number or f.is_Symbol or (f.is_Pow and f.base.is_Symbol
+                                              and f.exp.is_number)
+               for f in sp.Mul.make_args(r))
+
+
+def _of_parts(r, function) -> bool:
+    """A factor made of powers of the function's own parts (``1/sqrt(x**2 + y**2)`` for
+    ``sqrt(x**2 + y**2)``): not a ratio of unrelated functions (``cosh(x)/cos(x)``)."""
+    if function is None or not r.free_symbols or r.has(*_KINKED):
+        return False
+    parts = set(sp.preorder_traversal(function))
+    for f in sp.Mul.make_args(r):
+        base = f.base if f.is_Pow and f.exp.is_number else f
+        if not (f.is_number or base.is_Symbol or base in parts or (
+                base.is_Pow and base.exp.is_number and base.base in parts)):
+            return False
+    return True
+
+
+def _same(a, b, symbols: list) -> bool:
+    """Whether ``a`` and ``b`` agree to 20 digits at three points (words only: which
+    name a diagnosis gives, never a verdict, rests on it)."""
+    for p in ("7/10", "13/10", "-11/10"):
+        at = {s: sp.Rational(p) + sp.Rational(i, 7) for i, s in enumerate(symbols)}
+        try:
+            va, vb = complex(sp.N(a.xreplace(at), 30)), complex(sp.N(b.xreplace(at), 30))
+        except (TypeError, ValueError, ZeroDivisionError):
+            return False
+        if not abs(va - vb) <= 1e-20 * max(1.0, abs(vb)):
+            return False
+    return True
+
+
+def _chain_factor(ratio, function, simplify) -> str | None:
+    """Words for ``ratio`` when it is a factor of the chain rule of ``function``: the
+    derivative of an inner expression (``2*x`` for ``x**2`` in ``sin(x**2)``), or the
+    derivative of the outer part at an inner expression (σ' for ``sigmoid(w*x)``)."""
+    if function is None or sp.count_ops(function) > 40 or ratio.has(*_KINKED):
+        return None
+    inner = [-u if u.could_extract_minus_sign() else u  # (w*x in exp(-w*x))
+             for u in sp.preorder_traversal(function)
+             if u.free_symbols and not u.is_Symbol and u is not function][:30]
+    symbols = sorted(function.free_symbols, key=str)
+    for u in inner:
+        for s in symbols:
+            du = sp.diff(u, s)
+            if du != 0 and not du.is_number and _same(ratio, du, symbols):
+                return f"the derivative of the inner {u} with respect to {s}"
+        z = sp.Dummy("u")
+        outer = function.subs(u, z)  # (subs: -w*x holds w*x)
+        if outer.has(*u.free_symbols) or not outer.has(z):
+            continue
+        d_outer = sp.diff(outer, z).xreplace({z: u})
+        if _same(ratio, d_outer, symbols):
+            return (f"the derivative of the outer {outer.xreplace({z: sp.Symbol('u')})} "
+                    f"at u = {u}")
+    return None
 
 
 def shape_mismatches(shape_bad: dict) -> list:
@@ -107,6 +187,8 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             out.append(f"{k}: wrong shape: the claimed gradient is a scalar, "
                        f"but {k} has shape {shapes[k]}")
             continue
+        if found.per_var[k].get("where"):  # (the pieces say it better than a Piecewise)
+            hints = [h for h in hints or () if not _has_kinks(h[1])]
         words = diagnose(k, evidence, hints, rtol, atol)
         if not (words and words[0].startswith(_NUMERIC_KINDS)):
             sym = _symmetric_only(f, claims[k], k, evidence, shapes, rtol, atol)
@@ -177,7 +259,7 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
     ratio = _constant_ratio(evidence, rtol, atol)
     if ratio is None:
         # Rounding can hide a constant ratio from the numbers; SymPy may still see it.
-        const = [value for kind, _, value in hints or () if kind == "const"]
+        const = [value for kind, _, value, *_ in hints or () if kind == "const"]
         if const and const[0]:
             ratio = 1.0 / const[0]
     if ratio is not None and abs(ratio - 1) > 1e-9:  # (1: right at these points)
@@ -197,9 +279,11 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
                for ev in evidence):
             return [f"wrong variable: this is the derivative with respect to {other}, "
                     f"not {name}"]
-    for kind, text, _ in hints or ():
+    for kind, text, *more in hints or ():
         if kind == "factor":
             out.append(f"missing factor {text}")
+        elif kind == "chain":
+            out.append(f"missing factor {text} (chain rule: {more[-1]})")
         elif kind == "missing":
             out.append(f"missing term {text}")
         elif kind == "sign":

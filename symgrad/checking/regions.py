@@ -50,6 +50,8 @@ class Piece:
     high: object
     status: str
     point: object = None
+    claimed: object = None  # (on a piece shown different: the claim and the truth there)
+    true: object = None
 
     def where(self, x) -> str:
         """The interval in words: ``x > 0``, ``0.5 < x < 0.51``, ``every x``."""
@@ -272,6 +274,7 @@ def regions(f, claimed, true, x, deadline: float | None = None,
             out.append(Piece(lo, hi, "unknown"))
             continue
         status, where = "unknown", None
+        c = tr = None
         try:
             c, tr = _on_piece(claimed, x, points[0]), _on_piece(true, x, points[0])
             if lo == -sp.oo and hi == sp.oo:
@@ -292,7 +295,10 @@ def regions(f, claimed, true, x, deadline: float | None = None,
                         confirm([given[0]], [given[1]], {x: p}) == "different":
                     status, where = "different", p
                     break
-        out.append(Piece(lo, hi, status, where))
+        piece = Piece(lo, hi, status, where)
+        if status == "different" and c is not None:
+            piece.claimed, piece.true = sp.cancel(c), sp.cancel(tr)
+        out.append(piece)
     return out
 
 
