@@ -133,3 +133,23 @@ def test_start_processes_runs_each_and_reports_a_failure(tmp_path):
     assert "-- Process 1 terminated with the following error:" in str(info.value)
     assert "KeyError: 'child one fails'" in str(info.value)
     assert (tmp_path / "out.0").read_text() == "0"
+
+
+class _NoProcessContext(multiprocessing.context.ForkContext):
+    """A platform whose processes cannot start (as where sem_open or fork is missing)."""
+
+    class Process(multiprocessing.context.ForkProcess):
+        def start(self):
+            raise OSError(38, "Function not implemented")
+
+
+def test_a_platform_without_processes_gets_one_clear_error():
+    loader = symgrad.utils.data.DataLoader(range(4), 2, num_workers=1,
+                                           multiprocessing_context=_NoProcessContext())
+    with pytest.raises(RuntimeError) as info:
+        iter(loader)
+    assert str(info.value) == (
+        "DataLoader(num_workers=1) could not start worker processes on this platform "
+        "(OSError: [Errno 38] Function not implemented); use num_workers=0 to load in "
+        "the main process")
+    assert [b.tolist() for b in symgrad.utils.data.DataLoader(range(4), 2)] == [[0, 1], [2, 3]]

@@ -25,6 +25,7 @@ import multiprocessing as python_multiprocessing
 import os
 import queue
 import warnings
+from typing import Generic, TypeVar
 
 from ... import multiprocessing as _mp
 from ...api.core import _make
@@ -35,6 +36,8 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _i
 from .worker import ExceptionWrapper, IterableStop, IterableFetcher, MapFetcher, worker_loop
 
 __all__ = ["DataLoader"]
+
+_T_co = TypeVar("_T_co", covariant=True)
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -51,7 +54,7 @@ def _cpu_count() -> int | None:
     return os.cpu_count()
 
 
-class DataLoader:
+class DataLoader(Generic[_T_co]):
     """Iterate over ``dataset`` in batches of ``batch_size`` samples (see PyTorch's
     ``torch.utils.data.DataLoader`` for every argument; ``pin_memory`` is accepted and
     warns, as PyTorch does without an accelerator)."""
