@@ -7,9 +7,10 @@ blitz: conv 1->6 5x5, relu, max-pool 2, conv 6->16 5x5, relu, max-pool 2, flatte
 
 Prints the best time of each library per step (forward, forward+backward) and the ratio
 symgrad / PyTorch (goal: within 3x).  Before timing, the loss and every parameter's
-gradient are compared (np.allclose): a fast wrong answer is no result.  PyTorch runs with
-``--threads`` intra-op threads (default 1: numpy's ufuncs run on one core too; BLAS may
-use more in both).
+gradient are compared (np.allclose): a fast wrong answer is no result.  Both libraries run
+with ``--threads`` threads (default 1): PyTorch's intra-op threads, and numpy's BLAS
+(OpenBLAS, set through its environment variables before numpy is imported; on a busy
+machine OpenBLAS's many threads spin against each other and time the load, not the code).
 """
 from __future__ import annotations
 
@@ -19,7 +20,20 @@ import os
 import sys
 import time
 
-import numpy as np
+
+def _threads(argv: list) -> str:
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return "1"
+
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, _threads(sys.argv))
+
+import numpy as np  # noqa: E402  (after the thread settings)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
