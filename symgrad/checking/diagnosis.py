@@ -21,7 +21,8 @@ import sympy as sp
 
 from ..symbolic.bridge import almost_everywhere
 from ..symbolic.expression import Expression
-from .sampling import Samples, close
+from .sampling import Samples, close, random_point
+from .sizes import size_classes
 
 __all__ = ["SIMPLIFY_OPS", "explain", "diagnose", "diagnose_all", "factor_text",
            "shape_mismatches"]
@@ -190,6 +191,9 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
         if found.per_var[k].get("where"):  # (the pieces say it better than a Piecewise)
             hints = [h for h in hints or () if not _has_kinks(h[1])]
         words = diagnose(k, evidence, hints, rtol, atol)
+        size = _size_factor(f, claims[k], k, evidence, shapes, rtol, atol)
+        if size is not None:
+            words = [size]
         if not (words and words[0].startswith(_NUMERIC_KINDS)):
             sym = _symmetric_only(f, claims[k], k, evidence, shapes, rtol, atol)
             if sym is not None:
@@ -197,6 +201,49 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
                          f"has both {sym} and {sym}.T"]
         out.extend(f"{k}: {d}" for d in words)
     return out
+
+
+def _size_factor(f: Expression, claim, name: str, evidence: list, shapes: dict,
+                 rtol: float, atol: float) -> str | None:
+    """``missing factor 1/numel(y)`` when the claim is off by the number of elements of
+    a variable (a mean's 1/N): the ratio is that number at the points checked and again
+    at other sizes (each size one larger), so it is no coincidence of one size."""
+    if not evidence or all(s == () for s in shapes.values()):
+        return None
+    c = _constant_ratio(evidence, rtol, atol)
+    if c is None or abs(c) < 1e-12:
+        return None
+    point = evidence[0][3]
+    classes = size_classes(f, point)
+    if classes is None:
+        return None
+    for v, shape in shapes.items():
+        n = int(np.prod(shape)) if shape else 1
+        if n < 2:
+            continue
+        for power, word in ((1, "missing"), (-1, "extra")):
+            if abs(c - float(n) ** power) > 1e-9 * max(1.0, abs(c)):
+                continue
+            # the same at other sizes: every size class one larger
+            k = 1 + max((i for cs in classes.values() for i in cs), default=-1)
+            base = [0] * k
+            for var, cs in classes.items():
+                for i, size in zip(cs, np.shape(point[var])):
+                    base[i] = size
+            other = {var: tuple(base[i] + 1 for i in cs) for var, cs in classes.items()}
+            try:
+                p = random_point(np.random.default_rng(1), other, 2)
+                true = np.asarray(f.gradient(**p)[name], dtype=np.float64)
+                got = np.broadcast_to(np.asarray(claim.value(p), dtype=np.float64),
+                                      true.shape)
+            except Exception:  # noqa: BLE001 - no other size: no claim about sizes
+                return None
+            m = int(np.prod(other[v])) if other[v] else 1
+            if not np.allclose(got, true * float(m) ** power, rtol=1e-6, atol=1e-12):
+                continue
+            return (f"{word} factor 1/numel({v}) (the number of elements of {v}, "
+                    f"{n} at the counterexample and {m} at another size)")
+    return None
 
 
 def _symmetric_only(f: Expression, claim, name: str, evidence: list, shapes: dict,

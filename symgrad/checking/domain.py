@@ -105,13 +105,30 @@ class Kinks:
                 us = self._fn(*values)
             except Exception:  # noqa: BLE001 - not evaluable here: not a kink we know
                 return False
-        for u in us:
+        flat = None
+        for i, u in enumerate(us):
             try:
-                if abs(complex(u)) <= KINK_DISTANCE * size:
-                    return True
+                if abs(complex(u)) > KINK_DISTANCE * size:
+                    continue
             except (TypeError, ValueError):
                 continue
+            # (``Max(0, u) <= 0`` has an argument that is 0 on a whole region: no kink
+            # unless it leaves 0 nearby; its ends are the kinks of ``Max``)
+            if flat is None:  # (steps of unequal sizes: x - y must move too)
+                steps = [1e-4 * size * (1 + 0.618 * i) for i in range(len(values))]
+                flat = [self._at([v + h for v, h in zip(values, steps)]),
+                        self._at([v - h for v, h in zip(values, steps)])]
+            if all(f is not None and abs(complex(f[i])) <= KINK_DISTANCE * size for f in flat):
+                continue
+            return True
         return False
+
+    def _at(self, values):
+        with np.errstate(all="ignore"):
+            try:
+                return self._fn(*values)
+            except Exception:  # noqa: BLE001 - not evaluable here
+                return None
 
 
 def _flat_values(point: dict, symbols: list) -> list | None:

@@ -3,11 +3,12 @@
 The real line is cut into open intervals at every point where the function may leave
 its domain (an argument reaching an end of its op record's ``domain``: ``log`` wants a
 positive argument, ``acos`` one in (-1, 1); the base of a fractional power reaching 0;
-a pole) and at every kink of the function, its true gradient and the claim (the zeros of the arguments of ``Abs``,
-``sign``, ``Max``, ``Min``, ``Heaviside`` and of ``Piecewise``'s comparisons).  On each
-interval every kink is one smooth piece (decided at a point inside), and the variable is
-written ``a + t`` (``b - t``, ``a + (b - a)·t/(1 + t)``) with ``t > 0``, so that SymPy
-knows the signs the domain implies: ``log(x**x)`` is ``x·log(x)``, ``sqrt((x + 1)**2)``
+a pole) and at every kink of the function, its true gradient and the claim (the zeros
+of the arguments of ``Abs``, ``sign``, ``Max``, ``Min``, ``Heaviside`` and of
+``Piecewise``'s comparisons).  On each interval every kink is one smooth piece (decided
+at a point inside), and the variable is written ``a + t`` (``b - t``,
+``a + (b - a)·t/(1 + t)``) with ``t > 0``, so that SymPy knows the signs the domain
+implies: ``log(x**x)`` is ``x·log(x)``, ``sqrt((x + 1)**2)``
 is ``|x + 1|`` of a known sign, powers combine (``powsimp``, ``expand_power_exp``) and
 logarithms expand.  Each interval is then proved equal, or shown different at a point
 confirmed exactly (:func:`~symgrad.checking.domain.confirm`), or left open.
