@@ -84,6 +84,16 @@ def test_worker_errors_come_back_with_pytorchs_message(torch):
     same_outcome(scenario, expect_error=False)
 
 
+def test_persistent_workers_run_an_iterable_dataset_every_epoch(torch):
+    def scenario(lib):
+        loader = lib.utils.data.DataLoader(_split_stream(lib), batch_size=None,
+                                           num_workers=2, persistent_workers=True)
+        epochs = [[int(v) for v in loader] for _ in range(3)]
+        loader._iterator._shutdown_workers()  # why: as the loader's end would, at once
+        return epochs
+    same_outcome(scenario, expect_error=False)
+
+
 def _init_marks_dataset(worker_id):
     info = symgrad.utils.data.get_worker_info()
     info.dataset.mark = 100 * (worker_id + 1)

@@ -33,7 +33,8 @@ from ...api.permutation import random64
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _index_arrays
-from .worker import ExceptionWrapper, IterableStop, IterableFetcher, MapFetcher, worker_loop
+from .worker import (ExceptionWrapper, IterableFetcher, IterableStop, MapFetcher,
+                     ResumeIteration, worker_loop)
 
 __all__ = ["DataLoader"]
 
@@ -337,6 +338,13 @@ class _MultiProcessIter(_BaseIter):
         self._workers_status = [True] * self._num_workers
         self._workers_num_tasks = [0] * self._num_workers
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
+        if not first_iter:  # persistent workers: each acknowledges a new epoch
+            for q in self._index_queues:
+                q.put(ResumeIteration())
+            waiting = self._num_workers
+            while waiting:
+                idx, _ = self._get_data()
+                waiting -= isinstance(idx, ResumeIteration)
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
@@ -376,7 +384,10 @@ class _MultiProcessIter(_BaseIter):
             idx, data = self._get_data()
             self._tasks_outstanding -= 1
             if self._iterable and isinstance(data, IterableStop):
-                self._mark_worker_as_unavailable(data.worker_id)
+                if self._persistent_workers:  # (kept for the next epoch)
+                    self._workers_status[data.worker_id] = False
+                else:
+                    self._mark_worker_as_unavailable(data.worker_id)
                 self._try_put_index()
                 continue
             if idx != self._rcvd_idx:
@@ -422,8 +433,9 @@ class _MultiProcessIter(_BaseIter):
         self._shutdown = True
         if hasattr(self, "_workers_done_event"):
             self._workers_done_event.set()
+        status = getattr(self, "_workers_status", None)
         for i, q in enumerate(self._index_queues):
-            if self._workers_status[i] if hasattr(self, "_workers_status") else True:
+            if self._persistent_workers or status is None or status[i]:
                 q.put(None)
         for w in self._workers:
             w.join(timeout=5.0)

@@ -53,6 +53,11 @@ def get_worker_info() -> WorkerInfo | None:
 
 
 @dataclass(frozen=True)
+class ResumeIteration:
+    """A persistent worker starts a new epoch: a fresh fetcher (a new dataset iterator)."""
+
+
+@dataclass(frozen=True)
 class IterableStop:
     """A worker's iterable dataset is exhausted."""
 
@@ -190,6 +195,13 @@ def worker_loop(iterable: bool, dataset, index_queue, data_queue, done_event,
             try:
                 task = index_queue.get(timeout=STATUS_CHECK_INTERVAL)
             except queue.Empty:
+                continue
+            if isinstance(task, ResumeIteration):
+                data_queue.put((task, None))
+                ended = False
+                if init_exception is None:
+                    fetcher = (IterableFetcher if iterable else MapFetcher)(
+                        dataset, auto_collation, collate_fn, drop_last)
                 continue
             if task is None:
                 break
