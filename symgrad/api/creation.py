@@ -2,9 +2,11 @@
 
 Values, dtypes and the type and message of every error are PyTorch's: ``arange`` and
 ``linspace`` compute their elements in the order and precision of PyTorch's CPU kernels, so
-that their results agree to the last bit.  Random draws come from numpy's generator (seeded
-by :func:`manual_seed`); they do not reproduce PyTorch's numbers, only its shapes, dtypes
-and ranges.
+that their results agree to the last bit.  The generator is PyTorch's engine (an MT19937
+seeded by :func:`manual_seed` as PyTorch seeds it), so ``randperm``
+(:mod:`~symgrad.api.permutation`) draws PyTorch's permutations; ``rand``, ``randn``,
+``randint``, ... go through numpy's transforms and reproduce only PyTorch's shapes, dtypes
+and ranges, not its numbers.
 """
 from __future__ import annotations
 
