@@ -32,7 +32,8 @@ class _Dual:
         self.masked: list[int] = []
         self.holders: dict[int, list] = {}  # level -> weak references to tensors with one
         self.propagate: Callable | None = None  # (op, args, attrs, out) -> out
-        self.in_place: Callable | None = None  # (tensor, op, others, attrs) -> None
+        self.in_place: Callable | None = None  # (tensor, op, others, attrs) -> before
+        self.carry: Callable | None = None  # (source, before) -> None
         self.view_tangent: Callable | None = None  # (view, root, level) -> tangent or None
 
     def active(self) -> list:

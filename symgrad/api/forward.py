@@ -24,7 +24,7 @@ from .dual import DUAL, set_tangent, tangent
 from .gradients import grad as _grad
 from .recorded import TENSOR
 
-__all__ = ["propagate", "in_place", "transposed", "result_tangent"]
+__all__ = ["propagate", "in_place", "carry", "transposed", "result_tangent"]
 
 
 def _saved(op, args, attrs, out) -> tuple:
@@ -114,21 +114,39 @@ def propagate(op, args, attrs, out):
             continue
         t = _masked(level, result_tangent, op, args, attrs, out, tangents)
         if t is not None:
-            set_tangent(out, level, _fit(t, out))
+            t = _fit(t, out)
+            if not op.view and any(tt is not None and np.may_share_memory(t._data, tt._data)
+                                   for tt in tangents):
+                # (x + 1's tangent is x's: an in-place change of x must not reach it)
+                t = _masked(level, t.clone)
+            if t.dtype is not out.dtype and all(
+                    tt is None or tt.dtype is a.dtype for a, tt in zip(args, tangents)):
+                # tangents of their primals' dtypes: the result's is its primal's (as
+                # PyTorch's formulas promote: a 0-d operand's tangent does not widen it)
+                t = _masked(level, t.to, out.dtype)
+            set_tangent(out, level, t)
     return out
 
 
-def in_place(t, op, others, attrs) -> None:
+def in_place(t, op, others, attrs) -> dict:
     """Before ``t.<op>_(*others)`` writes its values: write the new tangent into ``t``'s
-    tangent, in place (a view of it sees the change; ``t`` gets one if it had none)."""
+    tangent, in place (a view of it sees the change; ``t`` gets one if it had none).
+    Returns ``{level: copy of the tangent before}``, for the original value the op's node
+    saves (forward-over-reverse through an in-place op)."""
     levels = DUAL.active()
     operands = (t,) + tuple(others)
     if not any(tangent(x, lv) is not None for lv in levels for x in operands
                if isinstance(x, Tensor)):
-        return
-    result = apply(op, operands, attrs)
+        return {}
+    try:
+        result = apply(op, operands, attrs)
+    except Exception:  # noqa: BLE001 - the write itself fails next, with its own message
+        return {}
+    before = {}
     for level in levels:
         new, old = tangent(result, level), tangent(t, level)
+        if old is not None:
+            before[level] = _masked(level, old.clone)
         if new is None and old is None:
             continue
         if old is None and t._view_of is not None:
@@ -149,6 +167,13 @@ def in_place(t, op, others, attrs) -> None:
             continue
         old._write(values, op)
         old._vc[0] += 1
+    return before
+
+
+def carry(source, before: dict) -> None:
+    """Give ``source`` (an in-place op's copy of the value before) the tangents before."""
+    for level, t in before.items():
+        set_tangent(source, level, t)
 
 
 def view_tangent(view, root, level):
@@ -166,4 +191,5 @@ def view_tangent(view, root, level):
 
 DUAL.propagate = propagate
 DUAL.in_place = in_place
+DUAL.carry = carry
 DUAL.view_tangent = view_tangent

@@ -29,6 +29,7 @@ from ..ir.node import GRAD_MODE
 from .apply import apply
 from .construct import _as_tensor_arg
 from .core import Tensor, _make
+from .dual import DUAL
 from .inplace import _leaf_in_place_error
 from .shapes import _INT64_MAX
 
@@ -267,6 +268,9 @@ def _setitem_checked(t: Tensor, index, value) -> None:
             raise _leaf_in_place_error(view=_is_view_index(index, t._data.shape))
         _setitem_recorded(t, index, value)
         return
+    if DUAL.levels:  # forward mode: the tangent is written at index too
+        DUAL.in_place(t, O.INDEX_PUT_, (value if isinstance(value, Tensor) else
+                                        _make(np.asarray(value, t.dtype.np), t.dtype),), (index,))
     t._data[index] = value._data if isinstance(value, Tensor) else value
     t._vc[0] += 1
 

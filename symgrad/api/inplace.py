@@ -179,14 +179,15 @@ class _InPlace:
                 isinstance(o, Tensor) and o.requires_grad for o in others)
         else:
             track = False
-        if DUAL.levels:
-            DUAL.in_place(self, op, others, attrs)  # the tangent changes in place too
+        before = DUAL.in_place(self, op, others, attrs) if DUAL.levels else None  # tangents
         if self._view_of is not None:
             _in_place_on_view(self, op, others, attrs, track)
             return self
         if track:
             source = _make(self._data.copy(), self._dtype)
             source.grad_fn = self.grad_fn
+            if before:
+                DUAL.carry(source, before)  # the value before keeps its tangent before
             if self._multi_output:
                 source._output_nr, source._multi_output = self._output_nr, True
                 self._output_nr, self._multi_output = 0, False
