@@ -63,7 +63,9 @@ def forward_text(d: ForwardDerivatives, latex: bool, jacobian: bool, steps: bool
         lines.append("  shapes: " + ", ".join(f"{k} {'×'.join(map(str, s))}"
                                             for k, s in shaped.items()))
     seeds = ", ".join(dotted(k) for k in d.wrt)
-    show_program = steps or not shaped
+    show_program = (steps or not shaped) and bool(d.program.lines)
+    if not d.program.lines:
+        lines.append("\n(the expression is an input itself: its tangent is the seed)")
     if show_program:
         lines.append(f"\nTangent program (forward mode, seeds {seeds}), in evaluation "
                      "order:")
@@ -102,7 +104,7 @@ def _numbers(d: ForwardDerivatives) -> list:
                f"  reverse mode:  ⟨∇f, v⟩ = {fmt(d.reverse[0])}   {_mark(d.agrees[0])}"
                if np.ndim(d.value) == 0 else
                f"  reverse mode:  J v = {fmt(d.reverse[0])}   {_mark(d.agrees[0])}"]
-        if len(d.program.lines) <= 40:
+        if 0 < len(d.program.lines) <= 40:
             out.append("  each line's value:")
             vals = d.program.tangents(d.at, v)
             for ln in d.program.lines:

@@ -60,10 +60,22 @@ def _term(coef, tangent) -> tuple:
         sign, coef = "-", -coef
     if coef == 1:
         return sign, str(tangent)
-    text = str(coef)
-    if isinstance(coef, sp.Add) or "/" in text or " " in text:
-        text = f"({text})"
+    text = _iverson(coef)
+    if text is None:
+        text = str(coef)
+        if isinstance(coef, sp.Add) or "/" in text or " " in text:
+            text = f"({text})"
     return sign, f"{text}·{tangent}"
+
+
+def _iverson(e) -> str | None:
+    """A step's derivative ``Piecewise((0, v <= 0), (1, True))`` as ``[v > 0]``."""
+    if not isinstance(e, sp.Piecewise) or len(e.args) != 2 or e.args[1][1] != sp.true:
+        return None
+    (a, cond), (b, _) = e.args
+    if {a, b} != {sp.S.Zero, sp.S.One}:
+        return None
+    return f"[{cond if a == 1 else sp.Not(cond)}]"
 
 
 def chain_text(e, tangents) -> str:
@@ -183,6 +195,9 @@ class TangentProgram(GradientProgram):
     def closed_form(self, simplify: bool | str = "auto", timeout: float = 10.0,
                     max_ops: int | None = None):
         """The output's tangent in terms of the inputs and the seeds (SymPy)."""
+        made = {s for ln in self.lines for s in np.ravel(ln.symbols)}
+        if not all(s in made for s in np.ravel(self.tangent)):  # (f = x: a seed, or 0)
+            return _to_public(np.asarray(self.tangent, dtype=object))
         return super().closed_form(simplify, timeout, max_ops)["f"]
 
     def jacobian_matrix(self, simplify: bool | str = "auto", timeout: float = 10.0):

@@ -58,6 +58,14 @@ def test_chain_text_reads_as_local_times_tangent():
     assert chain_text(-sp.cos(a) * t + (1 - a ** 2) * s, [t, s]) == "-cos(a)·t + (1 - a**2)·s"
     assert chain_text(t / b, [t]) == "(1/b)·t"
     assert chain_text(sp.Integer(0), [t]) == "0"
+    step = sp.Piecewise((0, a <= 0), (1, True))
+    assert chain_text(step * t, [t]) == "[a > 0]·t"  # (relu's, as an Iverson bracket)
+
+
+def test_an_input_as_the_output():
+    p = symgrad.parse("x").tangent_program()
+    assert p.lines == [] and p.closed_form() == p.seeds["x"][()]
+    assert float(p.directional({"x": 3.0}, {"x": 2.0})) == 2.0
 
 
 @pytest.mark.parametrize("text", SCALAR)
