@@ -72,8 +72,8 @@ EXPLICIT = "explicit"
 
 def kind(op) -> str | None:
     """How ``op``'s JVP is had: ``"element-wise"``, ``"linear"``, ``"multilinear"``,
-    ``"reduction"``, ``"explicit"``, or ``None`` (no JVP of its own: forward mode transposes its gradient
-    rule)."""
+    ``"reduction"``, ``"explicit"``, or ``None`` (no JVP of its own: forward mode
+    transposes its gradient rule)."""
     entry = JVP.get(op)
     if entry is None:
         if op in ELEMENTWISE:
