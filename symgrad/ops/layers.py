@@ -209,3 +209,24 @@ def _pad_jvp(m, tangents, args, attrs, result, saved):
 
 
 _JVP.register(_pad_jvp, CONSTANT_PAD_ND)
+
+
+def _layer_norm_jvp(m, tangents, args, attrs, result, saved):
+    # y = x̂ w + b; x̂'s Jacobian is symmetric, so its JVP is the input's rule without w
+    bias, input, normalized_shape, mean, rstd, weight, eps = saved
+    ti, tw, tb = tangents
+    total_ = None
+    if ti is not None:
+        total_ = _ln_grad_input(m, ti, bias, input, normalized_shape, mean, rstd, None, eps)
+        if weight is not None:
+            total_ = total_ * weight
+    if tw is not None:
+        part = _xhat(m, input, normalized_shape, eps)[0] * tw
+        total_ = part if total_ is None else total_ + part
+    if tb is not None:
+        part = m.broadcast_to(tb, m.shape(result))
+        total_ = part if total_ is None else total_ + part
+    return total_
+
+
+_JVP.register(_layer_norm_jvp, NATIVE_LAYER_NORM)

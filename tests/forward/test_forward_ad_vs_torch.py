@@ -81,6 +81,28 @@ def _values(L, fwAD):
         print(dual.exp())
 
 
+def _by_hand(L, fwAD):
+    """The ops the table's sampler cannot make inputs for (tests/ops/test_op_table.py's
+    BY_HAND): layer_norm, nll_loss, embedding, bilinear, sort, topk, kthvalue."""
+    F = L.nn.functional
+    x = L.tensor([[0.3, -1.2, 0.7, 2.0], [1.5, 0.2, -0.4, 0.1]], dtype=L.float64)
+    tx = L.tensor([[1.0, 0.5, -2.0, 0.3], [0.1, -0.3, 0.8, 1.1]], dtype=L.float64)
+    w = L.tensor([1.5, -0.5, 2.0, 0.3], dtype=L.float64)
+    tw = L.tensor([0.2, 0.4, -0.1, 1.0], dtype=L.float64)
+    target = L.tensor([3, 0])
+    with fwAD.dual_level():
+        d, dw = fwAD.make_dual(x, tx), fwAD.make_dual(w, tw)
+        outs = [F.layer_norm(d, (4,), w, w * 0.1), F.layer_norm(x, (4,), dw, dw),
+                F.layer_norm(d, (4,)), F.nll_loss(F.log_softmax(d, 1), target),
+                F.nll_loss(d, target, reduction="none"), F.cross_entropy(d, target),
+                F.embedding(L.tensor([[0, 1], [1, 1]]), d),
+                F.bilinear(d, d[:, :3], L.ones(2, 4, 3, dtype=L.float64)),
+                d.sort(1).values, d.topk(2, dim=1).values, d.kthvalue(2, 1).values,
+                d.cumprod(1), d.median(1).values]
+        for y in outs:
+            print(L.round(fwAD.unpack_dual(y).tangent * 1e8).tolist())
+
+
 def _in_place_and_views(L, fwAD):
     with fwAD.dual_level():
         a = fwAD.make_dual(L.tensor([1., 2.]), L.tensor([1., 0.]))
@@ -150,8 +172,8 @@ def _forward_over_reverse(L, fwAD):
         print(L.round(fwAD.unpack_dual(g).tangent * 1e6))
 
 
-@pytest.mark.parametrize("snippet", [_errors, _values, _in_place_and_views, _functions,
-                                     _forward_over_reverse])
+@pytest.mark.parametrize("snippet", [_errors, _values, _by_hand, _in_place_and_views,
+                                     _functions, _forward_over_reverse])
 def test_same_as_torch(torch, snippet):
     _same(torch, snippet)
 
