@@ -123,7 +123,8 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
         raise InputError(err.pretty() if hasattr(err, "pretty") else str(err)) from None
     write_outputs(files)
     if as_json:
-        echo_json({"output": output, "format": fmt, "kind": kind,
+        echo_json({"output": output, "format": fmt,
+                   "kind": "forward" if mode == "forward" else kind, "mode": mode,
                    "nodes": diagram.node_count, "frames": [str(p) for p in frames]})
     elif output != "-":
         click.echo(f"wrote {terminal_text(output)}")

@@ -151,7 +151,8 @@ def draw_tangents(t: Any, direction: Mapping | None = None, *,
     src = tangent_graph(model, tangents, theme=theme, rankdir=rankdir,
                         show_values=show_values, show_local=show_local, legend=legend,
                         title=f"{title}\n{head}" if title else head, fontsize=fontsize)
-    return Diagram(src, "forward", width=width)
+    ops = sum(1 for it in model.items if it.kind == "op")
+    return Diagram(src, "forward", ops, width=width)
 
 
 def draw_tangent_steps(t: Any, directory: str | os.PathLike | None = None, *,
