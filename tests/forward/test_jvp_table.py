@@ -8,7 +8,9 @@ example and a random direction ``v``:
 2. ``<J v, u> = <v, Jᵀ u>`` against the VJP (reverse mode) for a random ``u``;
 3. forward-over-reverse: the tangent of the VJP ``Jᵀ u`` computed with ``create_graph``
    inside the dual level, against central differences of the VJP along ``v`` (second
-   order).
+   order);
+4. forward-over-forward: tangents of tangents in two nested levels, against central
+   differences of the JVP (second order).
 
 And the record: every op says how its JVP is had (``symgrad.ops.jvp.kind``), and the ops
 left to the transposed gradient rule are the ones listed here.
@@ -176,3 +178,38 @@ def test_derivations_follow_the_tables():
     assert all(J.kind(op) == J.ELEMENT_WISE for op in ELEMENTWISE)
     assert all(J.kind(op) == J.LINEAR for op in LINEAR)
     assert J.kind(ops.MM) == J.MULTILINEAR and J.kind(ops.MUL) == J.ELEMENT_WISE
+
+
+@pytest.mark.parametrize("case", SECOND_ORDER, ids=[c.id for c in SECOND_ORDER])
+def test_forward_over_forward_second_order(case):
+    """Tangents of tangents (two nested levels, as symgrad.func's jvp of jvp opens them):
+    the second directional derivative against central differences of the JVP."""
+    rng = np.random.default_rng(2)
+    values = _sample(case, rng)
+    vs = _direction(case, values, rng)
+    outer = fwAD._enter_level()
+    inner = fwAD._enter_level()
+    try:
+        args = []
+        for i, a in enumerate(values):
+            t = _tensors(case, [a])[0] if not case.is_bool(i) else symgrad.tensor(a)
+            if vs[i] is not None:
+                v = symgrad.tensor(vs[i], dtype=symgrad.float64)
+                t = fwAD.make_dual(fwAD.make_dual(t, v, level=outer), v.clone(), level=inner)
+            args.append(t)
+        t = fwAD.unpack_dual(_call(case, args), level=inner).tangent
+        second = None if t is None else fwAD.unpack_dual(t, level=outer).tangent
+        second = None if second is None else second.detach().numpy().copy()
+    finally:
+        fwAD._exit_level(inner)
+        fwAD._exit_level(outer)
+    plus = _jvp(case, _moved(values, vs, EPS), vs)[1]
+    minus = _jvp(case, _moved(values, vs, -EPS), vs)[1]
+    if plus is None or minus is None:
+        assert second is None or np.allclose(second, 0, atol=1e-5)
+        return
+    fd = (plus - minus) / (2 * EPS)
+    if second is None:
+        np.testing.assert_allclose(fd, 0, atol=1e-5)
+    else:
+        np.testing.assert_allclose(second, fd, rtol=1e-4, atol=1e-5)
