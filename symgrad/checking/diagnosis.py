@@ -155,7 +155,8 @@ def _chain_factor(ratio, function, simplify) -> str | None:
         for s in symbols:
             du = sp.diff(u, s)
             if du != 0 and not du.is_number and _same(ratio, du, symbols):
-                return f"the derivative of the inner {u} with respect to {s}"
+                return f"the derivative of the inner {u}" + (
+                    f" with respect to {s}" if len(symbols) > 1 else "")
         z = sp.Dummy("u")
         outer = function.subs(u, z)  # (subs: -w*x holds w*x)
         if outer.has(*u.free_symbols) or not outer.has(z):
@@ -330,7 +331,7 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
         if kind == "factor":
             out.append(f"missing factor {text}")
         elif kind == "chain":
-            out.append(f"missing factor {text} (chain rule: {more[-1]})")
+            out += [f"missing factor {text}", f"the chain rule: {text} is {more[-1]}"]
         elif kind == "missing":
             out.append(f"missing term {text}")
         elif kind == "sign":
@@ -339,7 +340,9 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
             out.append(f"extra term {text}")
         elif kind == "differs":
             out.append(f"claimed - true = {text}")
-    return out[:1] if out and out[0].startswith("missing factor") else out
+    if out and out[0].startswith("missing factor"):
+        return out[:2] if len(out) > 1 and out[1].startswith("the chain rule") else out[:1]
+    return out
 
 
 def factor_text(ratio: float) -> str:

@@ -71,7 +71,7 @@ WRONG = [
     ("sum(x*x)", {"x": "x"}, {"x": V3}, "missing factor 2"),
     ("norm(x)**2", {"x": "x"}, {"x": V3}, "missing factor 2"),
     ("sqrt(x)", {"x": "1/sqrt(x)"}, {"x": 2.0}, "extra factor 2"),
-    ("mean(x**2)", {"x": "2*x"}, {"x": V3}, "extra factor 3"),
+    ("mean(x**2)", {"x": "2*x"}, {"x": V3}, "missing factor 1/numel(x)"),
     ("tanh(x)", {"x": "1 + tanh(x)**2"}, None, "wrong sign of the term"),
     ("x*exp(x)", {"x": "x*exp(x)"}, None, "missing term exp(x)"),
     ("x**2*sin(x)", {"x": "2*x*sin(x)"}, None, "missing term x**2*cos(x)"),
