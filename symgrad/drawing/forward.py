@@ -100,7 +100,7 @@ def tangent_row(name: str | None, value: Any, known: bool = True) -> tuple:
     text = format_value(value) if value is not None else "?"
     if not known:  # (as wide as the value: frames keep their layout)
         text = "?".ljust(max(1, len(text.split("\n")[0])), "\u2007")
-    return (f"tangent {tangent_name(name)} = {text}", "tangent")
+    return (f"tangent {tangent_name(name)} = {text}", "tangent" if known else "body")
 
 
 def emit_forward(model: GraphModel, dot: DotWriter, *, show_values: bool, show_grads: bool,

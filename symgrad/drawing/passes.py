@@ -46,7 +46,7 @@ from .backends import RenderError
 from .model import GraphModel
 from .values import as_array
 
-__all__ = ["backward_events", "edge_gradients", "tangent_values"]
+__all__ = ["backward_events", "edge_gradients", "tangent_values", "local_numbers"]
 
 
 def backward_events(model: GraphModel, root: Any, gradient: Any = None) -> list:
@@ -111,6 +111,44 @@ def edge_gradients(model: GraphModel, root: Any) -> dict:
                 grads[(key, slot)] = g
     grads[("seed", 0)] = np.ones_like(as_array(root))
     return grads
+
+
+def local_numbers(model: GraphModel, root: Any) -> dict:
+    """``{(item key, slot): number}``: each scalar operation's local derivative with
+    respect to each scalar input, at the graph's values -- the op's own JVP with that
+    input's tangent 1 and the others 0 (:mod:`symgrad.autograd.forward_ad`), on a replay
+    of the graph.  Operations on vectors or matrices are left out (their local
+    derivative is a Jacobian, not a number)."""
+    outputs: dict = {}
+    copy, _ = _replay(model, root, outputs=outputs)
+    if copy is None:
+        return {}
+    values = {k: t.detach() for k, t in outputs.items() if k is not None}
+    out: dict = {}
+    with forward_ad.dual_level():
+        for item in model.items:
+            fn = item.fn
+            op = getattr(type(fn), "op", None) if item.kind == "op" else None
+            if op is None or item.key not in values or values[item.key].numel() != 1:
+                continue
+            args = []
+            for x in fn.inputs:
+                key = _key(model, x) if isinstance(x, Node) else None
+                args.append(values.get(key) if isinstance(x, Node) else x)
+            for slot, a in enumerate(args):
+                if not isinstance(a, Tensor) or a.numel() != 1 or not isinstance(
+                        fn.inputs[slot], Node):
+                    continue
+                duals = list(args)
+                duals[slot] = forward_ad.make_dual(a, new_tensor(1.0, dtype=a.dtype))
+                try:
+                    with np.errstate(all="ignore"):
+                        t = forward_ad.unpack_dual(apply(op, duals, fn.attrs)).tangent
+                except Exception:  # noqa: BLE001 - then that edge shows no number
+                    continue
+                if t is not None:
+                    out[(item.key, slot)] = float(as_array(t))
+    return out
 
 
 def tangent_values(model: GraphModel, root: Any, direction: Mapping) -> dict:

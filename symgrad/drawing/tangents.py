@@ -25,7 +25,7 @@ Examples
 (True, True)
 >>> frames = draw_tangent_steps(f, names={"x": x, "y": y, "f": f})
 >>> frames.captions[1]
-'Step 1 of 2: × computes x·y and its tangent: (x·y)˙ = y·ẋ + x·ẏ = 2'
+'Step 1 of 2: × computes x·y and its tangent: (x·y)˙ = y·ẋ + x·ẏ = 2·1 + 1·0 = 2'
 """
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ import html
 import os
 import pathlib
 from typing import Any, Mapping
+
+import numpy as np
 
 from . import backends
 from .collapse import collapse
@@ -43,7 +45,7 @@ from .forward import emit_forward, tangent_name
 from .inputs import adopt_torch_ops, caller_names, merge_names, roots_and_names
 from .labels import atomic, label_of, local_derivative, op_symbol
 from .model import GraphModel
-from .passes import tangent_values
+from .passes import local_numbers, tangent_values
 from .player import player_html
 from .rows import order_labels
 from .steps import StepFrames, frame_files
@@ -170,6 +172,7 @@ def draw_tangent_steps(t: Any, directory: str | os.PathLike | None = None, *,
     adopt_torch_ops(model)
     seeds = _seeds(model, direction)
     tangents = tangent_values(model, root, seeds)
+    local = local_numbers(model, root)
     by_key = {it.key: it for it in model.items}
     order = [k for k in tangents if k in by_key and by_key[k].kind == "op"]
     if rankdir == "auto":  # one direction for every frame: nothing moves between them
@@ -190,7 +193,8 @@ def draw_tangent_steps(t: Any, directory: str | os.PathLike | None = None, *,
           f"{_seed_text(model, seeds)} (the direction)", None, set())
     done: set = set()
     for k, key in enumerate(order, 1):
-        frame(f"Step {k} of {n}: " + _caption(model, by_key[key], tangents[key]), key, done)
+        frame(f"Step {k} of {n}: " + _caption(model, by_key[key], tangents, local), key,
+              done)
         done.add(key)
     frames = StepFrames(sources, captions, width=width, backend=backend)
     if directory is not None:
@@ -200,27 +204,56 @@ def draw_tangent_steps(t: Any, directory: str | os.PathLike | None = None, *,
     return frames
 
 
-def _caption(model: GraphModel, item, value) -> str:
-    """``× computes x·y and its tangent: (x·y)˙ = y·ẋ + x·ẏ = 2``."""
+def _joined(terms: list) -> str:
+    """``a + b``, ``a - b`` for a term that starts with a minus sign."""
+    out = terms[0]
+    for t in terms[1:]:
+        out += f" - {t[1:]}" if t.startswith("-") else f" + {t}"
+    return out
+
+
+def _number(v) -> str:
+    text = format_value(v).replace("\n", "")
+    return f"({text})" if text.startswith("-") else text
+
+
+def _caption(model: GraphModel, item, tangents: Mapping, local: Mapping) -> str:
+    """``× computes x·y and its tangent: (x·y)˙ = y·ẋ + x·ẏ = 2·1 + 1·0 = 2``: the
+    local derivatives times the inputs' tangents, in symbols, then in numbers where the
+    operation and its inputs are scalars."""
     label = item.name or label_of(model, item)
-    terms = []
-    for e in item.edges:
+    terms, numbers = [], []
+    scalars = all(np.size(tangents.get(k, 0)) == 1 for k in
+                  [item.key] + [e.target.key for e in item.edges if e.target is not None])
+    if not scalars and not (item.op is not None and item.op.elementwise):
+        terms = None  # (a Jacobian times a vector is not a product of the labels)
+    for e in item.edges if terms is not None else ():
         if e.target is None:
             continue
         tn = tangent_name(e.target.name or label_of(model, e.target))
         ld = local_derivative(model, item, e)
         if ld is None:
-            terms = None
+            terms = numbers = None
             break
         if ld == "0":
             continue
         terms.append(tn if ld == "1" else f"-{tn}" if ld == "-1" else
                      f"{ld if atomic(ld) else f'({ld})'}·{tn}")
+        t, n = tangents.get(e.target.key), local.get((item.key, e.slot))
+        if numbers is not None and n is not None and np.size(t) == 1:
+            plain = format_value(t).replace("\n", "")
+            numbers.append(plain if ld == "1" else f"-{_number(t)}" if ld == "-1" else
+                           f"{_number(n)}·{_number(t)}")
+        else:
+            numbers = None
     formula = ""
     if terms:
-        formula = " + ".join(terms).replace("+ -", "- ") + " = "
+        formula = _joined(terms) + " = "
+        if numbers and len(numbers) == len(terms):
+            formula += _joined(numbers) + " = "
+    value = format_value(tangents[item.key]).replace("\n", "")
     return (f"{op_symbol(item)} computes {label} and its tangent: "
-            f"{tangent_name(label)} = {formula}{format_value(value).replace(chr(10), '')}")
+            f"{tangent_name(label)} = {formula}{value}")
 
 
 def players_page(players: list, title: str = "symgrad: forward and reverse mode") -> str:

@@ -141,7 +141,7 @@ def test_step_frames_in_evaluation_order():
     assert frames.captions[0].startswith("Step 0 of 3: forward mode starts")
     assert [c.split(": ")[1].split(" computes")[0] for c in frames.captions[1:]] == \
         ["×", "exp", "+"]
-    assert frames.captions[1].endswith(nfc(f"(x·y)˙ = y·{DX} + x·{DY} = 2"))
+    assert frames.captions[1].endswith(nfc(f"(x·y)˙ = y·{DX} + x·{DY} = 3·0 + 2·1 = 2"))
     assert "= ?" in frames.sources[1] and "= ?" not in frames.sources[-1]
 
 
