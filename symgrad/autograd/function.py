@@ -65,6 +65,8 @@ class BackwardCFunction(MultiOutput, Node, FunctionCtx):
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
+        if "_jvp_saved" in self.__dict__:  # inside jvp (forward mode)
+            return self._jvp_saved
         if "_arg_positions" not in self.__dict__:
             return ()  # still inside forward (or setup_context): nothing is saved yet
         for i, s in enumerate(self._saved):
@@ -282,14 +284,17 @@ class Function(metaclass=_FunctionMeta):
             isinstance(a, Tensor) and tangent(a, lv) is not None for a in args)]
         DUAL.masked.extend(levels)
         try:
-            if setup:
-                out = cls.forward(*args)
-                cls.setup_context(ctx, args, out)
-            else:
-                out = cls.forward(ctx, *args)
+            try:
+                if setup:
+                    out = cls.forward(*args)
+                    cls.setup_context(ctx, args, out)
+                else:
+                    out = cls.forward(ctx, *args)
+            finally:
+                GRAD_MODE.enabled = prev
+            # (jvp runs in the caller's grad mode, as PyTorch's: its tangents record)
             tangents = [_custom_jvp(cls, ctx, args, out, lv) for lv in levels]
         finally:
-            GRAD_MODE.enabled = prev
             del DUAL.masked[len(DUAL.masked) - len(levels):]
         if levels:
             out = _set_tangents(out, levels, tangents)
@@ -375,7 +380,13 @@ def _custom_jvp(cls, ctx, args: tuple, out, level: int):
         t = tangent(a, level)
         grads.append(t if t is not None else _make(np.zeros(np.shape(a._data), a.dtype.np),
                                                    a.dtype))
-    got = cls.jvp(ctx, *grads)
+    # In jvp, saved_tensors are what save_for_forward kept (else save_for_backward).
+    ctx.__dict__["_jvp_saved"] = tuple(ctx.__dict__.get(
+        "saved_for_forward", ctx.__dict__.get("_to_save", ())))
+    try:
+        got = cls.jvp(ctx, *grads)
+    finally:
+        del ctx.__dict__["_jvp_saved"]
     n = len(out) if isinstance(out, tuple) else 1
     got = got if isinstance(got, tuple) else (got,)
     if len(got) != n:

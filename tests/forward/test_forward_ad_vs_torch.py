@@ -145,9 +145,25 @@ def _functions(L, fwAD):
         def backward(ctx, g):
             return g * 2
 
+    class Mul(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_forward(x, y)
+            ctx.save_for_backward(x)
+            return x * y
+
+        @staticmethod
+        def jvp(ctx, tx, ty):
+            x, y = ctx.saved_tensors  # save_for_forward's
+            return tx * y + x * ty
+
     x = L.tensor([0.5, 1.0], dtype=L.float64, requires_grad=True)
     print(L.autograd.gradcheck(Exp.apply, (x,), check_forward_ad=True,
                                check_backward_ad=False))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, L.tensor([1.0, 0.0], dtype=L.float64))
+        t = fwAD.unpack_dual(Mul.apply(d, L.tensor([3.0, 4.0], dtype=L.float64))).tangent
+        print(t, t.grad_fn.name())  # jvp ran in grad mode: its tangent records
     with fwAD.dual_level():
         d = fwAD.make_dual(L.tensor([1.0]), L.tensor([2.0]))
         print(fwAD.unpack_dual(Exp.apply(d)))
