@@ -7,8 +7,8 @@ Two functions of the Jacobians tutorial's shape, ``tanh(W x + b)``:
   PyTorch), forward mode 1024 tangents;
 * **tall** (n = 16 inputs, m = 1024 outputs): the other way round.
 
-Each is timed in symgrad (``symgrad.func``) and PyTorch (``torch.func``) in the same run,
-best of N after a warm-up, and the Jacobians are compared first (a wrong answer aborts).
+Each is timed in symgrad (``symgrad.func``) and PyTorch (``torch.func``, one thread) in the
+same run, best of N after a warm-up, and the Jacobians are compared first (a wrong answer aborts).
 Printed: the times, ``jacfwd / jacrev`` for each library (> 1: reverse mode wins), and
 symgrad / PyTorch for each transform.
 
@@ -62,6 +62,7 @@ def main(argv=None) -> int:
     except ImportError:
         print("bench_func: PyTorch is the reference here: pip install torch==2.13.0")
         return 2
+    torch.set_num_threads(1)  # symgrad's numpy runs on one thread too (a fair, steady compare)
     libs = {"symgrad": symgrad, "torch": torch}
     shapes = {"wide": (args.n, args.m), "tall": (args.m, args.n)}
     times: dict = {}

@@ -272,14 +272,10 @@ def _unit_rows(out: Tensor) -> list:
     return rows
 
 
-def _jacobian_tree(flat_out, out_spec, columns, spec, argnums):
-    """Nest per-output Jacobians as PyTorch does: output structure outside, the
+def _jacobian_tree(out_spec, columns: list, spec):
+    """Nest per-output Jacobians as PyTorch does: the output's structure outside, the
     ``argnums`` inputs' structure inside."""
-    per_output = []
-    for blocks in columns:
-        inner = tree_unflatten(blocks, spec)
-        per_output.append(inner)
-    return tree_unflatten(per_output, out_spec)
+    return tree_unflatten([tree_unflatten(blocks, spec) for blocks in columns], out_spec)
 
 
 def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None,
@@ -308,7 +304,7 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None,
             output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
             flat_out, out_spec = _outputs(output, "vjp(f, *primals)")
             columns = [_jacobian_of(o, fresh, keep) for o in flat_out]
-        jac = finish(_jacobian_tree(flat_out, out_spec, columns, spec, where), keep)
+        jac = finish(_jacobian_tree(out_spec, columns, spec), keep)
         return (jac, finish(aux, keep)) if has_aux else jac
     return wrapper
 

@@ -217,8 +217,10 @@ print(torch.allclose(predictions2_vmap, torch.stack(loop2), atol=1e-3, rtol=1e-5
 print(predictions2_vmap[1, 0])
 
 from torch.utils.benchmark import Timer
-print(f"without vmap {Timer(stmt='[m(b) for m, b in zip(models, minibatches)]', globals=globals()).timeit(100)}")
-print(f"with vmap {Timer(stmt='vmap(fmodel)(params, buffers, minibatches)', globals=globals()).timeit(100)}")
+loop = Timer(stmt="[m(b) for m, b in zip(models, minibatches)]", globals=globals())
+mapped = Timer(stmt="vmap(fmodel)(params, buffers, minibatches)", globals=globals())
+print(f"without vmap {loop.timeit(100)}")
+print(f"with vmap {mapped.timeit(100)}")
 '''
 
 SCRIPTS = {"jacobians_hessians": JACOBIANS, "per_sample_grads": PER_SAMPLE,
