@@ -63,14 +63,27 @@ def _offsets(xp, kernel, stride, dilation, out):
 
 
 # (the values and the indices come from one pass; apply asks for the indices, a saved value,
-# right after the values: the last pass is kept for that one call)
-_LAST: list = [None, None, None]
+# right after the values: the last pass is kept for that one call, as one tuple replaced
+# whole, so that a pass in another thread cannot mix its indices with these values)
+_LAST: list = [(None, None, None)]
+
+
+def _key(x, kernel, stride, padding, dilation, ceil_mode) -> tuple:
+    return (id(x),) + tuple(tuple(v) for v in (kernel, stride, padding, dilation)) + (
+        bool(ceil_mode),)
 
 
 def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
-    """A running maximum over the kernel's offsets (one vectorised step per offset): the
-    first maximum wins, and NaN, as in PyTorch's kernel."""
+    """The maximum of each window, its index kept for :func:`max_pool2d_indices`."""
     x = np.asarray(x)
+    best, indices = _max_pass(x, kernel, stride, padding, dilation, ceil_mode)
+    _LAST[0] = (x, _key(x, kernel, stride, padding, dilation, ceil_mode), indices)
+    return best
+
+
+def _max_pass(x, kernel, stride, padding, dilation, ceil_mode):
+    """A running maximum over the kernel's offsets (one vectorised step per offset): the
+    first maximum wins, and NaN, as in PyTorch's kernel; and where it was."""
     xp, out, stride = _max_geometry(x, kernel, stride, padding, dilation, ceil_mode)
     views = list(_offsets(xp, kernel, stride, dilation, out))
     if np.isnan(x).any():
@@ -92,9 +105,7 @@ def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     kj = where - ki * np.int32(kernel[1])
     rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + ki * dilation[0]
     cols = (np.arange(out[1]) * stride[1] - padding[1])[None, :] + kj * dilation[1]
-    indices = (rows * x.shape[-1] + cols).astype(np.int64)
-    _LAST[:] = [x, (kernel, stride, padding, dilation, ceil_mode), indices]
-    return best
+    return best, (rows * x.shape[-1] + cols).astype(np.int64)
 
 
 def _running_max_nan(views, kernel):
@@ -112,10 +123,10 @@ def _running_max_nan(views, kernel):
 def max_pool2d_indices(x, kernel, stride, padding, dilation, ceil_mode) -> np.ndarray:
     """The flat index (in its ``H·W`` plane) of each window's maximum, as PyTorch gives it."""
     x = np.asarray(x)
-    key = (kernel, tuple(stride) or tuple(kernel), padding, dilation, ceil_mode)
-    if _LAST[0] is not x or _LAST[1] != key:
-        _max_pool(x, kernel, stride, padding, dilation, ceil_mode)
-    return _LAST[2]
+    last = _LAST[0]
+    if last[0] is x and last[1] == _key(x, kernel, stride, padding, dilation, ceil_mode):
+        return last[2]
+    return _max_pass(x, kernel, stride, padding, dilation, ceil_mode)[1]
 
 
 def _sym_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
