@@ -101,6 +101,8 @@ SCENARIOS = {
                                                  t(lib, X))[1](t(lib, Y)),
     "functional_call": lambda lib: _functional(lib),
     "stack_module_state": lambda lib: _stacked(lib),
+    "functional_call_tied": lambda lib: _tied(lib, True),
+    "functional_call_untied": lambda lib: _tied(lib, False),
     "ensemble_vmap": lambda lib: _ensemble(lib),
     "per_sample_grads": lambda lib: _per_sample(lib),
 }
@@ -122,6 +124,25 @@ def _functional(lib):
     out = lib.func.functional_call(m, p, (x,))
     out2 = lib.func.functional_call(m, ({"weight": lib.ones(3, 4)}, {"bias": lib.ones(3)}), x)
     return out, out2, m(x), m.weight.requires_grad
+
+
+def _tied(lib, tie_weights: bool):
+    """Two names for one parameter: a value given for one reaches both when tied."""
+    class Tied(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = lib.nn.Linear(2, 2, bias=False)
+            self.b = lib.nn.Linear(2, 2, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.a(x) + self.b(x)
+    m = Tied()
+    with lib.no_grad():
+        m.a.weight.copy_(lib.tensor([[1., 2.], [3., 4.]]))
+    x = lib.tensor([1., -1.])
+    return (lib.func.functional_call(m, {"a.weight": lib.eye(2)}, (x,), tie_weights=tie_weights),
+            lib.func.functional_call(m, {"b.weight": lib.eye(2)}, (x,), tie_weights=tie_weights))
 
 
 def _stacked(lib):
@@ -274,12 +295,23 @@ ERRORS = {
         (lib.ones(2),)),
     "functional_call_not_dicts": lambda lib: lib.func.functional_call(lib.nn.Linear(2, 2), 3,
                                                                       (lib.ones(2),)),
+    "functional_call_tied_twice": lambda lib: _tied_twice(lib),
     "stack_module_state_none": lambda lib: lib.func.stack_module_state([]),
     "stack_module_state_shapes": lambda lib: lib.func.stack_module_state(
         [lib.nn.Linear(2, 2), lib.nn.Linear(2, 3)]),
     "stack_module_state_modes": lambda lib: lib.func.stack_module_state(
         [lib.nn.Linear(2, 2), lib.nn.Linear(2, 2).eval()]),
 }
+
+
+def _tied_twice(lib):
+    m = lib.nn.Module()
+    m.a = lib.nn.Linear(2, 2)
+    m.b = lib.nn.Linear(2, 2)
+    m.b.weight = m.a.weight
+    m.forward = lambda x: m.a(x) + m.b(x)
+    return lib.func.functional_call(m, {"a.weight": lib.eye(2), "b.weight": lib.ones(2, 2)},
+                                    (lib.ones(2),))
 
 
 # PyTorch's linearize traces with torch.fx, which warns about its own constant folding.
