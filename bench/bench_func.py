@@ -19,11 +19,16 @@ symgrad is imported from this checkout.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# One thread for numpy's BLAS as for PyTorch: on a busy machine OpenBLAS's threads spin
+# against each other and the ratio would measure the load.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
