@@ -140,6 +140,8 @@ def in_place(t, op, others, attrs) -> dict:
         return {}
     try:
         result = apply(op, operands, attrs)
+    except NotImplementedError:
+        raise  # (no forward mode for the op)
     except Exception:  # noqa: BLE001 - the write itself fails next, with its own message
         return {}
     before = {}

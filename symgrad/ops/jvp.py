@@ -59,7 +59,8 @@ from typing import Callable
 from .tables import ELEMENTWISE, JVP, LINEAR as _LINEAR_TABLE
 
 __all__ = ["ELEMENT_WISE", "LINEAR", "MULTILINEAR", "REDUCTION", "EXPLICIT", "jvp_of",
-           "kind", "element_wise", "linear", "multilinear", "reduction"]
+           "kind", "element_wise", "linear", "multilinear", "reduction", "unsupported",
+           "not_yet"]
 
 #: The derivations (values of the side table ``JVP``).
 ELEMENT_WISE = "element-wise"
@@ -201,6 +202,28 @@ def reduction(op) -> Callable:
 #: The sum along dims (``ops.reductions.SUM_DIM``), registered by its module (this one is
 #: imported first).
 _SUM_DIM: list = [None]
+
+
+def unsupported(name: str) -> Callable:
+    """The JVP of an op PyTorch has no forward mode for: NotImplementedError with its
+    message (``Trying to use forward AD with aten::bincount that does not support it.``)."""
+    return _raising(f"Trying to use forward AD with aten::{name} that does not support it.")
+
+
+def not_yet(name: str) -> Callable:
+    """The JVP of an op whose forward mode PyTorch has not implemented yet (``asinh_``)."""
+    return _raising(
+        f"Trying to use forward AD with {name} that does not support it because it has not "
+        "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+        "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+        "its implementation.")
+
+
+def _raising(message: str) -> Callable:
+    def jvp(m, tangents, args, attrs, result, saved):
+        raise NotImplementedError(message)
+    jvp.unsupported = message
+    return jvp
 
 
 _DERIVATIONS = {ELEMENT_WISE: element_wise, LINEAR: linear, MULTILINEAR: multilinear,

@@ -537,3 +537,6 @@ def _logsumexp_jvp(m, tangents, args, attrs, result, saved):
 
 _JVP.register(_logsumexp_jvp, LOGSUMEXP)
 _JVP.register(_fwd.REDUCTION, PROD, PROD_DIM, VAR, STD, AMAX, AMIN)
+# (PyTorch has no forward mode for these: its error)
+_JVP.register(_fwd.unsupported("histogram"), HISTOGRAM)
+_JVP.register(_fwd.unsupported("bincount"), BINCOUNT_WEIGHTS)

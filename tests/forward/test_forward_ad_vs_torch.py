@@ -103,6 +103,21 @@ def _by_hand(L, fwAD):
             print(L.round(fwAD.unpack_dual(y).tangent * 1e8).tolist())
 
 
+def _unsupported(L, fwAD):
+    """Ops PyTorch has no forward mode for: its NotImplementedError and message."""
+    x = L.tensor([0.5, 1.0], dtype=L.float64, requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, L.ones(2, dtype=L.float64))
+        for f in [lambda: L.histogram(d, 3).hist, lambda: L.histc(d, 3),
+                  lambda: L.bincount(L.tensor([0, 1]), weights=d), lambda: (d * 1).asinh_(),
+                  lambda: L.autograd.grad(L.nn.functional.hardsigmoid(d).sum(), d,
+                                          create_graph=True)[0]]:
+            try:
+                print(fwAD.unpack_dual(f()).tangent)
+            except NotImplementedError as e:
+                print(e)
+
+
 def _in_place_and_views(L, fwAD):
     with fwAD.dual_level():
         a = fwAD.make_dual(L.tensor([1., 2.]), L.tensor([1., 0.]))
@@ -188,8 +203,8 @@ def _forward_over_reverse(L, fwAD):
         print(L.round(fwAD.unpack_dual(g).tangent * 1e6))
 
 
-@pytest.mark.parametrize("snippet", [_errors, _values, _by_hand, _in_place_and_views,
-                                     _functions, _forward_over_reverse])
+@pytest.mark.parametrize("snippet", [_errors, _values, _by_hand, _unsupported,
+                                     _in_place_and_views, _functions, _forward_over_reverse])
 def test_same_as_torch(torch, snippet):
     _same(torch, snippet)
 
