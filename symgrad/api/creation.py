@@ -3,10 +3,11 @@
 Values, dtypes and the type and message of every error are PyTorch's: ``arange`` and
 ``linspace`` compute their elements in the order and precision of PyTorch's CPU kernels, so
 that their results agree to the last bit.  The generator is PyTorch's engine (an MT19937
-seeded by :func:`manual_seed` as PyTorch seeds it), so ``randperm``
-(:mod:`~symgrad.api.permutation`) draws PyTorch's permutations; ``rand``, ``randn``,
-``randint``, ... go through numpy's transforms and reproduce only PyTorch's shapes, dtypes
-and ranges, not its numbers.
+seeded by :func:`manual_seed` as PyTorch seeds it), and ``rand``, ``randint``,
+``Tensor.uniform_`` (:mod:`~symgrad.api.draws`) and ``randperm``
+(:mod:`~symgrad.api.permutation`) compute PyTorch's numbers from its words; ``randn``,
+``normal_`` and ``multinomial`` go through numpy's transforms and reproduce only PyTorch's
+shapes, dtypes and ranges.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..ops import dtypes as _dt
 from .core import _CPU, Tensor, _make, _TensorMeta
+from .draws import integers, uniform
 from .device import resolve
 from .messages import _SCALAR_NAMES
 
@@ -52,9 +54,10 @@ class Generator(metaclass=_TensorMeta):
     """A random generator, shown as PyTorch's (``<torch._C.Generator object at ...>``).
 
     Its engine is PyTorch's CPU engine, an MT19937 seeded from the seed's low 32 bits, so
-    its raw 32-bit words (and :func:`randperm`, built from them) are PyTorch's; seeds are
-    PyTorch's (any integer that fits in 64 bits, negative ones wrapping around).  Draws of
-    ``rand``, ``randn``, ... go through numpy's transforms and are not PyTorch's numbers.
+    its raw 32-bit words, and ``rand``, ``randint``, ``uniform_`` and ``randperm`` built
+    from them, are PyTorch's; seeds are PyTorch's (any integer that fits in 64 bits,
+    negative ones wrapping around).  ``randn`` and ``normal_`` go through numpy's
+    transforms and are not PyTorch's numbers.
 
     Examples
     --------
@@ -646,7 +649,7 @@ def _random(fname: str, kernel: str, draw, size, dtype, requires_grad, generator
     dt = _float_dtype(dtype, fname)
     if not dt.is_floating_point:
         raise _not_implemented(kernel, dt)
-    return _finish(draw(_rng(generator), shape).astype(dt.np), dt, requires_grad)
+    return _finish(draw(_rng(generator), shape, dt).astype(dt.np), dt, requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None,
@@ -660,7 +663,8 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=
     torch.Size([2, 3])
     """
     resolve(device)
-    return _random("rand", "check_uniform_bounds", lambda g, s: g.random(s), size, dtype,
+    return _random("rand", "check_uniform_bounds",  # (PyTorch's numbers: draws.uniform)
+                   lambda g, s, dt: uniform(g.bit_generator, s, 0.0, 1.0, dt.np), size, dtype,
                    requires_grad, generator, kwargs)
 
 
@@ -675,7 +679,7 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     torch.float64
     """
     resolve(device)
-    return _random("randn", "normal_kernel_cpu", lambda g, s: g.standard_normal(s), size,
+    return _random("randn", "normal_kernel_cpu", lambda g, s, dt: g.standard_normal(s), size,
                    dtype, requires_grad, generator, kwargs)
 
 
@@ -740,7 +744,7 @@ def randint(*args, dtype=None, device=None, requires_grad: bool = False, generat
             raise RuntimeError("from is out of bounds for bool")
         if high > 2:
             raise RuntimeError("to - 1 is out of bounds for bool")
-    data = _rng(generator).integers(low, high, size=shape).astype(dt.np)
+    data = integers(_rng(generator).bit_generator, shape, low, high).astype(dt.np)
     return _finish(data, dt, requires_grad)
 
 

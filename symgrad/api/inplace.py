@@ -31,6 +31,7 @@ from .apply import _at_view, _refresh_view, _view_index, _view_root, apply
 from .construct import _as_tensor_arg, _number
 from .core import Tensor, _make
 from .creation import _rng
+from .draws import uniform
 from .dual import DUAL
 from .messages import _c_name
 from .shapes import Size
@@ -243,8 +244,11 @@ class _InPlace:
         return self._in_place(O.CLAMP, (), (min, max))
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        with _no_track():
-            self._write(_rng(generator).uniform(a, b, self._data.shape), None)
+        bits = _rng(generator).bit_generator
+        with _no_track():  # (float tensors: PyTorch's numbers for the same seed)
+            self._write(uniform(bits, self._data.shape, a, b, self._data.dtype)
+                        if self._dtype.is_floating_point
+                        else _rng(generator).uniform(a, b, self._data.shape), None)
         self._vc[0] += 1
         return self
 
