@@ -70,6 +70,28 @@ print("weight =", round(model.weight.item(), 5), "bias =", round(model.bias.item
 '''
 
 
+SEEDED = '''
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.manual_seed(0)
+x = torch.rand(64, 1) * 4 - 2
+y = x ** 2 + 0.1 * torch.rand(64, 1)
+model = nn.Sequential(nn.Linear(1, 8), nn.ReLU(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True)
+for epoch in range(20):
+    for xb, yb in loader:
+        loss = nn.functional.mse_loss(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    if epoch % 5 == 4:
+        print(f"epoch {epoch + 1}: loss = {loss.item():.6f}")
+'''
+
+
 def _run(source: str, as_symgrad: bool, **values) -> str:
     if as_symgrad:
         source = source.replace("import torch\n", "import symgrad as torch\n", 1)
@@ -82,6 +104,14 @@ def _run(source: str, as_symgrad: bool, **values) -> str:
 
 def _numbers(text: str) -> list:
     return [float(v) for v in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", text)]
+
+
+def test_a_seeded_script_draws_data_weights_and_order_as_pytorch(torch):
+    """Nothing fed in: rand, nn.Linear's initialisation and the shuffled order all come
+    from the seed, as in PyTorch."""
+    want, got = _run(SEEDED, False), _run(SEEDED, True)
+    assert len(_numbers(want)) == 4
+    np.testing.assert_allclose(_numbers(got), _numbers(want), rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("script", ["xor", "regression"])
