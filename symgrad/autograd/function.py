@@ -392,6 +392,12 @@ def _custom_jvp(cls, ctx, args: tuple, out, level: int):
     if len(got) != n:
         raise RuntimeError(f"function {cls.__name__}_jvp returned an incorrect number of "
                            f"forward gradients (expected {n}, got {len(got)})")
+    outs = out if isinstance(out, tuple) else (out,)
+    for k, (o, t) in enumerate(zip(outs, got)):
+        if t is not None and (not isinstance(o, Tensor) or id(o) in ctx._non_differentiable):
+            raise RuntimeError(f"Function's jvp returned a gradient at position {k}, but  the "
+                               "corresponding forward output is not a differentiable Tensor."
+                               "You should return None at that position instead.")
     return got
 
 

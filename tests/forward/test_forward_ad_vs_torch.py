@@ -179,6 +179,26 @@ def _functions(L, fwAD):
         d = fwAD.make_dual(x, L.tensor([1.0, 0.0], dtype=L.float64))
         t = fwAD.unpack_dual(Mul.apply(d, L.tensor([3.0, 4.0], dtype=L.float64))).tangent
         print(t, t.grad_fn.name())  # jvp ran in grad mode: its tangent records
+
+    class Split(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, flag):
+            a, b = x * 2, x.round()
+            ctx.mark_non_differentiable(b)
+            return a, b
+
+        @staticmethod
+        def jvp(ctx, t, flag):
+            return t * 2, (t * 0 if flag else None)
+
+    with fwAD.dual_level():
+        d = fwAD.make_dual(L.tensor([1.2, 2.6]), L.tensor([1.0, 1.0]))
+        a, b = Split.apply(d, False)
+        print(fwAD.unpack_dual(a).tangent, fwAD.unpack_dual(b).tangent)
+        try:
+            Split.apply(d, True)
+        except RuntimeError as e:
+            print(e)
     with fwAD.dual_level():
         d = fwAD.make_dual(L.tensor([1.0]), L.tensor([2.0]))
         print(fwAD.unpack_dual(Exp.apply(d)))
