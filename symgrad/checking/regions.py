@@ -228,8 +228,8 @@ def _on_piece(e, x, x0):
     at = [sp.N(a.subs(x, x0), 30) for a in args]
     if isinstance(e, sp.Abs):
         return args[0] if at[0] > 0 else -args[0]
-    if isinstance(e, sp.sign):
-        return sp.Integer(1 if at[0] > 0 else -1)
+    if isinstance(e, sp.sign):  # (0 where the argument is 0 on the whole piece)
+        return sp.Integer(0 if at[0] == 0 else 1 if at[0] > 0 else -1)
     if isinstance(e, sp.Heaviside):
         return sp.Integer(1 if at[0] > 0 else 0)
     pick = max if isinstance(e, sp.Max) else min

@@ -88,6 +88,12 @@ def test_kinks_are_found_in_every_form_and_a_flat_argument_is_none():
     ("(1 + 1/x)**x", "(1 + 1/x)**x*(log(1 + 1/x) - 1/(x + 1))"),
     ("sin(x)**log(x)", "sin(x)**log(x)*(log(sin(x))/x + log(x)*cos(x)/sin(x))"),
     ("0.5*x**2 - 0.5*relu(abs(x) - 1)**2", "hardtanh(x)"),
+    # more of each kind: a sign that is 0 on a whole piece, |x| = x where log(x) lives,
+    # log|x| on both sides of 0, the two arctangents' derivatives cancelling
+    ("hardtanh(2*x)", "2*(1 - sign(relu(abs(2*x) - 1)))"),
+    ("log(x)", "1/abs(x)"),
+    ("log(abs(x))", "1/x"),
+    ("atan(x) + atan(1/x)", "0"),
 ])
 def test_undecided_examples_are_proved_on_the_domain(expr, grad):
     r = check(expr, {"x": grad})
@@ -134,12 +140,20 @@ def test_wrong_on_a_window_of_width_one_hundredth():
     ("x**2", "2*abs(x)", "right for x > 0, wrong for x < 0"),
     ("leaky_relu(x)", "1", "right for x > 0, wrong for x < 0"),
     ("relu(x)**2", "2*x", "drops a branch"),
+    ("log(abs(x))", "1/abs(x)", "right for x > 0, wrong for x < 0"),
 ])
 def test_right_on_part_of_the_domain(expr, grad, words):
     r = check(expr, {"x": grad})
     assert r.verdict == "wrong", r.text()
     assert r.counterexample["point"]["x"] < 0
     assert any(words in d for d in r.diagnosis), r.diagnosis
+
+
+def test_right_outside_a_window_and_wrong_inside_it():
+    r = check("abs(x - 1) + abs(x + 1)", {"x": "2*sign(x)"})
+    assert r.verdict == "wrong" and abs(r.counterexample["point"]["x"]) < 1, r.text()
+    assert "right for x < -1 and x > 1, wrong for -1 < x < 0 and 0 < x < 1" in \
+        r.diagnosis[0]
 
 
 def test_a_non_zero_exact_constant_factor():
