@@ -81,7 +81,8 @@ class ForwardDerivatives:
         self.labels = labels
         self.complete = all(v in at for v in expression.variables)
         self.program: TangentProgram = program
-        self.tangent = None
+        self._tangent = None
+        self._tidy = ("auto", 10.0)  # (how the closed form is tidied, when asked for)
         self.directions: list = []
         self.columns = self.reverse = self.agrees = self.value = None
         self.jvp: str | None = None
@@ -94,6 +95,14 @@ class ForwardDerivatives:
         """Whether forward and reverse mode agree in every direction (None without a
         point)."""
         return None if self.agrees is None else all(self.agrees)
+
+    @property
+    def tangent(self):
+        """The output's tangent in closed form (built on first use: with vectors the
+        matrix forms are what is shown, and the closed form over the elements costs)."""
+        if self._tangent is None:
+            self._tangent = self.program.closed_form(*self._tidy)
+        return self._tangent
 
     @property
     def shaped(self) -> bool:
@@ -180,7 +189,7 @@ def forward_derivatives(expr: str | Expression, wrt: Sequence[str] | None = None
             raise ValueError(f"not defined at the point: {bad.pretty()}")
     program = f.tangent_program(names, **values)
     d = ForwardDerivatives(f, names, at, values, labels, program)
-    d.tangent = program.closed_form(simplify, timeout)
+    d._tidy = (simplify, timeout)
     if direction is not None:
         d.directions = [_direction(direction, names, values)]
     else:

@@ -335,9 +335,31 @@ def _jvp(n: Node, values: dict, tangent: dict) -> np.ndarray:
                             zip(np.ravel(g_in), np.ravel(tangent[x]))])
     pairing = sp.expand(pairing, deep=False, mul=True, multinomial=False,
                         power_exp=False, power_base=False, log=False)
+    # The coefficient of each u[k], term by term (a term is mostly u[k] times the rest;
+    # SymPy's diff of the whole sum would walk every term once per k).
+    where = {u[ix]: ix for ix in np.ndindex(*out.shape)}
+    parts: dict = {ix: [] for ix in where.values()}
+    todo = list(sp.Add.make_args(pairing))
+    while todo:
+        term = todo.pop()
+        hit = term.free_symbols & where.keys()
+        if len(hit) == 1:
+            (k,) = hit
+            rest, dep = term.as_independent(k, as_Add=False)
+            if dep == k:
+                parts[where[k]].append(rest)
+                continue
+        if len(hit) > 1 and term.is_Mul:  # ((W.T @ u)_j · ẋ_j: distributed, once)
+            spread = sp.expand(term, deep=False, mul=True, multinomial=False,
+                               power_exp=False, power_base=False, log=False)
+            if spread.is_Add:
+                todo.extend(spread.args)
+                continue
+        for k in hit:
+            parts[where[k]].append(term.diff(k))
     jv = np.empty(out.shape, dtype=object)
-    for ix in np.ndindex(*out.shape):
-        jv[ix] = pairing.diff(u[ix])
+    for ix, terms in parts.items():
+        jv[ix] = sp.Add(*terms)
     return _nicen_all(jv) if jv.ndim else _obj(_nicen(jv[()]))
 
 
