@@ -135,8 +135,9 @@ def draw(expression: str, at_items: tuple, output: str, shape_items: tuple,
 def _forward(expr, values: dict, out, direction, output: str, fmt: str,
              steps_dir: str | None, **style) -> tuple:
     """``--mode forward``: the drawing, its files and the frames written; with --steps
-    the forward frames (``step_XX``), the backward pass's (``reverse/step_XX``) and
-    ``steps.html`` with both players side by side."""
+    the forward frames (``step_XX``; with ``-o FILE.tex`` a Beamer document of them),
+    the backward pass's (``reverse/step_XX``) and ``steps.html`` with both players side
+    by side."""
     names = {"f": out}
     title = style.pop("title")
     local = style.pop("local")
@@ -151,8 +152,8 @@ def _forward(expr, values: dict, out, direction, output: str, fmt: str,
         backward = symgrad.draw_steps(out2, None, show_local=local, names={"f": out2},
                                       **style)
         d = pathlib.Path(steps_dir)
-        frames = frame_files(forward, d, html_player=False)
-        files.update(frames)
+        more, frames = step_outputs(forward, output, fmt, steps_dir, title=title)
+        files.update(more)  # (with -o FILE.tex, a Beamer document of the forward steps)
         files.update(frame_files(backward, d / "reverse", html_player=False))
         page = players_page([("Forward mode: tangents flow forward", forward),
                              ("Reverse mode: gradients flow back", backward)],
