@@ -28,6 +28,11 @@ from .record import Op
 __all__ = ["CONVOLUTION", "CONVOLUTION_BACKWARD_INPUT", "CONVOLUTION_BACKWARD_WEIGHT",
            "CONVOLUTION_BACKWARD_BIAS", "conv_output_size", "window_view"]
 
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# a correlation (⋆) and its adjoints have no elementwise formula, so the labels say which
+# product.
+
 
 def conv_output_size(size: int, kernel: int, stride: int, padding: int,
                      dilation: int) -> int:

@@ -25,6 +25,10 @@ from .record import Op
 
 __all__ = ["NATIVE_BATCH_NORM", "NATIVE_GROUP_NORM", "batch_statistics"]
 
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# words and named statistics (rstd, x̂), as layer_norm's.
+
 
 def _rsqrt(v):
     if np.asarray(v).dtype == object:

@@ -26,6 +26,10 @@ __all__ = ["MAX_POOL2D_WITH_INDICES", "MAX_POOL2D_WITH_INDICES_BACKWARD", "AVG_P
            "AVG_POOL2D_BACKWARD", "ADAPTIVE_AVG_POOL2D", "ADAPTIVE_AVG_POOL2D_BACKWARD",
            "pool_output_size", "max_pool2d_indices"]
 
+# Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
+# ``local=`` below overrides it where the printed rule reads worse than the label:
+# words: a window's maximum or mean, a scatter or gather.
+
 
 def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
                      ceil_mode: bool) -> int:
