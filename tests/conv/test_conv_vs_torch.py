@@ -88,6 +88,11 @@ POOLS = {
     "adaptive None": lambda F, x: F.adaptive_avg_pool2d(x, (None, 4)),
     "adaptive one bin": lambda F, x: F.adaptive_avg_pool2d(x, 1),
     "adaptive unbatched": lambda F, x: F.adaptive_avg_pool2d(x[0], 5),
+    "max_pool1d": lambda F, x: F.max_pool1d(x[:, :, 0], 3, 2, 1, 2, True),
+    "max_pool1d unbatched": lambda F, x: F.max_pool1d(x[0, :, 0], 2),
+    "avg_pool1d": lambda F, x: F.avg_pool1d(x[:, :, 0], 3, 2, 1, True, False),
+    "adaptive_avg_pool1d": lambda F, x: F.adaptive_avg_pool1d(x[:, :, 0], 4),
+    "adaptive_avg_pool1d one bin": lambda F, x: F.adaptive_avg_pool1d(x[:, :, 0], (1,)),
 }
 
 
@@ -105,7 +110,8 @@ def test_max_pool_indices():
         x[0, 0, 0, :2] = float("nan")
         out, idx = L.nn.functional.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True)
         pool = L.nn.MaxPool2d(2, return_indices=True)
-        return [out, idx, pool(x), L.nn.functional.max_pool2d_with_indices(x[0], 2)]
+        return [out, idx, pool(x), L.nn.functional.max_pool2d_with_indices(x[0], 2),
+                L.nn.functional.max_pool1d(x[0], 3, 1, 1, return_indices=True)]
     check_same(run)
 
 
@@ -157,6 +163,14 @@ def test_normalization(name):
     lambda L, F, x, w: F.avg_pool2d(x, 2, divisor_override=0),
     lambda L, F, x, w: F.adaptive_avg_pool2d(x, (2,)),
     lambda L, F, x, w: F.adaptive_avg_pool2d(x[0, 0], 2),
+    lambda L, F, x, w: F.max_pool1d(x[0, 0, 0], 2),
+    lambda L, F, x, w: F.max_pool1d(x, 2),
+    lambda L, F, x, w: F.max_pool1d(x[0], 2, padding=2),
+    lambda L, F, x, w: F.avg_pool1d(x[0, 0, 0], 2),
+    lambda L, F, x, w: F.avg_pool1d(x, 2),
+    lambda L, F, x, w: F.avg_pool1d(x[0], 2, padding=2),
+    lambda L, F, x, w: F.adaptive_avg_pool1d(x[0, 0, 0], 2),
+    lambda L, F, x, w: F.adaptive_avg_pool1d(x[0], (2, 3)),
     lambda L, F, x, w: F.batch_norm(x, L.zeros(3), L.ones(3), training=True),
     lambda L, F, x, w: F.batch_norm(L.ones(1, 3), None, None, training=True),
     lambda L, F, x, w: F.batch_norm(x, None, None),
@@ -221,6 +235,8 @@ def test_module_reprs_and_members():
                 nn.Conv2d(2, 4, (3, 2), padding="same"), nn.Conv2d(2, 4, 3, padding="valid"),
                 nn.Conv2d(2, 4, 3, padding_mode="reflect"),
                 nn.MaxPool2d(2), nn.MaxPool2d((2, 3), return_indices=True, ceil_mode=True),
+                nn.MaxPool1d(2), nn.AvgPool1d(3), nn.AvgPool1d(3, 2, 1),
+                nn.AdaptiveAvgPool1d(4),
                 nn.AvgPool2d(2, 1), nn.AdaptiveAvgPool2d((5, 7)), nn.Dropout2d(0.3),
                 nn.BatchNorm1d(3), nn.BatchNorm2d(3, momentum=None, affine=False,
                                                   track_running_stats=False),

@@ -1,6 +1,7 @@
 """Convolution, pooling and normalisation of a first deep-learning course: ``conv1d``,
 ``conv2d``, ``max_pool2d`` (and ``max_pool2d_with_indices``), ``avg_pool2d``,
-``adaptive_avg_pool2d``, ``dropout2d``, ``batch_norm``, ``group_norm``, with PyTorch's
+``adaptive_avg_pool2d`` (and their 1-D forms, the 2-D ops on an unsqueezed input),
+``dropout2d``, ``batch_norm``, ``group_norm``, with PyTorch's
 signatures, checks, messages and graphs (the ops are ``symgrad.ops.convolution``,
 ``pooling`` and ``normalization``).
 
@@ -30,8 +31,9 @@ from ...ops.normalization import batch_statistics
 from ...ops.pooling import max_pool2d_indices, pool_output_size
 from .layers import pad as _pad
 
-__all__ = ["conv1d", "conv2d", "max_pool2d", "max_pool2d_with_indices", "avg_pool2d",
-           "adaptive_avg_pool2d", "dropout2d", "batch_norm", "group_norm"]
+__all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_pool2d_with_indices",
+           "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "dropout2d", "batch_norm", "group_norm"]
 
 _SAME_WARNING = ("Using padding='same' with even kernel lengths and odd dilation may require "
                  "a zero-padded copy of the input be created (Triggered internally at "
@@ -214,6 +216,57 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     if size == (1, 1):
         return input.mean((-1, -2), keepdim=True)
     return apply(O.ADAPTIVE_AVG_POOL2D, (input,), (size,))
+
+
+# -- 1-D pooling: PyTorch runs the 2-D ops on the input unsqueezed at -2 ---------------------
+def _one(value) -> int:
+    return int(value[0]) if isinstance(value, (tuple, list)) else int(value)
+
+
+def _dims_1d(input: Tensor, name: str) -> None:
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for "
+                           f"{name})")
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """The maximum of each window along the last dim (``MaxPool2DWithIndicesBackward0``
+    between an unsqueeze and a squeeze, as PyTorch records it)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
+                           f"0 dim batch size for input, but got:{list(input.shape)}")
+    k, p = _one(kernel_size), _one(padding)
+    s = k if stride is None or stride == [] else _one(stride)
+    if p > k / 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={p} and kernel_size={k}")
+    out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, _one(dilation)),
+                     ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """The mean of each window along the last dim (``AvgPool2DBackward0`` between an
+    unsqueeze and a squeeze)."""
+    _dims_1d(input, "avg_pool1d")
+    k = _one(kernel_size)
+    s = k if stride is None or stride == [] else _one(stride)
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding)), ceil_mode,
+                      count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """The mean of each of ``output_size`` bins along the last dim."""
+    _dims_1d(input, "adaptive_avg_pool1d")
+    if isinstance(output_size, (tuple, list)) and len(output_size) != 1:
+        raise RuntimeError(f"adaptive_avg_pool1d() argument 'output_size' should contain one "
+                           f"int (got {len(output_size)})")
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size))).squeeze(-2)
 
 
 _DROPOUT2D_DIM = ("dropout2d: Received a {}-D input to dropout2d, which is deprecated and will "

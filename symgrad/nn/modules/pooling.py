@@ -1,11 +1,13 @@
-"""``nn.MaxPool2d``, ``nn.AvgPool2d`` and ``nn.AdaptiveAvgPool2d``: the pooling functions
-as modules, with PyTorch's ``repr``."""
+"""``nn.MaxPool1d``/``MaxPool2d``, ``nn.AvgPool1d``/``AvgPool2d`` and
+``nn.AdaptiveAvgPool1d``/``AdaptiveAvgPool2d``: the pooling functions as modules, with
+PyTorch's ``repr``."""
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d"]
 
 
 class MaxPool2d(Module):
@@ -24,9 +26,11 @@ class MaxPool2d(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
+    _pool = staticmethod(F.max_pool2d)
+
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -65,12 +69,61 @@ class AdaptiveAvgPool2d(Module):
     AdaptiveAvgPool2d(output_size=(5, 7))
     """
 
+    _pool = staticmethod(F.adaptive_avg_pool2d)
+
     def __init__(self, output_size) -> None:
         super().__init__()
         self.output_size = output_size
 
     def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return self._pool(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool1d(MaxPool2d):
+    """The maximum of each window along the last dim (``F.max_pool1d``).
+
+    >>> import symgrad as torch
+    >>> torch.nn.MaxPool1d(2)
+    MaxPool1d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    """
+
+    _pool = staticmethod(F.max_pool1d)
+
+
+class AvgPool1d(Module):
+    """The mean of each window along the last dim (``F.avg_pool1d``).
+
+    >>> import symgrad as torch
+    >>> torch.nn.AvgPool1d(3)
+    AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        single = (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,))
+        self.kernel_size = single(kernel_size)
+        self.stride = single(stride if stride is not None else kernel_size)
+        self.padding = single(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """The mean of each of ``output_size`` bins along the last dim.
+
+    >>> import symgrad as torch
+    >>> torch.nn.AdaptiveAvgPool1d(4)
+    AdaptiveAvgPool1d(output_size=4)
+    """
+
+    _pool = staticmethod(F.adaptive_avg_pool1d)
