@@ -215,7 +215,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         if all(v["numeric"] != "differ" for v in per_var.values()):
             found.counterexample = None
         if sym_result is not None:
-            diagnosis += _pieces(f, claims, per_var, sym_pairs, sym_result, found)
+            diagnosis += _pieces(f, claims, per_var, sym_pairs, sym_result, found, notes)
         _exactly_different(claims, per_var, found, notes, symbols, sym_pairs)
         wide_sweep(f, claims, per_var, sym_pairs, found, shapes, rng, rtol, atol, notes,
                    judge=judge, symbols=symbols)
@@ -264,12 +264,16 @@ def _judge(f: Expression, kinks):
 
 
 def _pieces(f: Expression, claims: dict, per_var: dict, sym_pairs: list, sym_result: list,
-            found) -> list:
+            found, notes: list) -> list:
     """Claims shown wrong on a piece of the domain at an exact point: wrong there, with
     that point as the counterexample when the numbers found none; the diagnosis says
     where the claim is right and where wrong."""
     out = []
     for k, (_, _, pieces) in zip(claims, sym_result):
+        if isinstance(pieces, dict):  # (undecided: say what was settled and what not)
+            notes.append(f"{k}: proved for {' and '.join(pieces['proved for'])}; not "
+                         f"settled for {' and '.join(pieces['not settled for'])}")
+            continue
         if not pieces:
             continue
         where, rows = pieces

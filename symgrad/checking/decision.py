@@ -304,7 +304,9 @@ def symbolic_job(pairs: list, differ: list, function=None, seconds: float | None
             if found == "equal" or (found is None and not numbers_differ
                                     and not _late(deadline) and is_zero(d)):
                 continue
-            if isinstance(found, tuple):
+            if isinstance(found, dict):  # (proved on some pieces only: say which)
+                status, pieces = "not shown equal", found
+            elif isinstance(found, tuple):
                 status, pieces = "not equal", found
             elif proved_different(d) or constant_multiple(c, t) is not None:
                 status = "not equal"
@@ -327,7 +329,9 @@ def _late(deadline) -> bool:
 
 def _under_domain(function, c, t, deadline, thorough: bool = True):
     """"equal" (proved where f is real, piece by piece), ``(where, [(piece, status,
-    point)])`` when some piece is shown different at an exact point, or None."""
+    point, claim there, truth there)])`` when some piece is shown different at an exact
+    point, ``{"proved for": [...], "not settled for": [...]}`` when only some pieces are
+    proved, or None."""
     if function is None or _late(deadline):
         return None
 
@@ -335,6 +339,7 @@ def _under_domain(function, c, t, deadline, thorough: bool = True):
         return is_zero(e, thorough=thorough and not _late(deadline), simplify=False)
 
     symbols = sorted(function.free_symbols | c.free_symbols | t.free_symbols, key=str)
+    unsettled = None
     if len(symbols) == 1:
         x = symbols[0]
         try:
@@ -348,12 +353,17 @@ def _under_domain(function, c, t, deadline, thorough: bool = True):
                 return (where_text(ps, x), [(p.where(x), p.status, None if p.point is None
                                              else float(p.point), _text(p.claimed),
                                              _text(p.true)) for p in ps])
+            right = [p.where(x) for p in ps if p.status == "equal"]
+            if right:
+                unsettled = {"proved for": right,
+                             "not settled for": [p.where(x) for p in ps
+                                                 if p.status != "equal"]}
     try:
         if equal_where_positive(function, c, t, prove=prove):
             return "equal"
     except Exception:  # noqa: BLE001 - no proof
         pass
-    return None
+    return unsettled
 
 
 def symbolic_pairs(f: Expression, claims: dict, shapes: dict) -> tuple:
