@@ -105,8 +105,10 @@ def _op_domains() -> dict:
     return out
 
 
-def _zeros(u, x) -> set:
-    """The real zeros of ``u`` (the ends of the sets where it is 0), or ValueError."""
+def _zeros(u, x, solve: bool = True) -> set:
+    """The real zeros of ``u`` (the ends of the sets where it is 0), or ValueError; with
+    ``solve``, ``sympy.solve``'s roots where ``solveset`` finds no set (then the pieces
+    are checked at several points each)."""
     if u.is_positive or u.is_negative:  # (``exp(2*x) + 1``)
         return set()
     zeros = sp.solveset(u, x, sp.S.Reals)
@@ -114,6 +116,8 @@ def _zeros(u, x) -> set:
         # (``Max(0, |x| - 1) = 0`` on [-1, 1]: the pieces end at its boundary)
         zeros = zeros.boundary
     if not isinstance(zeros, sp.FiniteSet):
+        if not solve:
+            raise ValueError("zeros not found")
         # (``log(x + sqrt(x**2 - 1)) = 0``: solve finds x = 1)
         try:
             zeros = sp.FiniteSet(*sp.solve(u, x))
@@ -142,7 +146,7 @@ def _cuts(f, exprs, x) -> set:
     for u in kink_arguments(exprs):
         if u.free_symbols != {x}:
             raise ValueError("a kink in several variables")
-        cuts |= _zeros(u, x)
+        cuts |= _zeros(u, x, solve=False)  # (a missed kink would join two pieces)
     return cuts
 
 
@@ -177,7 +181,10 @@ def _intervals(f, exprs, x) -> list | None:
     out = []
     for lo, hi in zip(edges, edges[1:]):
         inside = _inside(lo, hi)
-        if inside and _real_at(f, x, inside[0]):
+        real = [_real_at(f, x, p) for p in inside]
+        if any(real) != all(real):
+            return None  # (real at some points only: a cut was missed)
+        if real and real[0]:
             out.append((lo, hi))
     for p in _PROBES:
         if p not in cuts and _real_at(f, x, p) != any(
