@@ -5,9 +5,9 @@ Values, dtypes and the type and message of every error are PyTorch's: ``arange``
 that their results agree to the last bit.  The generator is PyTorch's engine (an MT19937
 seeded by :func:`manual_seed` as PyTorch seeds it), and ``rand``, ``randint``,
 ``Tensor.uniform_`` (:mod:`~symgrad.api.draws`) and ``randperm``
-(:mod:`~symgrad.api.permutation`) compute PyTorch's numbers from its words; ``randn``,
-``normal_`` and ``multinomial`` go through numpy's transforms and reproduce only PyTorch's
-shapes, dtypes and ranges.
+(:mod:`~symgrad.api.permutation`) compute PyTorch's numbers from its words, ``randn`` and
+``normal_`` too (float32 blocks of 16 or more to their last bits); ``multinomial`` and
+dropout go through numpy's transforms and reproduce only PyTorch's shapes and ranges.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ops import dtypes as _dt
 from .core import _CPU, Tensor, _make, _TensorMeta
-from .draws import integers, uniform
+from .draws import integers, normal, uniform
 from .device import resolve
 from .messages import _SCALAR_NAMES
 
@@ -55,9 +55,9 @@ class Generator(metaclass=_TensorMeta):
 
     Its engine is PyTorch's CPU engine, an MT19937 seeded from the seed's low 32 bits, so
     its raw 32-bit words, and ``rand``, ``randint``, ``uniform_`` and ``randperm`` built
-    from them, are PyTorch's; seeds are PyTorch's (any integer that fits in 64 bits,
-    negative ones wrapping around).  ``randn`` and ``normal_`` go through numpy's
-    transforms and are not PyTorch's numbers.
+    from them, are PyTorch's (``randn``/``normal_`` too, float32 blocks of 16 or more to
+    their last bits); seeds are PyTorch's (any integer that fits in 64 bits, negative
+    ones wrapping around).
 
     Examples
     --------
@@ -88,6 +88,7 @@ class Generator(metaclass=_TensorMeta):
         bits.state = {"bit_generator": "MT19937", "state": np.random.RandomState(
             self._seed & 0xFFFFFFFF).get_state(legacy=False)["state"]}
         self._np = np.random.Generator(bits)
+        self._normal = None  # (a normal draw kept for the next, as PyTorch's generator)
         return self
 
     def initial_seed(self) -> int:
@@ -649,7 +650,8 @@ def _random(fname: str, kernel: str, draw, size, dtype, requires_grad, generator
     dt = _float_dtype(dtype, fname)
     if not dt.is_floating_point:
         raise _not_implemented(kernel, dt)
-    return _finish(draw(_rng(generator), shape, dt).astype(dt.np), dt, requires_grad)
+    return _finish(draw(generator or default_generator, shape, dt).astype(dt.np), dt,
+                   requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None,
@@ -664,8 +666,8 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=
     """
     resolve(device)
     return _random("rand", "check_uniform_bounds",  # (PyTorch's numbers: draws.uniform)
-                   lambda g, s, dt: uniform(g.bit_generator, s, 0.0, 1.0, dt.np), size, dtype,
-                   requires_grad, generator, kwargs)
+                   lambda g, s, dt: uniform(g._np.bit_generator, s, 0.0, 1.0, dt.np), size,
+                   dtype, requires_grad, generator, kwargs)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None,
@@ -679,8 +681,9 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     torch.float64
     """
     resolve(device)
-    return _random("randn", "normal_kernel_cpu", lambda g, s, dt: g.standard_normal(s), size,
-                   dtype, requires_grad, generator, kwargs)
+    return _random("randn", "normal_kernel_cpu",
+                   lambda g, s, dt: normal(g, s, 0.0, 1.0, dt.np), size, dtype, requires_grad,
+                   generator, kwargs)
 
 
 def rand_like(input: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-__all__ = ["words", "words64", "uniform", "integers"]
+__all__ = ["words", "words64", "uniform", "integers", "normal"]
 
 # The bits of a uniform draw of each float type: std::numeric_limits<T>::digits, except
 # half precision, which PyTorch draws as float and rounds.
@@ -61,3 +61,43 @@ def integers(bits: np.random.BitGenerator, shape: tuple, low: int, high: int) ->
         values = [int(v) % span + low for v in words64(bits, count)]
         return np.array(values, dtype=np.int64).reshape(shape)
     return (words(bits, count) % np.uint64(span)).astype(np.int64).reshape(shape) + low
+
+
+def _fill_16(block: np.ndarray) -> np.ndarray:
+    """PyTorch's ``normal_fill_16``: Box-Muller on the pairs (j, j + 8) of 16 uniforms."""
+    radius = np.sqrt(-2.0 * np.log(1.0 - block[:8]))
+    theta = 2.0 * np.pi * block[8:]
+    return np.concatenate([radius * np.cos(theta), radius * np.sin(theta)])
+
+
+def normal(generator, shape: tuple, mean: float, std: float, dtype) -> np.ndarray:
+    """``torch.empty(shape, dtype=dtype).normal_(mean, std)`` as PyTorch's CPU kernel: 16
+    elements or more are uniforms turned in blocks of 16 by Box-Muller (the last block
+    drawn again when 16 does not divide the size); fewer are drawn one by one in double
+    precision, every second value kept by the generator for the next draw
+    (``generator._normal``).  float64 results are PyTorch's to the bit; float32 ones may
+    differ in the last bit (PyTorch's vectorised log, sin and cos)."""
+    dtype = np.dtype(dtype)
+    bits = generator._np.bit_generator
+    count = math.prod(shape)
+    if count >= 16:
+        fill = np.float64 if dtype == np.float64 else np.float32
+        data = uniform(bits, (count,), 0.0, 1.0, fill).astype(np.float64)
+        for i in range(0, count - 15, 16):
+            data[i:i + 16] = _fill_16(data[i:i + 16])
+        if count % 16:
+            data[count - 16:] = _fill_16(uniform(bits, (16,), 0.0, 1.0, fill).astype(
+                np.float64))
+        return (data * std + mean).astype(dtype).reshape(shape)
+    out = np.empty(count)
+    for i in range(count):
+        if generator._normal is not None:
+            value, generator._normal = generator._normal, None
+        else:
+            u1, u2 = (words64(bits, 2) & np.uint64(2 ** 53 - 1)) * 2.0 ** -53
+            radius = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            generator._normal = radius * math.sin(theta)
+            value = radius * math.cos(theta)
+        out[i] = value * std + mean
+    return out.astype(dtype).reshape(shape)
