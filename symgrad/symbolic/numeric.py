@@ -21,6 +21,8 @@ import math
 import numpy as np
 import sympy as sp
 
+from .. import ops as O
+
 __all__ = ["evaluate", "Unknown"]
 
 
@@ -47,6 +49,13 @@ _FUNCTIONS = {
     sp.Heaviside: lambda x, h=np.float64(0.5): np.heaviside(x, h),
     sp.re: np.real, sp.im: np.imag,
 }
+
+# Any other one-argument function an op maps to (``erfinv``): that op's own numpy forward.
+for _op in O.OPS.values():
+    _fn = getattr(sp, _op.sym, None) if isinstance(_op.sym, str) else None
+    if (len(_op.inputs) == 1 and not _op.attrs and isinstance(_fn, type)
+            and issubclass(_fn, sp.Function)):
+        _FUNCTIONS.setdefault(_fn, _op.forward)
 
 _RELATIONS = {sp.StrictGreaterThan: np.greater, sp.GreaterThan: np.greater_equal,
               sp.StrictLessThan: np.less, sp.LessThan: np.less_equal,

@@ -87,11 +87,7 @@ UNARY = sorted(name for name, op in FUNCTION_OPS.items()
                and op.grads[0] is not None and name == op.expr)
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=(
-        "the programs' numeric walk (symbolic.numeric) has no erfinv and numpy's "
-        "lambdify neither: reverse mode's program fails alike"))) if n == "erfinv" else n
-    for n in UNARY])
+@pytest.mark.parametrize("name", UNARY)
 def test_every_elementwise_function_against_finite_differences(name):
     op = FUNCTION_OPS[name]
     lo, hi = op.domain
