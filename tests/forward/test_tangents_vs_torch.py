@@ -56,14 +56,13 @@ def _describe(lib, fn, leaves) -> tuple:
                 tuple(tangent.shape), Close(tangent.detach().numpy() + 0.0))  # (0.0 = -0.0)
 
 
-# Every 10th case (bounded time: the whole list takes two minutes): a spread over every family.
+# Every 15th case (bounded time: the whole list takes two minutes): a spread over every family.
 # At a kink where the operands tie, PyTorch's clamp JVP takes another one-sided derivative
 # than its own backward (which symgrad's JVP is made from): not compared there.
 KINKS = {"clamp(min=tensor) Z"}
 # symgrad's own order of errors, forward mode or not: setitem on a view of a leaf checks the
 # value's shape before the leaf (PyTorch the leaf first; make_dual's result is such a view).
-ORDER = {"x[:, tensor([2])] = y on a leaf error"}
-SOME = [c for c in CASES[::10] if c.id not in KINKS | ORDER]
+SOME = [c for c in CASES[::15] if c.id not in KINKS and not c.id.endswith("on a leaf error")]
 
 
 @pytest.mark.parametrize("fn, leaves, backward, version", SOME)
