@@ -183,7 +183,8 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
     base = random_point(rng, shapes, 1)
     base.update(at)
     judge = _judge(f, kinks)
-    found = sample(f, claims, base, shapes, rng, samples, rtol, atol, notes, judge)
+    found = sample(f, claims, base, shapes, rng, samples, rtol, atol, notes, judge,
+                   told=bool(at))
     per_var = found.per_var
     if found.unevaluable is not None:
         # The claim's own operations do not fit the variables' shapes: a wrong

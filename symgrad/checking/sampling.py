@@ -145,11 +145,12 @@ class Samples:
 
 
 def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: int,
-           rtol: float, atol: float, notes: list, judge=None) -> Samples:
+           rtol: float, atol: float, notes: list, judge=None, told: bool = True) -> Samples:
     """Compare claims and reverse mode at ``base``, then at random points, until
     ``samples + 1`` points were usable; notes about skipped points go to ``notes``.
     ``judge(point)`` says why a point cannot be judged (outside the domain where f is
-    real and differentiable, on a kink), or None."""
+    real and differentiable, on a kink), or None; ``told``: the user gave ``base`` (else
+    a point skipped there needs no note)."""
     budget = 2 * (samples + 1)
 
     def candidates():
@@ -171,13 +172,13 @@ def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: 
                 raise
             continue
         if not _finite(value.detach().numpy(), *true.values()):
-            if given:
+            if given and told:
                 notes.append("the function or its gradient is not finite at the given "
                              "point; it was skipped")
             continue
         why = judge(point) if judge is not None else None
         if why is not None:
-            if given:
+            if given and told:
                 notes.append(f"the given point is {why}: neither side is judged there")
             continue
         row = {}
