@@ -26,7 +26,7 @@ import functools
 from typing import Any, Callable
 
 from ..api.creation import eye, zeros, zeros_like
-from ..api.functional import stack
+from ..api.functional import cat, stack
 from ..api.gradients import grad as _autograd_grad
 from ..api.dual import DUAL
 from ..api.tensor import Tensor
@@ -303,24 +303,35 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None,
             output = func(*_replace(args, where, tree_unflatten(fresh, spec)), **kwargs)
             output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
             flat_out, out_spec = _outputs(output, "vjp(f, *primals)")
-            columns = [_jacobian_of(o, fresh, keep) for o in flat_out]
+            columns = [_jacobian_of(o, fresh, keep, chunk_size) for o in flat_out]
         jac = finish(_jacobian_tree(out_spec, columns, spec), keep)
         return (jac, finish(aux, keep)) if has_aux else jac
     return wrapper
 
 
-def _jacobian_of(out: Tensor, inputs: list, keep: bool) -> list:
-    """d out / d each input, shaped ``out.shape + input.shape``: one batched backward
-    pass for all the rows (:mod:`.batched`), else one pass per row."""
+#: Rows of a batched pass at a time: a batch of gradients holds about this many numbers
+#: per tensor of the output's and the inputs' sizes (2^25: 128 MB of float32).
+BATCH_ELEMENTS = 2 ** 25
+
+
+def _jacobian_of(out: Tensor, inputs: list, keep: bool, chunk_size: int | None) -> list:
+    """d out / d each input, shaped ``out.shape + input.shape``: batched backward passes,
+    ``chunk_size`` rows each (by default as many as :data:`BATCH_ELEMENTS` allows; all of
+    them for a small Jacobian), else one pass per row."""
     if out.numel() == 0 or not out.requires_grad:
         return [zeros(*out.shape, *t.shape, dtype=t.dtype) for t in inputs]
     n = out.numel()
+    width = n + sum(t.numel() for t in inputs)
+    chunk = chunk_size or max(1, BATCH_ELEMENTS // width)
+    basis = eye(n, dtype=out.dtype).view(n, *out.shape)
     try:
-        rows = batched_grad([out], [eye(n, dtype=out.dtype).view(n, *out.shape)], inputs,
-                            keep)
+        parts = [batched_grad([out], [basis[i:i + chunk]], inputs, keep)
+                 for i in range(0, n, chunk)]
     except Exception:  # noqa: BLE001 - anything the batched pass does not model
-        rows = None
-    if rows is not None:
+        parts = None
+    if parts is not None:
+        rows = parts[0] if len(parts) == 1 else [cat([p[k] for p in parts])
+                                                 for k in range(len(inputs))]
         return [r.view(*out.shape, *t.shape) for r, t in zip(rows, inputs)]
     rows = [_grads([out], inputs, [e], keep) for e in _unit_rows(out)]
     return [stack([r[k] for r in rows]).view(*out.shape, *t.shape)

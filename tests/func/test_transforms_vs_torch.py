@@ -74,6 +74,8 @@ SCENARIOS = {
         t(lib, W), t(lib, B), t(lib, X)),
     "jacrev_pytree_out": lambda lib: lib.func.jacrev(
         lambda x: {"a": x.sin(), "b": (x.sum(), x.view(2, 2))})(t(lib, X)),
+    "jacrev_chunked": lambda lib: lib.func.jacrev(lambda x: x.outer(x).softmax(1),
+                                                  chunk_size=3)(t(lib, X)),
     "jacrev_has_aux": lambda lib: lib.func.jacrev(lambda x: (x.exp(), x.cos()), has_aux=True)(
         t(lib, X)),
     "jacrev_of_jacrev": lambda lib: lib.func.jacrev(lib.func.jacrev(
