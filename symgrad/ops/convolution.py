@@ -100,7 +100,14 @@ def _by_group(a, groups):
 
 
 def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
-    """``B(x, w) + b``: each output channel correlates its group's input channels."""
+    """``B(x, w) + b``: each output channel correlates its group's input channels; with
+    ``transposed``, ``Bᵢ(x, w) + b`` (the adjoint in the input: a transposed convolution,
+    ``conv_transpose2d``, whose weight is ``(C_in, C_out/groups, *kernel)``)."""
+    if transposed:
+        y = _transposed(x, w, stride, padding, dilation, output_padding, groups)
+        if b is not None:
+            y = y + np.asarray(b).reshape((-1,) + (1,) * (y.ndim - 2))
+        return y
     x, w = np.asarray(x), np.asarray(w)
     padding = _full(padding, x.ndim - 2)
     kernel, out = _geometry(x.shape, w.shape, stride, padding, dilation)
@@ -112,6 +119,40 @@ def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding,
         y = y + np.asarray(b).reshape((-1,) + (1,) * (nd + 1))
     y = y.swapaxes(0, 1)  # (O, N, *out) -> (N, O, *out)
     return np.ascontiguousarray(y) if y.dtype != object else y
+
+
+def _transposed(x, w, stride, padding, dilation, output_padding, groups):
+    """The transposed convolution of ``x`` with ``w``: ``Bᵢ(x, w)`` at PyTorch's output size
+    ``(n - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1``."""
+    x, w = np.asarray(x), np.asarray(w)
+    nd = x.ndim - 2
+    padding, output_padding = _full(padding, nd), _full(output_padding, nd)
+    out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1 for n, s, p, d, k, o in
+                zip(x.shape[2:], stride, padding, dilation, w.shape[2:], output_padding))
+    return _backward_input(x, (x.shape[0], w.shape[1] * groups) + out, w, stride, padding,
+                           dilation, groups)
+
+
+def _crop(y, shape):
+    """``y`` cut to ``shape``'s spatial sizes (an output padding of a transposed convolution
+    at least its stride leaves rows its adjoint does not reach)."""
+    return y[(Ellipsis,) + tuple(slice(0, n) for n in shape[2:])]
+
+
+def _adjoint_input(g, x, w, stride, padding, dilation, transposed, output_padding, groups):
+    """The gradient in the input: ``Bᵢ(g, w)``, or for a transposed convolution ``B(g, w)``."""
+    if transposed:
+        return _crop(_convolution(g, w, None, stride, padding, dilation, False, (0,), groups),
+                     np.shape(x))
+    return _backward_input(g, np.shape(x), w, stride, padding, dilation, groups)
+
+
+def _adjoint_weight(g, x, w, stride, padding, dilation, transposed, output_padding, groups):
+    """The gradient in the weight: ``Bᵥ(g, x)``, or for a transposed convolution
+    ``Bᵥ(x, g)`` (the roles of input and output exchanged)."""
+    if transposed:  # (windows of g as many as x has positions: an output padding unread)
+        return _backward_weight(x, g, np.shape(w), stride, padding, dilation, groups)
+    return _backward_weight(g, x, np.shape(w), stride, padding, dilation, groups)
 
 
 def _backward_input(g, x_shape, w, stride, padding, dilation, groups):
@@ -223,8 +264,7 @@ _BACKWARD = dict(inputs=("grad_output", "input", "weight"), attrs=_ATTRS,
 
 CONVOLUTION_BACKWARD_INPUT = Op(
     "convolution_backward", key="convolution_backward_input", **_BACKWARD,
-    forward=lambda g, x, w, stride, padding, dilation, transposed, output_padding, groups:
-    _backward_input(g, np.shape(x), w, stride, padding, dilation, groups),
+    forward=_adjoint_input,
     grads=(lambda m, grad, *saved: _double_grad_output(m, grad, *saved, wrt_weight=False),
            None, _bi_grad_weight),
     local=("{weight} ⋆ (·)", None, "(·) ⋆ {grad_output}"), symbol="conv backward input",
@@ -232,8 +272,7 @@ CONVOLUTION_BACKWARD_INPUT = Op(
 
 CONVOLUTION_BACKWARD_WEIGHT = Op(
     "convolution_backward", key="convolution_backward_weight", **_BACKWARD,
-    forward=lambda g, x, w, stride, padding, dilation, transposed, output_padding, groups:
-    _backward_weight(g, x, np.shape(w), stride, padding, dilation, groups),
+    forward=_adjoint_weight,
     grads=(lambda m, grad, *saved: _double_grad_output(m, grad, *saved, wrt_weight=True),
            _bw_grad_input, None),
     local=("{input} ⋆ (·)", "{grad_output}ᵀ ⋆ (·)", None), symbol="conv backward weight",

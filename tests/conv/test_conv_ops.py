@@ -33,10 +33,11 @@ def _out_shape(op, shapes, attrs) -> tuple:
     return np.shape(op.forward(*[np.zeros(s) for s in shapes], *attrs))
 
 
-def _conv(x, w, stride=(1, 1), padding=(0, 0), dilation=None, groups=1):
-    attrs = (stride, padding, dilation or (1,) * len(stride), False, (0,) * len(stride),
-             groups)
-    shapes = (x, w, (w[0],))
+def _conv(x, w, stride=(1, 1), padding=(0, 0), dilation=None, groups=1, output_padding=None):
+    transposed = output_padding is not None
+    attrs = (stride, padding, dilation or (1,) * len(stride), transposed,
+             output_padding or (0,) * len(stride), groups)
+    shapes = (x, w, (w[1] * groups if transposed else w[0],))
     g = _out_shape(ops.CONVOLUTION, shapes, attrs)
     return [(ops.CONVOLUTION, shapes, attrs)] + [
         (op, (g, x, w), attrs) for op in (ops.CONVOLUTION_BACKWARD_INPUT,
@@ -71,6 +72,11 @@ EXAMPLES = (
     + _conv((1, 2, 4, 4), (2, 2, 3, 3), padding=(0,))  # padding='valid', saved as (0,)
     + _conv((2, 2, 5), (3, 2, 2), stride=(2,), padding=(1,))  # conv1d
     + _conv((1, 2, 3), (2, 1, 2), padding=(1,), groups=2)  # small enough for SymPy
+    # transposed (conv_transpose2d), an output padding below the stride and below the
+    # dilation
+    + _conv((1, 2, 3, 2), (2, 1, 2, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2),
+            groups=2, output_padding=(1, 1))
+    + _conv((1, 1, 3), (1, 2, 2), dilation=(2,), output_padding=(1,))
     + _max_pool((1, 2, 4, 4), (2, 2), (), (0, 0), (1, 1), False)
     + _max_pool((1, 1, 5, 5), (3, 2), (2, 1), (1, 1), (1, 2), True)
     + _max_pool((1, 1, 3, 2), (2, 2), (1, 1), (0, 1), (1, 1), False)

@@ -61,6 +61,15 @@ CONVS = {
                                           groups=2),
     "conv1d same dilation": lambda F, x, w, b: F.conv1d(x[:, :, 0], w[:, :, :, 0], b,
                                                         padding="same", dilation=2, groups=2),
+    "conv_transpose2d": lambda F, x, w, b: F.conv_transpose2d(
+        x[:, :, :5, :5], w[:4], b[:4], stride=2, padding=1, output_padding=1, groups=2,
+        dilation=(1, 2)),
+    "conv_transpose2d output padding < dilation": lambda F, x, w, b: F.conv_transpose2d(
+        x[:, :2, :4, :3], w[:2, :2], b[:2], output_padding=1, dilation=2),
+    "conv_transpose1d": lambda F, x, w, b: F.conv_transpose1d(
+        x[:, :2, 0, :5], w[:2, :, :, 0], b[:2], stride=3, padding=2, output_padding=2),
+    "conv_transpose1d unbatched": lambda F, x, w, b: F.conv_transpose1d(
+        x[0, :2, 0], w[:2, :, :, 0], b[:2]),
 }
 
 
@@ -163,6 +172,13 @@ def test_normalization(name):
     lambda L, F, x, w: F.avg_pool2d(x, 2, divisor_override=0),
     lambda L, F, x, w: F.adaptive_avg_pool2d(x, (2,)),
     lambda L, F, x, w: F.adaptive_avg_pool2d(x[0, 0], 2),
+    lambda L, F, x, w: F.conv_transpose2d(x, w, output_padding=2),
+    lambda L, F, x, w: F.conv_transpose2d(x, w, stride=2, output_padding=2),
+    lambda L, F, x, w: F.conv_transpose2d(x[0, 0], w),
+    lambda L, F, x, w: F.conv_transpose2d(x, w, padding="same"),
+    lambda L, F, x, w: F.conv_transpose2d(x, L.ones(3, 3, 3, 3)),
+    lambda L, F, x, w: F.conv_transpose1d(x[0], L.ones(4, 2, 3), L.ones(3)),
+    lambda L, F, x, w: L.nn.ConvTranspose2d(2, 3, 3, padding_mode="reflect"),
     lambda L, F, x, w: F.max_pool1d(x[0, 0, 0], 2),
     lambda L, F, x, w: F.max_pool1d(x, 2),
     lambda L, F, x, w: F.max_pool1d(x[0], 2, padding=2),
@@ -235,6 +251,9 @@ def test_module_reprs_and_members():
                 nn.Conv2d(2, 4, (3, 2), padding="same"), nn.Conv2d(2, 4, 3, padding="valid"),
                 nn.Conv2d(2, 4, 3, padding_mode="reflect"),
                 nn.MaxPool2d(2), nn.MaxPool2d((2, 3), return_indices=True, ceil_mode=True),
+                nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2),
+                nn.ConvTranspose1d(2, 3, 4), nn.ConvTranspose2d(2, 3, 3, bias=False,
+                                                                dilation=2),
                 nn.MaxPool1d(2), nn.AvgPool1d(3), nn.AvgPool1d(3, 2, 1),
                 nn.AdaptiveAvgPool1d(4),
                 nn.AvgPool2d(2, 1), nn.AdaptiveAvgPool2d((5, 7)), nn.Dropout2d(0.3),
@@ -255,6 +274,7 @@ def test_module_reprs_and_members():
 
 @pytest.mark.parametrize("make", [
     lambda L: L.nn.Conv2d(16, 32, 3), lambda L: L.nn.Conv1d(8, 64, 5, groups=4),
+    lambda L: L.nn.ConvTranspose2d(32, 16, 3),
 ])
 def test_init_statistics(make):
     """kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in)), the bias too."""

@@ -31,7 +31,7 @@ from ...ops.normalization import batch_statistics
 from ...ops.pooling import max_pool2d_indices, pool_output_size
 from .layers import pad as _pad
 
-__all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_pool2d_with_indices",
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool2d_with_indices",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
            "dropout2d", "batch_norm", "group_norm"]
 
@@ -146,6 +146,64 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     """The 2-D correlation of ``input`` ``(N, C, H, W)`` with ``weight``
     ``(O, C/groups, kh, kw)``, plus ``bias`` (``ConvolutionBackward0``)."""
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(name: str, nd: int, input: Tensor, weight: Tensor, bias, stride, padding,
+                    output_padding, groups: int, dilation) -> Tensor:
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if input.ndim == nd + 1:
+        return _conv_transpose(name, nd, input.unsqueeze(0), weight, bias, stride, padding,
+                               output_padding, groups, dilation).squeeze(0)
+    stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
+    padding, output_padding = _tuple(padding, nd), _tuple(output_padding, nd)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation)):
+        words = ("height", "width") if nd == 2 else ("",) if nd == 1 else ("depth", "height",
+                                                                           "width")
+        parts = [f"{what}_{w}: {v}".replace("_: ", ": ")
+                 for what, vals in (("output_padding", output_padding), ("stride", stride),
+                                    ("dilation", dilation))
+                 for w, v in zip(words, vals)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                           "but got " + " ".join(parts))
+    shape, wshape = list(input.shape), list(weight.shape)
+    if wshape[0] != shape[1]:
+        raise RuntimeError(f"Given transposed=1, weight of size {wshape}, expected "
+                           f"input{shape} to have {wshape[0]} channels, but got {shape[1]} "
+                           "channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != wshape[1] * groups):
+        raise RuntimeError(f"Given transposed=1, weight of size {wshape}, expected bias to be "
+                           f"1-dimensional with {wshape[1] * groups} elements, but got bias "
+                           f"of size {list(bias.shape)} instead")
+    return apply(O.CONVOLUTION, (input, weight, bias),
+                 (stride, padding, dilation, True, output_padding, int(groups)))
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The transposed 1-D convolution (the input gradient of ``conv1d``), ``weight``
+    ``(C_in, C_out/groups, k)`` (``ConvolutionBackward0``, ``_saved_transposed`` True)."""
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The transposed 2-D convolution (the input gradient of ``conv2d``), ``weight``
+    ``(C_in, C_out/groups, kh, kw)``."""
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
 
 
 # -- pooling ----------------------------------------------------------------------------------
