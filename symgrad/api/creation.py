@@ -100,10 +100,11 @@ class Generator(metaclass=_TensorMeta):
         return s
 
     def get_state(self):
-        return self._np.bit_generator.state
+        return dict(self._np.bit_generator.state, normal=self._normal)
 
     def set_state(self, state) -> "Generator":
-        self._np.bit_generator.state = state
+        self._np.bit_generator.state = {k: v for k, v in state.items() if k != "normal"}
+        self._normal = state.get("normal")
         return self
 
 
@@ -115,14 +116,20 @@ default_generator = Generator()
 RANDOM_DRAW_HOOKS: list = []
 
 
-def _rng(generator: Generator | None = None) -> np.random.Generator:
+def _source(generator: Generator | None = None) -> Generator:
+    """The generator a draw takes its words from, once the hooks have run."""
     for hook in RANDOM_DRAW_HOOKS:
         hook()
-    return (generator or default_generator)._np
+    return generator or default_generator
+
+
+def _rng(generator: Generator | None = None) -> np.random.Generator:
+    return _source(generator)._np
 
 
 def manual_seed(seed) -> Generator:
-    """Seed the default generator and return it (draws differ from PyTorch's).
+    """Seed the default generator and return it (rand, randn, randint, randperm then
+    draw PyTorch's numbers).
 
     Examples
     --------
@@ -650,7 +657,7 @@ def _random(fname: str, kernel: str, draw, size, dtype, requires_grad, generator
     dt = _float_dtype(dtype, fname)
     if not dt.is_floating_point:
         raise _not_implemented(kernel, dt)
-    return _finish(draw(generator or default_generator, shape, dt).astype(dt.np), dt,
+    return _finish(draw(_source(generator), shape, dt).astype(dt.np), dt,
                    requires_grad)
 
 

@@ -30,7 +30,7 @@ from ..engine.rules import input_grads
 from .apply import _at_view, _refresh_view, _view_index, _view_root, apply
 from .construct import _as_tensor_arg, _number
 from .core import Tensor, _make
-from .creation import _rng, default_generator
+from .creation import _rng, _source
 from .draws import normal, uniform
 from .dual import DUAL
 from .messages import _c_name
@@ -253,7 +253,7 @@ class _InPlace:
         return self
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        self._write(normal(generator or default_generator, self._data.shape, mean, std,
+        self._write(normal(_source(generator), self._data.shape, mean, std,
                            self._data.dtype) if self._dtype.is_floating_point
                     else _rng(generator).normal(mean, std, self._data.shape), None)
         self._vc[0] += 1
