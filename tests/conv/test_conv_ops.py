@@ -148,3 +148,40 @@ def test_vjp_sympy(case):
     evaluation of large sums is slow: finite differences check the other examples)."""
     values, rng = _values(case)
     test_op_table._sympy_check(case, values, rng)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=f"{c.op.key}-{i}")
+                                  for i, c in enumerate(CASES)])
+def test_jvp_finite_differences(case):
+    """Forward mode: the tangent (the JVP registered beside the op) against central
+    differences along a random direction, and <J v, u> = <v, Jᵀ u> against the VJP."""
+    fw = symgrad.autograd.forward_ad
+    values, rng = _values(case)
+    vs = [rng.standard_normal(np.shape(a)) if case.differentiable(i) else None
+          for i, a in enumerate(values)]
+
+    def call(arrays, tangents=None, grad=False):
+        args = []
+        for i, a in enumerate(arrays):
+            t = symgrad.tensor(a, dtype=symgrad.float64, requires_grad=grad and
+                               case.differentiable(i))
+            if tangents is not None and tangents[i] is not None:
+                t = fw.make_dual(t, symgrad.tensor(tangents[i], dtype=symgrad.float64))
+            args.append(t)
+        return test_op_table._call(case, args), args
+
+    with fw.dual_level():
+        out, _ = call(values, vs)
+        jv = fw.unpack_dual(out).tangent.detach().numpy()
+    eps = 1e-6
+    up = [a + eps * v if v is not None else a for a, v in zip(values, vs)]
+    down = [a - eps * v if v is not None else a for a, v in zip(values, vs)]
+    fd = (call(up)[0].detach().numpy() - call(down)[0].detach().numpy()) / (2 * eps)
+    np.testing.assert_allclose(jv, fd, rtol=1e-5, atol=1e-6)
+    u = rng.standard_normal(jv.shape)
+    y, leaves = call(values, grad=True)
+    diff = [t for i, t in enumerate(leaves) if case.differentiable(i)]
+    grads = symgrad.autograd.grad(y, diff, symgrad.tensor(u), allow_unused=True)
+    vjp = sum(float(np.sum(g.numpy() * v)) for g, v in
+              zip(grads, [v for v in vs if v is not None]) if g is not None)
+    assert abs(float(np.sum(jv * u)) - vjp) < 1e-8 * max(1.0, abs(vjp))
