@@ -383,3 +383,14 @@ def test_batch_norm_tangent_gradient():
                                                  fw.make_dual(w, tw), None, True)
             return fw.unpack_dual(y).tangent
     assert symgrad.autograd.gradcheck(tangent, (x,))
+
+
+def test_seeded_initialisation_is_pytorchs():
+    """With one seed, the layers start from PyTorch's very weights (symgrad's generator is
+    PyTorch's, and uniform_ draws as its CPU kernel does)."""
+    def run(L):
+        L.manual_seed(0)
+        mods = [L.nn.Conv2d(3, 4, 3), L.nn.Conv1d(2, 4, 5, groups=2),
+                L.nn.ConvTranspose2d(4, 2, 2, stride=2)]
+        return [[p.detach() for p in m.parameters()] for m in mods]
+    check_same(run, rtol=0, atol=0)
