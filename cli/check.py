@@ -1,6 +1,7 @@
 """``symgrad check``: is a hand-derived gradient right?  One, or a whole problem set."""
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import re
@@ -11,6 +12,7 @@ import click
 import numpy as np
 
 from symgrad._util import start_child, stop
+from symgrad.checking import batch as answers_batch
 from symgrad.checking import check as run_check
 from symgrad.checking.jacobians import check_jacobian
 from symgrad.symbolic.budget import limits
@@ -19,7 +21,7 @@ from ._common import (DONE, FAILED, UNDECIDED, CheckFailed, ExpressionCommand,
                       InputError, assignments, echo_json,
                       load_expression, parse_at, parse_shapes, style)
 from ._limits import limit_options
-from ._terminal import terminal_text
+from ._terminal import json_text, terminal_text
 
 try:  # --batch reads TOML: the standard library from Python 3.11, tomli before
     import tomllib
@@ -299,12 +301,21 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
                    "one per core, and as many as the free memory allows).")
 @click.option("--max-problems", type=click.IntRange(1), default=MAX_PROBLEMS,
               show_default=True, help="With --batch: the most problems a file may hold.")
+@click.option("--format", "out_format", default=None,
+              type=click.Choice(["text", "json", "jsonl", "gradescope", "prairielearn"]),
+              help="With --batch: the report's form: JSON Lines (one answer a line, as "
+                   "each is checked), Gradescope's or PrairieLearn's results.json.")
+@click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
+              help="With --batch: write the report to this file (whole or not at all).")
+@click.option("--time-limit", "time_limit", type=click.FloatRange(0.5, 3600), default=None,
+              help="With --batch: seconds one answer may take (then undecided) "
+                   "[default: 10 for answer files].")
 @click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
 @limit_options("elements", "terms")
 def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_items: tuple,
           shape_items: tuple, samples: int,
-          timeout: float, batch: str | None, jobs: int, max_problems: int,
-          as_json: bool, max_elements: int, max_terms: int) -> None:
+          timeout: float, batch: str | None, jobs: int, max_problems: int, out_format,
+          output, time_limit, as_json: bool, max_elements: int, max_terms: int) -> None:
     """Check a hand-derived gradient of EXPRESSION: symbolically (SymPy), then
     numerically at the given and random points. A wrong gradient gets a counterexample
     and a diagnosis. Exit status: 0 correct, 1 wrong, 3 undecided, 2 bad input (also
@@ -317,6 +328,7 @@ def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_i
       symgrad check "x.T @ A @ x" --grad x="(A + A.T) @ x" --shape A=n,n --shape x=n
       symgrad check "sin(x)" --jacobian x="diag(cos(x))" --shape x=n
       symgrad check --batch problems.toml --json
+      symgrad check --batch answers.jsonl --format gradescope --output results.json
 
     \b
     A problem set (TOML):
@@ -331,8 +343,125 @@ def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_i
             _check_jacobian(expression, grad_items, jacobian_items, at_items, shape_items,
                             samples, batch, as_json)
             return
+        if batch and (out_format not in (None, "text", "json") or output or time_limit
+                      or answers_batch.answer_format(batch)):
+            if expression or grad_items or at_items or shape_items or jobs > 1:
+                raise InputError("--batch with an answer file or --format: give no "
+                                 "EXPRESSION, --grad, --at, --shape or --jobs with it")
+            _answers(batch, out_format or ("json" if as_json else "text"), output, samples,
+                     timeout, time_limit or 10.0, max_problems)
+            return
+        if output or out_format not in (None, "text", "json"):
+            raise InputError("--format and --output go with --batch FILE")
         _check(expression, grad_items, at_items, shape_items, samples, timeout, batch, jobs,
-               max_problems, as_json)
+               max_problems, as_json or out_format == "json")
+
+
+def _toml_answers(path: str, max_problems: int) -> list:
+    out = []
+    for k, (name, expr, grads, at, error) in enumerate(_load_batch(path, max_problems), 1):
+        if error is not None:
+            raise InputError(f"{terminal_text(path)}: {error}")
+        out.append(answers_batch.Answer(k, name, None, expr, grads, at, 1.0))
+    return out
+
+
+def _answers(path: str, fmt: str, output, samples: int, timeout: float, time_limit: float,
+             max_problems: int) -> None:
+    """--batch over an answer file (or a problem set in a grader's format): the file is
+    read twice, once to find a bad line before anything is checked, once to check; the
+    answers stream through, the report goes out as they are checked."""
+    if answers_batch.answer_format(path) is None:
+        listed = _toml_answers(path, max_problems)
+        read = lambda: iter(listed)  # noqa: E731
+    else:
+        read = lambda: answers_batch.read_answers(path)  # noqa: E731
+    count, students = 0, set()
+    try:
+        for a in read():
+            count += 1
+            if count > max_problems:
+                raise InputError(f"{terminal_text(path)}: more than {max_problems} answers "
+                                 "(raise the limit with --max-problems)")
+            if a.student is not None and len(students) < 2:
+                students.add(a.student)
+        if not count:
+            raise InputError(f"{terminal_text(path)}: no answers")
+        if fmt in ("gradescope", "prairielearn") and len(students) > 1:
+            raise InputError(f"{terminal_text(path)}: a {fmt} results.json grades one "
+                             "submission, and this file has answers of several students "
+                             "(split it by student)")
+        summary = answers_batch.Summary()
+        with _sink(output) as write:
+            results = _stream(read(), fmt, write, summary, samples, timeout, time_limit)
+            _finish(fmt, write, results, summary)
+    except answers_batch.BatchFileError as err:
+        raise InputError(str(err)) from None
+    except OSError as err:
+        raise InputError(f"{terminal_text(output or path)}: {err.strerror}") from None
+    verdicts = [v for v, n in summary.verdicts.items() if n]
+    code = FAILED if "error" in verdicts else _exit(verdicts)
+    if code:
+        raise CheckFailed(code)
+
+
+class _sink:
+    """Where the report goes: stdout, or a file written whole or not at all."""
+
+    def __init__(self, output) -> None:
+        self.output, self.ctx = output, None
+
+    def __enter__(self):
+        if self.output is None:
+            return click.echo
+        if "\x00" in self.output:
+            raise InputError("an output name cannot contain a NUL character")
+        self.ctx = answers_batch.atomic_output(self.output)
+        f = self.ctx.__enter__()
+        return lambda text: f.write(text + "\n")
+
+    def __exit__(self, *exc):
+        return self.ctx.__exit__(*exc) if self.ctx else False
+
+
+def _json_line(obj, indent=None) -> str:
+    return json_text(json.dumps(obj, indent=indent, ensure_ascii=False))
+
+
+def _stream(answers, fmt: str, write, summary, samples, timeout, time_limit) -> list:
+    """Each answer checked and written at once (text, jsonl); the results kept only for
+    the whole-document formats."""
+    kept = []
+    for r in answers_batch.check_answers(answers, samples, timeout, time_limit):
+        summary.add(r)
+        if fmt == "jsonl":
+            write(_json_line(r))
+        elif fmt == "text":
+            detail = "" if r["verdict"] == "correct" else (
+                "; ".join(r["diagnosis"]) or r["message"].splitlines()[0])
+            who = f"{r['student']}  " if r["student"] is not None else ""
+            write(terminal_text(f"{r['line']:>5}  {who}{r['problem']}  ") +
+                  style(r["verdict"].ljust(9), fg=_COLOURS.get(r["verdict"])) +
+                  terminal_text(f"  {r['expression']}" + (f"   ({detail})" if detail
+                                                          else "")))
+        else:
+            kept.append(r)
+    return kept
+
+
+def _finish(fmt: str, write, results: list, summary) -> None:
+    if fmt == "jsonl":
+        write(_json_line({"summary": summary.as_dict()}))
+    elif fmt == "text":
+        write("")
+        for line in summary.lines():
+            write(terminal_text(line))
+    elif fmt == "json":
+        write(_json_line({"answers": results, "summary": summary.as_dict()}, indent=2))
+    else:
+        make = {"gradescope": answers_batch.gradescope_results,
+                "prairielearn": answers_batch.prairielearn_results}[fmt]
+        write(_json_line(make(results, summary), indent=2))
 
 
 def _check_jacobian(expression, grad_items, jacobian_items, at_items, shape_items, samples,
