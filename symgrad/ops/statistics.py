@@ -385,7 +385,7 @@ QUANTILE = Op("quantile", attrs=("q",), composite=True, method="quantile", funct
               forward=lambda a, q: np.quantile(a, q))
 # (the in-place shape changes quantile ends with, on its own result: not views)
 UNSQUEEZE_ = Op("unsqueeze_", 1, attrs=("dim",), saves=("dim",),
-                forward=lambda a, dim: np.expand_dims(a, dim),
+                forward=lambda a, dim: np.expand_dims(a, int(dim)),
                 grads=(lambda m, grad, dim: m.call(SQUEEZE_DIM, grad, dim),),
                 local=("unsqueeze",))
 TRANSPOSE_ = Op("transpose_", 1, attrs=("dim0", "dim1"), saves=("dim0", "dim1"),

@@ -359,6 +359,8 @@ _LINALG = ("LAPACK at NaN/inf gives results that depend on the pivoting and bloc
            "tests/ops/test_matrices_vs_torch.py compares it at ordinary values")
 _BY_HAND = ("takes class indices or shapes the edge-value rows cannot give; "
             "tests/ops/test_layers_vs_torch.py and test_nn_functional.py compare it")
+_STATISTICS = ("an order statistic, histogram or bucket (values selected or counted, NaN and "
+               "inf among them): tests/ops/test_quantiles_histograms_vs_torch.py compares it")
 NOT_COMPARED = {
     **{k: _INDEX for k in (
         "masked_fill", "masked_fill1", "masked_select", "scatter", "scatter_add", "gather",
@@ -382,6 +384,10 @@ NOT_COMPARED = {
        "PyTorch in tests/conv/test_conv_vs_torch.py (values, gradients to second order)"
        for family in (ops.convolution, ops.pooling, ops.normalization)
        for name in family.__all__ if isinstance(getattr(family, name), ops.Op)},
+    **{k: _STATISTICS for k in (
+        "median", "median1", "median_indices", "nanmedian", "nanmedian1",
+        "nanmedian_indices", "quantile", "nanquantile", "unsqueeze_1", "transpose_1", "histc",
+        "histogram", "histogram_edges", "bincount", "bincount1", "bucketize")},
     "matmul": "composite: no node of its own, it runs mm, mv, dot or bmm (compared above)",
     "outer": "composite: runs mul on views (compared above)",
     "kron": "composite: runs mul on views (compared above)",
