@@ -83,7 +83,7 @@ def make_dot_from_trace(trace: Any) -> None:
     >>> make_dot_from_trace(None)
     Traceback (most recent call last):
     ...
-    NotImplementedError: This function has been moved to pytorch core and can be found here: https://pytorch.org/docs/stable/tensorboard.html
+    NotImplementedError: This function has been moved to pytorch core and can be found here: ...
     """
     raise NotImplementedError("This function has been moved to pytorch core and can be found "
                               "here: https://pytorch.org/docs/stable/tensorboard.html")

@@ -29,8 +29,8 @@ from .reductions import MEAN_DIM, _evenly, _keep, refuse_empty
 
 __all__ = ["PROD", "PROD_DIM", "VAR", "STD", "LOGSUMEXP", "AMAX", "AMIN", "FLIP", "CUMSUM",
            "CUMPROD", "MEDIAN", "MEDIAN_DIM", "MEDIAN_INDICES", "NANMEDIAN", "NANMEDIAN_DIM",
-           "NANMEDIAN_INDICES", "QUANTILE", "NANQUANTILE", "UNSQUEEZE_", "TRANSPOSE_", "HISTC", "HISTOGRAM",
-           "HISTOGRAM_EDGES", "BINCOUNT", "BINCOUNT_WEIGHTS", "BUCKETIZE"]
+           "NANMEDIAN_INDICES", "QUANTILE", "NANQUANTILE", "UNSQUEEZE_", "TRANSPOSE_", "HISTC",
+           "HISTOGRAM", "HISTOGRAM_EDGES", "BINCOUNT", "BINCOUNT_WEIGHTS", "BUCKETIZE"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
 # ``local=`` below overrides it where the printed rule reads worse than the label:
