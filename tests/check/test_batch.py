@@ -199,3 +199,26 @@ def test_readme_examples_run(tmp_path):
             assert "5 answers: 2 correct, 3 wrong" in r.stdout  # (as the README says)
             assert "1b chain rule: x: missing factor 2*x: 2 answers" in r.stdout
     assert formats >= {"text", "gradescope", "prairielearn", "jsonl"}
+
+
+def test_reading_is_lazy_and_the_cache_bounded(tmp_path, monkeypatch):
+    """Constant memory: answers are read one at a time (the first comes before a bad
+    second line is seen), and identical answers are reused from a bounded cache."""
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(ANSWERS[0]) + "\n{oops\n")
+    answers = batch.read_answers(str(path))
+    assert next(answers).problem == "1a"
+    with pytest.raises(batch.BatchFileError, match="line 2"):
+        next(answers)
+    calls = []
+
+    def outcome(answer, samples, timeout):
+        calls.append(answer.problem)
+        return {"verdict": "correct", "diagnosis": [], "message": "", "report": None}
+
+    monkeypatch.setattr(batch, "_outcome", outcome)
+    monkeypatch.setattr(batch, "CACHE_SIZE", 2)
+    a, b, c = (batch.Answer(k, name, None, f"x**{k}", {"x": "1"}, {}, 1.0)
+               for k, name in enumerate("abc", 2))
+    results = list(batch.check_answers([a, a, b, c, a], time_limit=None))
+    assert calls == ["a", "b", "c", "a"] and len(results) == 5
