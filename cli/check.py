@@ -337,6 +337,10 @@ def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_i
       expr = "sin(dot(x, y))"
       grad = { x = "cos(dot(x, y))*y" }
       at = { x = "[1, 2, 3]", y = "[5, 6, 7]" }
+
+    \b
+    A class's answers (JSON Lines, one a line; also CSV with grad.x columns, or JSON):
+      {"student": "ada", "problem": "1b", "expr": "sin(x**2)", "grad": {"x": "cos(x**2)"}}
     """
     with limits(max_elements=max_elements, max_terms=max_terms):  # (batch workers fork)
         if jacobian_items:
