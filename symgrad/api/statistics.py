@@ -97,7 +97,7 @@ class _Statistics:
             raise RuntimeError("torch.histc: max must be larger than min")
         return apply(O.HISTC, (self,), (int(bins), float(min), float(max)))
 
-    def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
         """``(hist, bin_edges)`` (``torch.return_types.histogram``): ``bins`` bins of equal
         width over ``range`` (the data's own by default), or the given edges; ``weight``
         sums weights instead of counting, ``density`` divides by total and width.  One

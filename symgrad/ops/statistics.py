@@ -398,8 +398,14 @@ NANQUANTILE = Op("nanquantile", attrs=("q",), composite=True, method="nanquantil
 
 # -- histograms, bincount and bucketize -----------------------------------------------------
 def _edges(a, bins, lo, hi) -> np.ndarray:
-    """``bins + 1`` evenly spaced edges, in the input's dtype, as PyTorch's linspace."""
-    return np.linspace(lo, hi, bins + 1).astype(np.asarray(a).dtype)
+    """``bins + 1`` evenly spaced edges in the input's dtype, as PyTorch's linspace kernel
+    computes them there: from the start for the first half, from the end for the rest."""
+    dt = np.asarray(a).dtype.type
+    lo, hi, n = dt(lo), dt(hi), bins + 1
+    step = (hi - lo) / dt(n - 1)
+    i = np.arange(n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(i < n // 2, lo + step * i.astype(dt), hi - step * (n - 1 - i).astype(dt))
 
 
 def _bin_counts(a, edges, weight=None, density=False) -> np.ndarray:
@@ -426,7 +432,16 @@ def _histc(a, bins, lo, hi):
         lo, hi = float(np.min(a)), float(np.max(a))
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    return _bin_counts(a, _edges(a, bins, lo, hi))
+    # PyTorch's histc puts a value in bin (x - min) * bins / (max - min), computed in the
+    # input's dtype (no search of the edges, unlike histogram)
+    dt = a.dtype.type
+    lo, hi = dt(lo), dt(hi)
+    x = np.ravel(a)
+    x = x[(x >= lo) & (x <= hi)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        pos = ((x - lo) * dt(bins) / (hi - lo)).astype(np.int64)
+    pos = np.minimum(pos, bins - 1)
+    return np.bincount(pos, minlength=bins)[:bins].astype(a.dtype)
 
 
 def _histogram_range(a, bins, range_):

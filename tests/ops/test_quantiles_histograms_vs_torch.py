@@ -95,6 +95,13 @@ case("histogram-range-weight-density", lambda L, x: x.histogram(
 case("histogram-edges", lambda L, x: L.histogram(x, L.tensor([-2.0, 0.0, 0.5, 3.0],
                                                             dtype=L.float64)), A)
 case("histogram-f32-detached", lambda L, x: L.histogram(x.detach(), bins=2), A32)
+# makemore's activation statistics: torch.histogram(t, density=True) of a layer's output
+ACTS = Leaf(np.tanh(np.sin(np.arange(600) * 0.37) * 3).reshape(20, 30).tolist(), "float32")
+EDGY = Leaf((np.arange(-40, 41) / 8).tolist(), "float32")  # values on the bin edges
+case("histogram-makemore", lambda L, x: L.histogram(x * 2 + 0.3, density=True), ACTS)
+case("histogram-on-edges", lambda L, x: x.histogram(7, range=(-3.0, 2.0)), EDGY)
+case("histc-on-edges", lambda L, x: x.histc(7, -3, 2), EDGY)
+case("histc-float64-on-edges", lambda L, x: x.double().histc(13, -2, 3), EDGY)
 case("histogram-int", lambda L, x: L.histogram(x, 2), I)
 case("histogram-bad-range", lambda L, x: x.histogram(2, range=(3.0, 1.0)), A)
 case("bincount", lambda L, i: L.bincount(i, minlength=7), IDX)
