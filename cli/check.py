@@ -297,8 +297,8 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
 @click.option("--batch", "batch", type=click.Path(dir_okay=False), default=None,
               help="Check a whole problem set (TOML, [[problem]] tables).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="With --batch: check the problems in this many processes (at most "
-                   "one per core, and as many as the free memory allows).")
+              help="With --batch: check the problems or answers in this many processes "
+                   "(at most one per core, and as many as the free memory allows).")
 @click.option("--max-problems", type=click.IntRange(1), default=MAX_PROBLEMS,
               show_default=True, help="With --batch: the most problems a file may hold.")
 @click.option("--format", "out_format", default=None,
@@ -349,11 +349,11 @@ def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_i
             return
         if batch and (out_format not in (None, "text", "json") or output or time_limit
                       or answers_batch.answer_format(batch)):
-            if expression or grad_items or at_items or shape_items or jobs > 1:
+            if expression or grad_items or at_items or shape_items:
                 raise InputError("--batch with an answer file or --format: give no "
-                                 "EXPRESSION, --grad, --at, --shape or --jobs with it")
+                                 "EXPRESSION, --grad, --at or --shape with it")
             _answers(batch, out_format or ("json" if as_json else "text"), output, samples,
-                     timeout, time_limit or 10.0, max_problems)
+                     timeout, time_limit or 10.0, max_problems, job_count(jobs))
             return
         if output or out_format not in (None, "text", "json"):
             raise InputError("--format and --output go with --batch FILE")
@@ -371,7 +371,7 @@ def _toml_answers(path: str, max_problems: int) -> list:
 
 
 def _answers(path: str, fmt: str, output, samples: int, timeout: float, time_limit: float,
-             max_problems: int) -> None:
+             max_problems: int, jobs: int = 1) -> None:
     """--batch over an answer file (or a problem set in a grader's format): the file is
     read twice, once to find a bad line before anything is checked, once to check; the
     answers stream through, the report goes out as they are checked."""
@@ -397,7 +397,8 @@ def _answers(path: str, fmt: str, output, samples: int, timeout: float, time_lim
                              "(split it by student)")
         summary = answers_batch.Summary()
         with _sink(output) as write:
-            results = _stream(read(), fmt, write, summary, samples, timeout, time_limit)
+            results = _stream(read(), fmt, write, summary, samples, timeout, time_limit,
+                              jobs)
             _finish(fmt, write, results, summary)
     except answers_batch.BatchFileError as err:
         raise InputError(str(err)) from None
@@ -432,11 +433,12 @@ def _json_line(obj, indent=None) -> str:
     return json_text(json.dumps(obj, indent=indent, ensure_ascii=False))
 
 
-def _stream(answers, fmt: str, write, summary, samples, timeout, time_limit) -> list:
+def _stream(answers, fmt: str, write, summary, samples, timeout, time_limit,
+            jobs: int) -> list:
     """Each answer checked and written at once (text, jsonl); the results kept only for
     the whole-document formats."""
     kept = []
-    for r in answers_batch.check_answers(answers, samples, timeout, time_limit):
+    for r in answers_batch.check_answers(answers, samples, timeout, time_limit, jobs):
         summary.add(r)
         if fmt == "jsonl":
             write(_json_line(r))

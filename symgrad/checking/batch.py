@@ -33,6 +33,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
@@ -314,6 +315,50 @@ def _child(conn, answer, samples, timeout) -> None:
     conn.close()
 
 
+class _Slot:
+    """One distinct answer's check: running in a child (``proc``, ``conn``, until
+    ``deadline``), or done (``outcome``)."""
+
+    __slots__ = ("outcome", "proc", "conn", "deadline")
+
+    def __init__(self, answer, samples, timeout, time_limit) -> None:
+        self.outcome = self.proc = self.conn = self.deadline = None
+        self.conn, child = multiprocessing.Pipe(duplex=False)
+        try:
+            self.proc = start_child(_child, (child, answer, samples, timeout))
+        finally:
+            child.close()
+        if time_limit:
+            self.deadline = (time.monotonic() + time_limit, time_limit)
+
+    def result(self) -> dict:
+        """The outcome, waited for (until the deadline: then the child is killed)."""
+        if self.outcome is not None:
+            return self.outcome
+        try:
+            wait = None if self.deadline is None else \
+                max(0.0, self.deadline[0] - time.monotonic())
+            if self.conn.poll(wait):
+                try:
+                    self.outcome = self.conn.recv()
+                except EOFError:
+                    self.outcome = {"verdict": "error", "diagnosis": [], "report": None,
+                                    "message": "internal error: the check stopped"}
+            else:
+                self.outcome = {"verdict": UNDECIDED, "diagnosis": [], "report": None,
+                                "message": f"undecided: not settled within the time "
+                                           f"limit of {self.deadline[1]:g} s"}
+        finally:
+            stop(self.proc)
+            self.conn.close()
+        return self.outcome
+
+    def cancel(self) -> None:
+        if self.outcome is None:
+            stop(self.proc)
+            self.conn.close()
+
+
 def check_one(answer: Answer, samples: int = 10, timeout: float = 1.5,
               time_limit: float | None = 10.0) -> dict:
     """The outcome of one answer: ``verdict``, ``diagnosis``, ``message``, ``report``.
@@ -321,45 +366,57 @@ def check_one(answer: Answer, samples: int = 10, timeout: float = 1.5,
     that many seconds: the answer is then ``undecided``, with a message saying so."""
     if not time_limit:
         return _outcome(answer, samples, timeout)
-    parent, child = multiprocessing.Pipe(duplex=False)
-    proc = start_child(_child, (child, answer, samples, timeout))
-    child.close()
-    try:
-        if parent.poll(time_limit):
-            try:
-                return parent.recv()
-            except EOFError:
-                pass
-            return {"verdict": "error", "diagnosis": [], "report": None,
-                    "message": "internal error: the check stopped"}
-        return {"verdict": UNDECIDED, "diagnosis": [], "report": None,
-                "message": f"undecided: not settled within the time limit of "
-                           f"{time_limit:g} s"}
-    finally:
-        stop(proc)
-        parent.close()
+    return _Slot(answer, samples, timeout, time_limit).result()
 
 
 def check_answers(answers: Iterable, samples: int = 10, timeout: float = 1.5,
-                  time_limit: float | None = 10.0) -> Iterator[dict]:
+                  time_limit: float | None = 10.0, jobs: int = 1) -> Iterator[dict]:
     """Each answer's result, in order, as soon as it is known: the answer's fields
     (``line``, ``problem``, ``student``, ``expression``, ``grad``, ``points``) and its
     outcome (``verdict``, ``diagnosis``, ``message``, ``report``) and ``score``
-    (``points`` if correct, else 0).  Identical answers are checked once."""
+    (``points`` if correct, else 0).  Identical answers are checked once.  With
+    ``jobs`` > 1, up to that many distinct answers are checked at once (each in its own
+    child, within ``time_limit``), the results still in order; at most ``4 * jobs``
+    answers are held."""
     cache: collections.OrderedDict = collections.OrderedDict()
-    for a in answers:
-        key = (a.expr, tuple(sorted(a.grads.items())), tuple(sorted(a.at.items())))
-        outcome = cache.get(key)
-        if outcome is None:
-            outcome = check_one(a, samples, timeout, time_limit)
-            cache[key] = outcome
-            if len(cache) > CACHE_SIZE:
-                cache.popitem(last=False)
-        else:
-            cache.move_to_end(key)
-        yield {"line": a.line, "problem": a.problem, "student": a.student,
-               "expression": a.expr, "grad": dict(a.grads), "points": a.points,
-               "score": a.points if outcome["verdict"] == CORRECT else 0.0, **outcome}
+    window: collections.deque = collections.deque()  # (answer, slot), oldest first
+    running: list = []
+    try:
+        for a in answers:
+            key = (a.expr, tuple(sorted(a.grads.items())), tuple(sorted(a.at.items())))
+            slot = cache.get(key)
+            if slot is None:
+                while window and (len(running) >= jobs or len(window) >= 4 * jobs):
+                    yield _result(*window.popleft(), running)
+                if jobs > 1:
+                    slot = _Slot(a, samples, timeout, time_limit)
+                    running.append(slot)
+                else:
+                    slot = _Slot.__new__(_Slot)
+                    slot.outcome = check_one(a, samples, timeout, time_limit)
+                cache[key] = slot
+                if len(cache) > CACHE_SIZE:
+                    cache.popitem(last=False)
+            else:
+                cache.move_to_end(key)
+            window.append((a, slot))
+            while window and (window[0][1].outcome is not None or
+                              len(window) >= 4 * jobs):
+                yield _result(*window.popleft(), running)
+        while window:
+            yield _result(*window.popleft(), running)
+    finally:
+        for slot in running:  # (stopped early: no child outlives the batch)
+            slot.cancel()
+
+
+def _result(a: Answer, slot: _Slot, running: list) -> dict:
+    outcome = slot.result()
+    if slot in running:
+        running.remove(slot)
+    return {"line": a.line, "problem": a.problem, "student": a.student,
+            "expression": a.expr, "grad": dict(a.grads), "points": a.points,
+            "score": a.points if outcome["verdict"] == CORRECT else 0.0, **outcome}
 
 
 class Summary:

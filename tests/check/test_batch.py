@@ -13,6 +13,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from symgrad._util import children
 from symgrad.checking import batch
 from symgrad_cli.main import cli
 
@@ -222,3 +223,23 @@ def test_reading_is_lazy_and_the_cache_bounded(tmp_path, monkeypatch):
                for k, name in enumerate("abc", 2))
     results = list(batch.check_answers([a, a, b, c, a], time_limit=None))
     assert calls == ["a", "b", "c", "a"] and len(results) == 5
+
+
+def test_jobs_give_the_same_results_in_order(checked, tmp_path):
+    path = write_jsonl(tmp_path / "a.jsonl", ANSWERS + ANSWERS[:2])
+    results = list(batch.check_answers(batch.read_answers(str(path)), samples=4,
+                                       timeout=5.0, time_limit=20.0, jobs=2))
+    want = [(r["line"], r["verdict"], r["diagnosis"]) for r in checked[0]]
+    assert [(r["line"], r["verdict"], r["diagnosis"]) for r in results] == \
+        want + [(5, *want[0][1:]), (6, *want[1][1:])]
+
+
+def test_jobs_stop_every_child_when_the_batch_stops_early(monkeypatch):
+    monkeypatch.setattr(batch, "_outcome", _slow)
+    answers = [batch.Answer(k, "p", None, f"x**{k}", {"x": "1"}, {}, 1.0)
+               for k in range(2, 6)]
+    results = batch.check_answers(answers, time_limit=0.5, jobs=3)
+    first = next(results)
+    assert first["verdict"] == "undecided" and "time limit" in first["message"]
+    results.close()  # (the two still running are killed and reaped)
+    assert children() == []
