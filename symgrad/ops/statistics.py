@@ -363,7 +363,8 @@ def _selected(m, grad, dim, indices, keepdim, self_sym_sizes):
 def _median_ops(name: str, ignore_nan: bool) -> tuple:
     full = Op(name, forward=lambda a: _median_all(a, ignore_nan), saves=("result", "self"),
               grads=(lambda m, grad, result, self: _evenly(m, grad, self, result),),
-              local=("[{self} = median]/count",), method=name, function=name, expr=name)
+              # (no expression-language name: an order has no SymPy form, as sort's)
+              local=("[{self} = median]/count",), method=name, function=name)
     along = Op(name, 1, attrs=("dim", "keepdim"),
                saves=("dim", "indices", "keepdim", "self_sym_sizes"),
                forward=lambda a, dim, keepdim: _median_dim(a, dim, keepdim, ignore_nan),
