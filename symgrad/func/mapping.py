@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 from ..api import creation
 from ..api import functional as _functions
+from ..api.creation import zeros
 from ..api.functional import equal, stack
 from ..api.tensor import Tensor
 from ..ops import OPS
@@ -170,6 +171,8 @@ def _fast(func, flat_dims, flat_args) -> bool:
 
 # --------------------------------------------------------------------------- the loop
 def _sample(arg, d, b: int):
+    if d is not None and arg.shape[d] == 0:  # an empty batch: a sample of zeros, for shapes
+        return zeros(*(n for i, n in enumerate(arg.shape) if i != d), dtype=arg.dtype)
     return arg if d is None else arg[(slice(None),) * d + (b,)]
 
 
@@ -185,7 +188,7 @@ def _run_loop(func, flat_dims, flat_args, spec, samples, randomness: str, kwargs
     return outputs
 
 
-def _gather(func, out_dims, outputs: list):
+def _gather(func, out_dims, outputs: list, empty: bool = False):
     """One output of the loop's per-sample outputs, stacked at ``out_dims``."""
     dims, spec = _flat_out_dims(func, out_dims, outputs[0])
     per_sample = [tree_flatten(o)[0] for o in outputs]
@@ -206,7 +209,10 @@ def _gather(func, out_dims, outputs: list):
             raise ValueError(
                 f"vmap({name}, ...): `{name}` must only return Tensors, got type "
                 f"{type(first)}. Did you mean to set out_dims= to None for output?")
-        result.append(stack(column, d))
+        stacked = stack(column, d)
+        if empty:  # the batch had no sample: the one run on zeros gave the shapes only
+            stacked = stacked[(slice(None),) * (d % stacked.dim()) + (slice(0, 0),)]
+        result.append(stacked)
     return tree_unflatten(result, spec)
 
 
@@ -264,7 +270,7 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
                     return _moved(func, out_dims, rule(size, flat_dims, flat_args, spec))
                 except NotBatchable:
                     pass
-            outputs = _run_loop(func, flat_dims, flat_args, spec, range(size), randomness,
-                                kwargs)
-        return _gather(func, out_dims, outputs)
+            outputs = _run_loop(func, flat_dims, flat_args, spec, range(max(size, 1)),
+                                randomness, kwargs)
+        return _gather(func, out_dims, outputs, empty=size == 0)
     return wrapped

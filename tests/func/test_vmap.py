@@ -64,6 +64,9 @@ SCENARIOS = {
         t(lib, ZB), t(lib, ZB[::-1].copy())),
     "nested_dims": lambda lib: lib.func.vmap(lib.func.vmap(lambda v: v.max(), in_dims=1),
                                              in_dims=2)(t(lib, ZB)),
+    "empty_batch": lambda lib: (lib.func.vmap(lambda r: r * 2)(lib.ones(0, 3)),
+                                lib.func.vmap(lambda r: (r.sum(), r.outer(r)), out_dims=(0, 1))(
+                                    lib.ones(0, 3))),
     "chunk_size": lambda lib: lib.func.vmap(lambda r: r.norm(), chunk_size=2)(t(lib, XB)),
     "matrix_ops": lambda lib: lib.func.vmap(lambda m: (m @ m.t()).trace())(t(lib, ZB)),
     "indexing": lambda lib: lib.func.vmap(lambda r: r[1:3] * r[0])(t(lib, XB)),
