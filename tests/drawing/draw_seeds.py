@@ -82,10 +82,15 @@ GOLDEN_CASES.update({"quadratic_sin.tangents.dot": ("quadratic_sin", "tangents",
                      "exp_ab_plus_e.tangents.dot": ("exp_ab_plus_e", "tangents", {})})
 
 
-def golden_source(name: str) -> str:
-    """The DOT text that the golden file ``name`` holds when the drawings are right."""
+def golden_diagram(name: str):
+    """The drawing that the golden file ``name`` holds."""
     seed, kind, options = GOLDEN_CASES[name]
     if kind == "tangents":
         roots, names = SEEDS[seed](symgrad)
-        return draw_tangents(roots[0], names=names, **options).source
-    return draw_seed(seed, symgrad, kind=kind, **options)[0].source
+        return draw_tangents(roots[0], names=names, **options)
+    return draw_seed(seed, symgrad, kind=kind, **options)[0]
+
+
+def golden_source(name: str) -> str:
+    """The DOT text that the golden file ``name`` holds when the drawings are right."""
+    return golden_diagram(name).source

@@ -20,7 +20,7 @@ import symgrad
 from symgrad.drawing import backends
 from symgrad.drawing.dotwriter import MAX_LINE, visible
 
-from draw_seeds import GOLDEN_CASES, draw_seed
+from draw_seeds import GOLDEN_CASES, draw_seed, golden_diagram
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                reason="Graphviz `dot` not installed")
@@ -62,8 +62,7 @@ def renders(diagram) -> tuple:
 @needs_dot
 @needs_wasm
 def test_both_renderers_show_the_same_text_styled_alike(name):
-    seed, kind, options = GOLDEN_CASES[name]
-    d, _, _ = draw_seed(seed, symgrad, kind=kind, **options)
+    d = golden_diagram(name)
     with_dot, with_wasm = renders(d)
     # the same words on every node, edge, title and in the legend
     assert words(with_wasm) == words(with_dot)
@@ -182,8 +181,7 @@ def _sum_of_terms(n: int):
 def test_small_drawings_keep_graphvizs_full_layout():
     from symgrad.drawing.direction import LAYOUT_BUDGET, layout_cost
     for name in sorted(GOLDEN_CASES):
-        seed, kind, options = GOLDEN_CASES[name]
-        source = draw_seed(seed, symgrad, kind=kind, **options)[0].source
+        source = golden_diagram(name).source
         assert layout_cost(source) < LAYOUT_BUDGET / 4 and "nslimit" not in source
 
 
