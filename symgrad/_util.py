@@ -21,16 +21,18 @@ Examples
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
 import signal
 import sys
+import tempfile
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 __all__ = ["run_with_timeout", "deep", "start_child", "stop", "stop_all", "children",
-           "signals_deferred", "DEFAULT_RECURSION"]
+           "signals_deferred", "atomic_file", "write_atomic", "DEFAULT_RECURSION"]
 
 #: The recursion limit of a child that runs :func:`deep` work.
 DEFAULT_RECURSION = 100_000
@@ -261,3 +263,44 @@ def deep(fn: Callable[[], Any], limit: int = DEFAULT_RECURSION, stack_mb: int = 
     if status == "raise":
         raise value
     return value
+
+
+@contextlib.contextmanager
+def atomic_file(path, mode: str = "wb", **open_args) -> Iterator:
+    """A file opened in ``mode`` that becomes ``path`` whole when the block ends without
+    an error, and is removed otherwise: a temporary file beside ``path``, renamed.
+
+    The temporary name is short (``.sg`` and eight characters), so it fits wherever
+    ``path``'s own name fits; the file gets the usual permissions (umask), not
+    ``mkstemp``'s private ones.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
+    >>> with atomic_file(p, "w") as f:
+    ...     _ = f.write("whole")
+    >>> p.read_text()
+    'whole'
+    """
+    path = os.fspath(path)
+    with signals_deferred():  # (made and known together: an interruption removes it)
+        fd, tmp = tempfile.mkstemp(prefix=".sg", suffix=".tmp",
+                                   dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with open(fd, mode, **open_args) as f:
+            yield f
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_atomic(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (:func:`atomic_file`)."""
+    with atomic_file(path) as f:
+        f.write(data)

@@ -32,13 +32,13 @@ import json
 import os
 import stat
 import struct
-import tempfile
 import zipfile
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from ._util import write_atomic
 from .api.core import Tensor, _make
 from .api.device import device, resolve
 from .errors import LoadError
@@ -139,23 +139,7 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol: int = 2,
     if hasattr(f, "write"):
         f.write(data)
         return
-    path = os.fspath(f)
-    # (a short temporary name: any name that fits the directory fits beside it)
-    fd, tmp = tempfile.mkstemp(prefix=".sg", suffix=".tmp",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(os.fspath(f), data)
 
 
 

@@ -26,18 +26,15 @@ from __future__ import annotations
 
 import collections
 import csv
-import io
 import json
 import multiprocessing
 import os
 import re
 import stat
-import tempfile
 import time
-from contextlib import contextmanager
 from typing import Iterable, Iterator
 
-from .._util import start_child, stop
+from .._util import atomic_file, start_child, stop
 from ..errors import SymgradError
 from .checker import check
 from .report import CORRECT, UNDECIDED, WRONG
@@ -503,22 +500,7 @@ def prairielearn_results(results: list, summary: Summary) -> dict:
             "tests": tests}
 
 
-@contextmanager
 def atomic_output(path: str):
     """A text file that becomes ``path`` whole when the block ends without an error,
-    and is removed otherwise (a temporary file beside it, renamed)."""
-    fd, tmp = tempfile.mkstemp(prefix=".sg", suffix=".tmp",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with io.open(fd, "w", encoding="utf-8", newline="\n") as f:
-            yield f
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    and is removed otherwise."""
+    return atomic_file(path, "w", encoding="utf-8", newline="\n")

@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from importlib.util import find_spec
 
+from .. import _util
 from .._util import signals_deferred
 from ..errors import SymgradError
 from .svgstyle import restyle
@@ -133,33 +134,11 @@ def _pipe_wasm(source: str, fmt: str, engine: str) -> bytes:
     return restyle(out.decode("utf-8")).encode("utf-8") if fmt == "svg" else out
 
 
-def _private_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def write_atomic(path: pathlib.Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it into place.
-
-    The temporary name is short (``.sg`` and eight characters), so it fits wherever
-    ``path``'s own name fits."""
+    """Write ``data`` to ``path`` whole or not at all, making its folder if needed."""
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with signals_deferred():  # (made and known together: an interruption removes it)
-        fd, tmp = tempfile.mkstemp(prefix=".sg", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        # mkstemp makes the file private (0600); a drawing gets the usual permissions.
-        os.chmod(tmp, _private_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _util.write_atomic(path, data)
 
 
 def _staged_top(path: pathlib.Path) -> pathlib.Path:
