@@ -16,6 +16,8 @@ Examples
 """
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import sympy as sp
 
@@ -85,6 +87,9 @@ def explain(claimed: sp.Expr, true: sp.Expr, function=None) -> list:
                 return [("chain", ratio, chain)]
             if _monomial(ratio) or _of_parts(ratio, function):
                 return [("factor", ratio)]
+        named = _product_rule(claimed, true, function) or _swapped(claimed, true, function)
+        if named is not None:
+            return [named]
         if diff != 0 and _small(diff, 40):
             if not isinstance(diff, sp.Add) or any(
                     simplify(t + diff) == 0 for t in sp.Add.make_args(sp.expand(claimed))):
@@ -165,6 +170,101 @@ def _chain_factor(ratio, function, simplify) -> str | None:
         if _same(ratio, d_outer, symbols):
             return (f"the derivative of the outer {outer.xreplace({z: sp.Symbol('u')})} "
                     f"at u = {u}")
+    return None
+
+
+def _variable(true, function, symbols: list):
+    """The symbol of ``function`` whose derivative ``true`` is (by :func:`_same`), or None."""
+    for s in symbols:
+        if _same(true, sp.diff(function, s), symbols):
+            return s
+    return None
+
+
+_PRIMED = {2: ("u\u2032v", "uv\u2032"), 3: ("u\u2032vw", "uv\u2032w", "uvw\u2032")}
+
+
+def _product_rule(claimed, true, function):
+    """``("product", true, words)`` when f is a product u*v (or u*v*w) of factors of the
+    variable and the claim has only some of the product rule's terms, none of them, or
+    the product of the derivatives u'v'; else None.  Bounded: f of at most 40
+    operations, 6 symbols, 3 factors; each test is :func:`_same`'s three points."""
+    if (function is None or not isinstance(function, sp.Mul)
+            or sp.count_ops(function) > 40 or function.has(*_KINKED)):
+        return None
+    symbols = sorted(function.free_symbols, key=str)
+    if len(symbols) > 6:
+        return None
+    var = _variable(true, function, symbols)
+    if var is None:
+        return None
+    factors = [a for a in sp.Mul.make_args(function) if a.has(var)]
+    if len(factors) not in _PRIMED:
+        return None
+    factors[0] = factors[0] * sp.Mul(*[a for a in sp.Mul.make_args(function)
+                                       if not a.has(var)])
+    terms = [sp.Mul(*[sp.diff(g, var) if j == i else g for j, g in enumerate(factors)])
+             for i in range(len(factors))]
+    names = _PRIMED[len(factors)]
+    letters = "uvw"[:len(factors)]
+    parts = ", ".join(f"{n} = {g}" for n, g in zip(letters, factors))
+    rule = f"f\u2032 = {' + '.join(names)} for f = {'*'.join(letters)} ({parts})"
+    both = sp.Mul(*[sp.diff(g, var) for g in factors])
+    none = ("neither " + " nor ".join(f"{t} ({n})" for t, n in zip(terms, names))
+            if len(terms) == 2 else
+            "none of " + ", ".join(f"{t} ({n})" for t, n in zip(terms, names)))
+    if _same(claimed, both, symbols):
+        primes = "".join(n + "\u2032" for n in letters)
+        return ("product", true, f"the product rule: the claim has {none}: it is "
+                f"{primes} = {both}, the product of the derivatives; {rule}")
+    has = [False] * len(terms)
+    for k in range(1, len(terms)):
+        for chosen in combinations(range(len(terms)), k):
+            if _same(claimed, sp.Add(*[terms[i] for i in chosen]), symbols):
+                has = [i in chosen for i in range(len(terms))]
+                break
+        if any(has):
+            break
+    else:  # (not a sum of some of the terms: which terms the claim's own terms match)
+        mine = sp.Add.make_args(sp.expand(claimed))[:12]
+        has = [any(_same(m, t, symbols) for m in mine) for t in terms]
+    if all(has):
+        return None
+    got = [f"{t} ({n})" for t, n, h in zip(terms, names, has) if h]
+    lack = [f"{t} ({n})" for t, n, h in zip(terms, names, has) if not h]
+    if not got:
+        return ("product", true, f"the product rule: the claim has {none}; {rule}")
+    return ("product", true, f"the product rule: the claim has {' and '.join(got)} but "
+            f"lacks {' and '.join(lack)}; {rule}")
+
+
+def _swapped(claimed, true, function):
+    """``("swapped", true, words)`` when the claim is the true derivative with two
+    variables exchanged, or the derivative with respect to the other variable with the
+    two exchanged; else None.  Bounded: at most 6 symbols (15 pairs), expressions of
+    at most 40 operations, each test :func:`_same`'s three points."""
+    names = true.free_symbols | claimed.free_symbols
+    if function is not None:
+        names |= function.free_symbols
+    symbols = sorted(names, key=str)
+    if not 2 <= len(symbols) <= 6 or sp.count_ops(true) > 40:
+        return None
+    for a, b in combinations(symbols, 2):
+        if _same(claimed, true.xreplace({a: b, b: a}), symbols):
+            return ("swapped", true, f"{a} and {b} are swapped: the claim {claimed} is the "
+                    f"true derivative {true} with {a} and {b} exchanged")
+    if function is None or sp.count_ops(function) > 40:
+        return None
+    own = sorted(function.free_symbols, key=str)
+    var = _variable(true, function, own)
+    for other in own:
+        if var is None or other == var:
+            continue
+        d = sp.diff(function, other)
+        if _same(claimed, d.xreplace({var: other, other: var}), symbols):
+            return ("swapped", true, f"{var} and {other} are swapped: this is the "
+                    f"derivative with respect to {other}, {d}, with {var} and {other} "
+                    f"exchanged")
     return None
 
 
@@ -336,6 +436,8 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
             out.append(f"missing term {text}")
         elif kind == "sign":
             out.append(f"wrong sign of the term {text}")
+        elif kind in ("product", "swapped"):
+            out.append(more[-1])
         elif kind == "extra":
             out.append(f"extra term {text}")
         elif kind == "differs":
