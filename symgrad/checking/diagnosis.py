@@ -3,7 +3,9 @@
 From the numbers: a constant factor ("missing factor 2"), the wrong sign, a transposed
 matrix, the derivative with respect to another variable, a claim right only for a
 symmetric matrix, the wrong shape.  From SymPy (:func:`explain`, run with the symbolic
-comparison): a missing factor, a missing or extra term, a wrong sign of one term.
+comparison): a missing factor, a missing or extra term, a wrong sign of one term, the
+product rule half applied (which of u'v and uv' the claim has, or u'v'), two variables
+swapped.
 
 Examples
 --------
@@ -187,10 +189,11 @@ _PRIMED = {2: ("u\u2032v", "uv\u2032"), 3: ("u\u2032vw", "uv\u2032w", "uvw\u2032
 def _product_rule(claimed, true, function):
     """``("product", true, words)`` when f is a product u*v (or u*v*w) of factors of the
     variable and the claim has only some of the product rule's terms, none of them, or
-    the product of the derivatives u'v'; else None.  Bounded: f of at most 40
-    operations, 6 symbols, 3 factors; each test is :func:`_same`'s three points."""
+    the product of the derivatives u'v'; else None.  Bounded: f and the claim of at
+    most 40 operations, 6 symbols, 3 factors; each test is :func:`_same`'s three points."""
     if (function is None or not isinstance(function, sp.Mul)
-            or sp.count_ops(function) > 40 or function.has(*_KINKED)):
+            or sp.count_ops(function) > 40 or sp.count_ops(claimed) > 40
+            or function.has(*_KINKED)):
         return None
     symbols = sorted(function.free_symbols, key=str)
     if len(symbols) > 6:
@@ -241,13 +244,13 @@ def _product_rule(claimed, true, function):
 def _swapped(claimed, true, function):
     """``("swapped", true, words)`` when the claim is the true derivative with two
     variables exchanged, or the derivative with respect to the other variable with the
-    two exchanged; else None.  Bounded: at most 6 symbols (15 pairs), expressions of
-    at most 40 operations, each test :func:`_same`'s three points."""
+    two exchanged; else None.  Bounded: at most 6 symbols (15 pairs), the claim and the
+    truth of at most 80 operations together, each test :func:`_same`'s three points."""
     names = true.free_symbols | claimed.free_symbols
     if function is not None:
         names |= function.free_symbols
     symbols = sorted(names, key=str)
-    if not 2 <= len(symbols) <= 6 or sp.count_ops(true) > 40:
+    if not 2 <= len(symbols) <= 6 or sp.count_ops(true) + sp.count_ops(claimed) > 80:
         return None
     for a, b in combinations(symbols, 2):
         if _same(claimed, true.xreplace({a: b, b: a}), symbols):
