@@ -24,7 +24,7 @@ from ..ops.dtypes import dtype as _dtype
 from ..ops.record import pack_order
 from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, Packed
 from . import compiled as _compiled
-from .core import Tensor, _new
+from .core import VMAP, Tensor, _new
 from .dual import DUAL
 from .shapes import Size
 
@@ -119,6 +119,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         out._view_version = a0._vc[0]
     else:
         out._vc = [0]
+    if VMAP.running:
+        VMAP.propagate(args, out)  # marks of vmap's samples
     if not record or op.grads is None or not GRAD_MODE.enabled or not dt.is_floating_point:
         return out if not DUAL.levels else DUAL.propagate(op, args, attrs, out)  # tangents
     inputs = []

@@ -23,7 +23,21 @@ from .dual import DUAL, tangent
 from .printing import tensor_repr
 from .shapes import Size, _contiguous, _strides, _wrap_dim
 
-__all__ = ["Tensor", "attach"]
+__all__ = ["Tensor", "attach", "VMAP"]
+
+
+class _Vmap:
+    """``symgrad.func.vmap``'s hooks (installed by :mod:`symgrad.func.levels`): while a
+    vmap runs (``running``), :func:`~symgrad.api.apply.apply` gives each result the vmap
+    marks of its operands (``propagate``), and the conversions to Python values refuse a
+    marked tensor of a running vmap with PyTorch's error (``refuse``)."""
+
+    running = 0
+    propagate: Callable | None = None  # (args, out) -> None
+    refuse: Callable | None = None  # (tensor, what) -> None
+
+
+VMAP = _Vmap()
 
 _ndarray = np.ndarray
 
@@ -78,6 +92,7 @@ class Tensor(metaclass=_TensorMeta):
     _post_accumulate_hooks = None
     _output_nr = 0  # which output of its grad_fn this tensor is (custom Functions)
     _multi_output = False  # is its grad_fn a node with several outputs?
+    _vmap = None  # the vmaps whose samples it derives from (symgrad.func.vmap)
     _view_of = None  # for a view: (the tensor it views, the view op, its attrs)
     _view_version = 0  # the version its grad_fn and data were taken at
     _retains_grad = False
@@ -351,15 +366,21 @@ class Tensor(metaclass=_TensorMeta):
         return self._dtype.itemsize
 
     def item(self):
+        if self._vmap is not None:
+            VMAP.refuse(self, "item")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be "
                                "converted to Scalar")
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if self._vmap is not None:
+            VMAP.refuse(self, "data")
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._vmap is not None:
+            VMAP.refuse(self, "data")
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -432,6 +453,8 @@ class Tensor(metaclass=_TensorMeta):
         return iter([self[i] for i in range(self._data.shape[0])])
 
     def __bool__(self) -> bool:
+        if self._vmap is not None:
+            VMAP.refuse(self, "bool")
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with "
                                f"{'no values' if not self._data.size else 'more than one value'}"
@@ -447,6 +470,8 @@ class Tensor(metaclass=_TensorMeta):
         return int(self._scalar())
 
     def _scalar(self):
+        if self._vmap is not None:
+            VMAP.refuse(self, "item")
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self._data.reshape(()).item()

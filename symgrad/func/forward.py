@@ -63,8 +63,8 @@ def _run(func, args: tuple, flat_primals: list, flat_tangents: list, spec, rebui
          has_aux: bool, api: str):
     """One forward-mode pass: ``(primal outputs, tangent outputs, spec, aux)``."""
     with _level() as level:
-        duals = [fwAD.make_dual(p, t, level=level) for p, t in zip(flat_primals,
-                                                                    flat_tangents)]
+        duals = [levels.mark_wrapped(p, fwAD.make_dual(p, t, level=level))
+                 for p, t in zip(flat_primals, flat_tangents)]
         output = func(*rebuild(tree_unflatten(duals, spec)))
         output, aux = _split_aux(output, has_aux, api)
         primals, tangents, out_spec = _tangents_out(output, level, api)

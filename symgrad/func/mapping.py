@@ -5,9 +5,11 @@ How it runs
 * **Generic path (a loop).**  The batched inputs are sliced sample by sample (views, so an
   in-place change inside the function reaches the input as in PyTorch), the function runs
   once per sample, and each output is stacked at its ``out_dims``.  This is exact for every
-  op, and for functions with Python control flow, ``.item()``, nested transforms
-  (``vmap(grad(f))``, ``vmap(vmap(f))``, ``vmap(jacrev(f))``) and autograd through the
-  result (``stack`` is differentiable).
+  op, nested transforms (``vmap(grad(f))``, ``vmap(vmap(f))``, ``vmap(jacrev(f))``) and
+  autograd through the result (``stack`` is differentiable).  The samples are marked, and so is every result
+  computed from them while the function runs: as PyTorch's BatchedTensor, a marked tensor
+  refuses ``.item()``, ``bool``, ``int``, ``float``, ``.tolist()`` and ``.numpy()`` in the
+  user's code (:mod:`symgrad.func.levels`).
 * **No loop** when the function *is* one element-wise op of the table (``torch.sin``,
   ``torch.add``, ``Tensor.mul``, ``torch.where``, ...) on tensors of one dtype: the batch
   dimensions are moved to the front and padded so that broadcasting lines the samples up,
@@ -176,14 +178,15 @@ def _sample(arg, d, b: int):
     return arg if d is None else arg[(slice(None),) * d + (b,)]
 
 
-def _run_loop(func, flat_dims, flat_args, spec, samples, randomness: str, kwargs) -> list:
+def _run_loop(func, flat_dims, flat_args, spec, samples, randomness: str, kwargs,
+              token: int = 0) -> list:
     outputs = []
     state = creation.default_generator.get_state() if randomness == "same" else None
     for b in samples:
         if state is not None:
             creation.default_generator.set_state(state)
-        args = tree_unflatten([_sample(a, d, b) for a, d in zip(flat_args, flat_dims)],
-                              spec)
+        args = tree_unflatten([levels.mark_sample(_sample(a, d, b), token) if d is not None
+                               else a for a, d in zip(flat_args, flat_dims)], spec)
         outputs.append(func(*args, **kwargs))
     return outputs
 
@@ -256,7 +259,7 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
     def wrapped(*args, **kwargs):
         _check_out_dims(out_dims, func)
         size, flat_dims, flat_args, spec = _batched_inputs(func, in_dims, args)
-        with levels.vmapping(randomness):
+        with levels.vmapping(randomness) as token:
             if _fast(func, flat_dims, flat_args):
                 out = _run_elementwise(func, flat_dims, flat_args, spec, size, kwargs)
                 dims, _ = _flat_out_dims(func, out_dims, out)
@@ -271,6 +274,6 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
                 except NotBatchable:
                     pass
             outputs = _run_loop(func, flat_dims, flat_args, spec, range(max(size, 1)),
-                                randomness, kwargs)
+                                randomness, kwargs, token)
         return _gather(func, out_dims, outputs, empty=size == 0)
     return wrapped

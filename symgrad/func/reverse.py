@@ -82,7 +82,8 @@ def wrap_inputs(tree) -> tuple[list, list, Any]:
     for t in leaves:
         if not isinstance(t, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
-        fresh.append(t.view_as(t) if t.requires_grad else _fresh_leaf(t))
+        fresh.append(levels.mark_wrapped(t, t.view_as(t) if t.requires_grad
+                                         else _fresh_leaf(t)))
     return leaves, fresh, spec
 
 

@@ -114,13 +114,6 @@ def test_same_as_torch(name):
     check_same(SCENARIOS[name], rtol=1e-6, atol=1e-9)
 
 
-def test_item_inside_vmap_is_allowed_per_sample():
-    """A documented difference: the loop runs the function per sample, so ``.item()``
-    works (PyTorch refuses it inside vmap)."""
-    out = vmap(lambda r: r * r.sum().item())(symgrad.tensor(XB))
-    np.testing.assert_allclose(out.numpy(), XB * XB.sum(1, keepdims=True))
-
-
 def test_random_error_is_raised_before_any_draw():
     state = symgrad.default_generator.get_state()
     with pytest.raises(RuntimeError, match="randomness error mode"):
