@@ -294,6 +294,8 @@ class Tensor(metaclass=_TensorMeta):
     def detach(self) -> "Tensor":
         t = _make(self._storage(), self._dtype)
         t._vc = self._vc
+        if self._vmap is not None:
+            t._vmap = self._vmap  # still derived from a vmap's sample
         return t
 
     def _storage(self) -> np.ndarray:

@@ -27,6 +27,7 @@ def _vmap(lib, f, *args, **kw):
 
 SCENARIOS = {
     "item": lambda L: _vmap(L, lambda x: x * x.sum().item(), L.ones(3, 2)),
+    "detached_item": lambda L: _vmap(L, lambda x: x * x.detach()[0].item(), L.ones(3, 2)),
     "derived_item": lambda L: _vmap(L, lambda x: (x * 2).item(), L.ones(3)),
     "float": lambda L: _vmap(L, lambda x: x * float(x), L.ones(3)),
     "int": lambda L: _vmap(L, lambda x: x * int(x), L.ones(3)),
