@@ -11,7 +11,9 @@
    independent witness;
 3. a **diagnosis** (:mod:`.diagnosis`) when they differ: a constant factor ("missing
    factor 2"), the wrong sign, a transposed matrix, the derivative with respect to
-   another variable, a missing factor, a missing or extra term, the wrong shape.
+   another variable, a missing chain-rule factor, a missing or extra term, a half-applied
+   product rule, swapped variables, a dropped branch, a region where the claim is wrong,
+   the wrong shape.
 
 The verdict is ``correct`` only when the symbolic difference simplifies to zero *and*
 the numbers agree; ``wrong`` when some point gives different numbers (a counterexample
