@@ -28,7 +28,7 @@ from .core import VMAP, Tensor, _new
 from .dual import DUAL
 from .shapes import Size
 
-__all__ = ["apply"]
+__all__ = ["apply", "saved_values"]
 
 _ndarray = np.ndarray
 # Operands that keep their dtype in a floating op: where's condition, a loss's class indices.
@@ -52,6 +52,25 @@ _DERIVED: dict[str, Callable] = {
     "self_dtype": lambda arrays, attrs: _dt.from_numpy(arrays[0].dtype),
     "sizes": lambda arrays, attrs: tuple(np.shape(a)[attrs[0]] for a in arrays),
 }
+
+def saved_values(op: O.Op, args: Sequence, attrs: tuple, out, arrays=None) -> list:
+    """The values ``op``'s node saves (its plan: operands, attributes, the result, derived
+    sizes), as its rules take them; ``arrays`` are the operands' data if already at hand."""
+    saved = []
+    for kind, where in op.plan:
+        if kind == "input":
+            s = args[where]
+        elif kind == "attr":
+            s = attrs[where]
+        elif kind == "result":
+            s = out
+        else:
+            if arrays is None:
+                arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+            s = (op.derive.get(where) or _DERIVED[where])(arrays, attrs)
+        saved.append(s)
+    return saved
+
 
 # --------------------------------------------------------------------------- apply
 def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
@@ -142,19 +161,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         else:
             inputs.append(a)
             meta.append(_NUMBER_META)
-    saved = []
-    versions = []
-    for kind, where in op.plan:
-        if kind == "input":
-            s = args[where]
-        elif kind == "attr":
-            s = attrs[where]
-        elif kind == "result":
-            s = out
-        else:
-            s = (op.derive.get(where) or _DERIVED[where])(arrays, attrs)
-        saved.append(s)
-        versions.append(s._vc[0] if isinstance(s, Tensor) else None)
+    saved = saved_values(op, args, attrs, out, arrays)
+    versions = [s._vc[0] if isinstance(s, Tensor) else None for s in saved]
     for k, readers in op.optional:
         for i in readers:
             if isinstance(inputs[i], Node):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ir.node import GRAD_MODE
 from ..ops.jvp import jvp_of
-from .apply import _DERIVED, _view_root, apply
+from .apply import _view_root, apply, saved_values
 from .core import Tensor, _make
 from .dual import DUAL, set_tangent, tangent
 from .gradients import grad as _grad
@@ -27,29 +27,10 @@ from .recorded import TENSOR
 __all__ = ["propagate", "in_place", "carry", "transposed", "result_tangent"]
 
 
-def _saved(op, args, attrs, out) -> tuple:
-    """The values ``op``'s node saves (``op.saves``), as its rules take them."""
-    arrays = None
-    saved = []
-    for kind, where in op.plan:
-        if kind == "input":
-            s = args[where]
-        elif kind == "attr":
-            s = attrs[where]
-        elif kind == "result":
-            s = out
-        else:
-            if arrays is None:
-                arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-            s = (op.derive.get(where) or _DERIVED[where])(arrays, attrs)
-        saved.append(s)
-    return tuple(saved)
-
-
 def result_tangent(op, args, attrs, out, tangents):
     """The tangent of ``out = op(*args, *attrs)`` given the operands' ``tangents`` (the
     level being computed must be masked by the caller)."""
-    saved = _saved(op, args, attrs, out)
+    saved = tuple(saved_values(op, args, attrs, out))
     rule = jvp_of(op)
     if rule is None:
         return transposed(op, args, attrs, out, tangents, saved)

@@ -241,14 +241,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if not strict and not create_graph:
         return _forward_jvp(func, inputs, v, create_graph)
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _v_or_single(v, inputs, is_inputs_tuple, "jvp",
-                         "The vector v can only be None if the input to the user-provided "
-                         "function is a single Tensor with a single element.")
-        if v is not None:
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
+        is_inputs_tuple, inputs, v = _jvp_arguments(inputs, v, create_graph, True)
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               "jvp")
@@ -267,18 +260,25 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             _tuple_postprocess(result, is_outputs_tuple))
 
 
+def _jvp_arguments(inputs, v, create_graph: bool, need_graph: bool) -> tuple:
+    """jvp's ``inputs`` and ``v`` checked and prepared as PyTorch does: (whether the inputs
+    were a tuple, the inputs, ``v`` or None)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=need_graph)
+    v = _v_or_single(v, inputs, is_inputs_tuple, "jvp",
+                     "The vector v can only be None if the input to the user-provided "
+                     "function is a single Tensor with a single element.")
+    if v is not None:
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, inputs, is_inputs_tuple)
+    return is_inputs_tuple, inputs, v
+
+
 def _forward_jvp(func, inputs, v, create_graph: bool):
     """jvp by forward mode: one dual pass."""
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=create_graph)
-        v = _v_or_single(v, inputs, is_inputs_tuple, "jvp",
-                         "The vector v can only be None if the input to the user-provided "
-                         "function is a single Tensor with a single element.")
-        if v is not None:
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
+        is_inputs_tuple, inputs, v = _jvp_arguments(inputs, v, create_graph, create_graph)
+        if v is None:
             v = tuple(ones_like(x) for x in inputs)
 
         def run(level):

@@ -39,7 +39,7 @@ from ..symbolic.shapes import placeholder, resolve_shapes
 from ..symbolic.vectors import matrix_value
 from .report import CORRECT, UNDECIDED, WRONG, CheckError, Report, listify
 from .sampling import Claim, close, point_value, random_point
-from .sizes import _patterns, size_classes
+from .sizes import other_shapes
 
 __all__ = ["check_jacobian", "JacobianReport"]
 
@@ -247,18 +247,7 @@ def _every_size(f, k: str, claim: Claim, values: Mapping, labels: Mapping) -> st
 def _other_sizes(f, claims, names, values, labels, rng, rtol, atol) -> dict | None:
     """A point at other sizes (smallest first) where a claim differs from forward mode's
     Jacobian, with its ``sizes``; None if none is found."""
-    classes = size_classes(f, dict(values), labels)
-    if classes is None:
-        return None
-    k = 1 + max((c for cs in classes.values() for c in cs), default=-1)
-    if k == 0:
-        return None
-    base = [0] * k
-    for name, cs in classes.items():
-        for c, n in zip(cs, np.shape(values[name])):
-            base[c] = n
-    for sizes in _patterns(k, tuple(base)):
-        shapes = {n: tuple(sizes[c] for c in cs) for n, cs in classes.items()}
+    for shapes in other_shapes(f, dict(values), labels):
         point = random_point(rng, shapes, 1)
         try:
             program = f.tangent_program(names, **point)

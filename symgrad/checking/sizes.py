@@ -28,6 +28,7 @@ True
 from __future__ import annotations
 
 import itertools
+from typing import Iterator
 
 import numpy as np
 
@@ -36,7 +37,8 @@ from ..symbolic.vectors import NoVectorForm, dimensions, proved_equal
 from .report import listify
 from .sampling import close, fit, random_point
 
-__all__ = ["proved_for_every_size", "counterexample_at_other_sizes", "size_classes"]
+__all__ = ["proved_for_every_size", "counterexample_at_other_sizes", "size_classes",
+           "other_shapes"]
 
 #: The sizes tried, as (size of each class) patterns: equal sizes 1-4, then distinct ones.
 _MAX_TRIES = 8
@@ -73,6 +75,24 @@ def _patterns(k: int, base: tuple) -> list:
     return ordered[:_MAX_TRIES]
 
 
+def other_shapes(f: Expression, point: dict, labels: dict | None = None) -> Iterator[dict]:
+    """The variables' shapes at other sizes, smallest first (each size class of ``f``'s
+    variables, as :func:`size_classes` finds them, through the tried patterns); nothing
+    when the sizes cannot be told apart."""
+    classes = size_classes(f, point, labels)
+    if classes is None:
+        return
+    k = 1 + max((c for cs in classes.values() for c in cs), default=-1)
+    if k == 0:
+        return
+    base = [0] * k
+    for name, cs in classes.items():
+        for c, n in zip(cs, np.shape(point[name])):
+            base[c] = n
+    for sizes in _patterns(k, tuple(base)):
+        yield {n: tuple(sizes[c] for c in cs) for n, cs in classes.items()}
+
+
 def counterexample_at_other_sizes(f: Expression, claims: dict, point: dict, rng,
                                   rtol: float, atol: float, smaller: bool = False,
                                   labels: dict | None = None) -> dict | None:
@@ -80,19 +100,8 @@ def counterexample_at_other_sizes(f: Expression, claims: dict, point: dict, rng,
     (or cannot be evaluated): a counterexample with its ``sizes``; None if none.  With
     ``smaller``, only sizes with fewer elements in all than ``point`` has, and no matrix
     with a side of 1 (where a transposed claim can look right)."""
-    classes = size_classes(f, point, labels)
-    if classes is None:
-        return None
-    k = 1 + max((c for cs in classes.values() for c in cs), default=-1)
-    if k == 0:
-        return None
-    base = [0] * k
-    for name, cs in classes.items():
-        for c, n in zip(cs, np.shape(point[name])):
-            base[c] = n
     total = sum(int(np.size(v)) for v in point.values())
-    for sizes in _patterns(k, tuple(base)):
-        shapes = {n: tuple(sizes[c] for c in cs) for n, cs in classes.items()}
+    for shapes in other_shapes(f, point, labels):
         if smaller and sum(int(np.prod(s)) for s in shapes.values()) >= total:
             continue
         if smaller and any(len(s) == 2 and 1 in s for s in shapes.values()):
