@@ -4,7 +4,9 @@ process -- the simplify worker, ``dot``, the batch workers --, and a little late
 then: exit status 130 or 143, one line on standard error and no traceback, no process of
 its session left running, no temporary file left (beside the outputs or in TMPDIR), and
 an existing output untouched.  Processes are counted from /proc; nothing is timed (the
-waits are guards against a hang)."""
+waits are guards against a hang).  The command is stopped (SIGSTOP) while the test looks
+at its outputs and sends the signal, then continued: whether its work was done when the
+signal came is seen, not guessed from how long it took to end."""
 from __future__ import annotations
 
 import os
@@ -57,14 +59,50 @@ def listing(root: pathlib.Path) -> dict:
             for p in sorted(root.rglob("*"))}
 
 
-def wait_for_child(proc: subprocess.Popen, guard: float = 120) -> bool:
-    """Until the command has a child process (True), or it ended (False)."""
+def wait_until(proc: subprocess.Popen, ready, guard: float = 120) -> bool:
+    """Until ``ready()`` (True), or the command ended (False)."""
     end = time.monotonic() + guard
     while time.monotonic() < end and proc.poll() is None:
-        if len(running(proc.pid)) > 1:
+        if ready():
             return True
         time.sleep(0.02)
     return False
+
+
+def has_loaded(pid: int, library: str) -> bool:
+    """Whether process ``pid`` has mapped a file of ``library`` (its imports have begun:
+    the signal handlers are in place before any of symgrad's dependencies load)."""
+    try:
+        return library in pathlib.Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def ignores(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` ignores ``sig`` (from /proc; True once it has ended).  The
+    command ignores SIGINT and SIGTERM once its work is done and written."""
+    try:
+        status = pathlib.Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    mask = next(line.split()[1] for line in status.splitlines()
+                if line.startswith("SigIgn:"))
+    return bool(int(mask, 16) >> (sig - 1) & 1)
+
+
+def freeze(proc: subprocess.Popen) -> bool:
+    """Stop the command (SIGSTOP) and wait until it is stopped; False if it had ended."""
+    try:
+        os.kill(proc.pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return False
+    def stopped() -> bool:
+        try:
+            stat = pathlib.Path(f"/proc/{proc.pid}/stat").read_text()
+        except OSError:
+            return True
+        return stat[stat.rindex(")") + 2] in "TtZX"
+    return wait_until(proc, stopped)
 
 
 @pytest.mark.parametrize("moment", MOMENTS)
@@ -82,19 +120,18 @@ def test_a_signal_ends_the_whole_tree_cleanly(tmp_path, command, sig, moment):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             start_new_session=True, cwd=tmp_path)
     try:
-        if moment == "early":
-            time.sleep(0.4)  # (loading the libraries)
-            had_child = None
+        if moment == "early":  # (loading the libraries)
+            had_child = wait_until(proc, lambda: has_loaded(proc.pid, "numpy"))
         else:
-            had_child = wait_for_child(proc)
+            had_child = wait_until(proc, lambda: len(running(proc.pid)) > 1)
             if moment == "child+":
                 time.sleep(0.7)
-        alive_then = len(running(proc.pid)) if proc.poll() is None else 0
-        sent = time.monotonic()
-        if proc.poll() is None:
+        done_then = True
+        if freeze(proc):  # (what it had done when the signal came, seen while it stands)
+            done_then = ignores(proc.pid, sig)
             proc.send_signal(sig)
+            os.kill(proc.pid, signal.SIGCONT)
         stdout, stderr = proc.communicate(timeout=120)  # (a guard against a hang)
-        after = time.monotonic() - sent
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -106,12 +143,11 @@ def test_a_signal_ends_the_whole_tree_cleanly(tmp_path, command, sig, moment):
     assert list(tmp.iterdir()) == [], "temporary files left in TMPDIR"
     err = stderr.decode()
     assert "Traceback" not in err, err
-    if moment != "early":
-        assert had_child, "the command never started a child process"
-    if proc.returncode in (0, 1) and (alive_then == 0 or after < 1.0):
-        # it had done its work: it ended at once, or was ending (its outputs written, a
-        # signal then changes nothing); one that went on working would end much later
-        pytest.skip("the command finished before the signal")
+    assert had_child, "the command never started a child process (or loaded numpy)"
+    if done_then and proc.returncode in (0, 1):
+        # it had done its work and said so (it ignored the signal: a signal on the way out
+        # changes nothing); one still at work must stop (asserted below)
+        pytest.skip("the command had done its work before the signal")
     name = "interrupted (SIGINT)" if sig == signal.SIGINT else "terminated (SIGTERM)"
     assert proc.returncode == 128 + sig, (proc.returncode, err)
     assert err.strip().splitlines() == [f"symgrad: {name}"], err
