@@ -35,6 +35,9 @@ class _Dual:
         self.in_place: Callable | None = None  # (tensor, op, others, attrs) -> before
         self.carry: Callable | None = None  # (source, before) -> None
         self.view_tangent: Callable | None = None  # (view, root, level) -> tangent or None
+        # level -> the rules of a level whose tangents are batched (``symgrad.func``'s jacfwd:
+        # every tangent there has a leading dimension, one basis tangent per row)
+        self.batched: dict = {}
 
     def active(self) -> list:
         """The open levels whose tangents are recorded now (not masked), innermost last."""

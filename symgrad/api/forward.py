@@ -93,6 +93,12 @@ def propagate(op, args, attrs, out):
         tangents = tuple(tangent(a, level) if isinstance(a, Tensor) else None for a in args)
         if all(t is None for t in tangents):
             continue
+        batched = DUAL.batched.get(level)
+        if batched is not None:  # (a leading dimension of basis tangents: symgrad.func)
+            t = _masked(level, batched.propagate, op, args, attrs, out, tangents)
+            if t is not None:
+                set_tangent(out, level, t)
+            continue
         t = _masked(level, result_tangent, op, args, attrs, out, tangents)
         if t is not None:
             t = _fit(t, out)
@@ -119,6 +125,9 @@ def in_place(t, op, others, attrs) -> dict:
     if not any(tangent(x, lv) is not None for lv in levels for x in operands
                if isinstance(x, Tensor)):
         return {}
+    for level in levels:
+        if level in DUAL.batched:
+            DUAL.batched[level].refuse(f"the in-place {op.name}")
     try:
         result = apply(op, operands, attrs)
     except NotImplementedError:
@@ -164,10 +173,11 @@ def view_tangent(view, root, level):
     same view of the root's tangent."""
     _, path = _view_root(view)
     t = tangent(root, level)
+    batched = DUAL.batched.get(level)
 
     def walk(t):
         for op, attrs in path:
-            t = apply(op, (t,), attrs)
+            t = apply(op, (t,), attrs) if batched is None else batched.view(op, t, attrs)
         return t
     return _masked(level, walk, t)
 

@@ -149,7 +149,8 @@ def make_dual(tensor: Tensor, tangent_: Tensor, *, level: int | None = None) -> 
     if tangent(tensor, level) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
-    if tuple(tangent_.shape) != tuple(tensor.shape):
+    batched = DUAL.batched.get(level)  # (symgrad.func's jacfwd: a row per basis tangent)
+    if tuple(tangent_.shape) != ((batched.size,) if batched else ()) + tuple(tensor.shape):
         raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
                            f"that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(tensor.shape)} while the given forward gradient is of "

@@ -276,6 +276,10 @@ class Function(metaclass=_FunctionMeta):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx.materialize_grads = True
         ctx._non_differentiable = set()
+        for lv in DUAL.batched:  # (batched tangents: jacfwd runs a pass per column instead)
+            if lv in DUAL.active() and any(isinstance(a, Tensor) and tangent(a, lv) is not None
+                                           for a in args):
+                DUAL.batched[lv].refuse(f"{cls.__name__}'s jvp")
         prev = GRAD_MODE.enabled
         GRAD_MODE.enabled = False
         # Forward mode: inputs with tangents -> forward runs without computing tangents,

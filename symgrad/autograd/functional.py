@@ -294,10 +294,36 @@ def _forward_jvp(func, inputs, v, create_graph: bool):
             _tuple_postprocess(result, is_outputs_tuple))
 
 
+#: One forward-mode pass for every column (batched tangents), installed by ``symgrad.func``
+#: (a layer above this one): ``ONE_PASS[0](func, inputs)`` gives ``(outputs, tangents)``,
+#: each tangent ``(columns, *output.shape)``, or None where a pass per column is needed.
+ONE_PASS: list = []
+
+
 def _forward_jacobian(func, inputs):
-    """jacobian(strategy="forward-mode"): one dual pass per input element, the columns."""
+    """jacobian(strategy="forward-mode"): the columns, all in one dual pass with batched
+    tangents where :data:`ONE_PASS` can, else one dual pass per input element."""
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     inputs = _grad_preprocess(inputs, create_graph=False, need_graph=False)
+    flags: list = []
+
+    def checked(*args):
+        is_tuple, outs = _as_tuple(func(*args), "outputs of the user-provided function",
+                                   "jacobian")
+        flags.append(is_tuple)
+        return outs
+    got = ONE_PASS[0](checked, inputs) if ONE_PASS and inputs else None
+    if got is not None:
+        outputs, tangents = got
+        result = []
+        for out, t in zip(outputs, tangents):
+            blocks, start = [], 0
+            for inp in inputs:
+                rows = t.detach()[start:start + inp.nelement()]
+                start += inp.nelement()
+                blocks.append(rows.movedim(0, -1).reshape(tuple(out.shape) + tuple(inp.shape)))
+            result.append(tuple(blocks))
+        return _jacobian_result(tuple(result), flags[-1], is_inputs_tuple)
     columns = None  # [output][input] -> list of column tensors
     is_outputs_tuple = False
     for k, x in enumerate(inputs):
@@ -324,6 +350,10 @@ def _forward_jacobian(func, inputs):
         stack(cols, -1).view(tuple(out.shape) + tuple(inp.shape)) if cols
         else zeros(tuple(out.shape) + tuple(inp.shape), dtype=out.dtype)
         for cols, inp in zip(per_out, inputs)) for per_out, out in zip(columns, outputs))
+    return _jacobian_result(result, is_outputs_tuple, is_inputs_tuple)
+
+
+def _jacobian_result(result: tuple, is_outputs_tuple: bool, is_inputs_tuple: bool):
     if is_inputs_tuple:  # (PyTorch's vmapped path gives lists over the inputs)
         return [list(r) for r in result] if is_outputs_tuple else list(result[0])
     return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
@@ -335,8 +365,8 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     per (output, input) pair, nested as the outputs and inputs are.
 
     ``strategy="forward-mode"`` (with ``vectorize=True``, as PyTorch requires) computes
-    it column by column in forward mode; ``vectorize`` alone changes nothing here (row by
-    row in reverse mode).
+    it in forward mode, every column in one pass (batched tangents, ``symgrad.func``);
+    ``vectorize`` alone changes nothing here (row by row in reverse mode).
 
     Examples
     --------

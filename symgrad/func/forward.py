@@ -3,8 +3,11 @@
 
 Each pass opens a forward-mode level of its own (nested inside any open one, so
 ``jacfwd(jacfwd(f))`` and ``jvp(grad(f))`` work), makes the inputs dual tensors, runs the
-function and reads the outputs' tangents.  ``jacfwd`` runs one pass per input element (a
-column of the Jacobian each); ``hessian`` is ``jacfwd(jacrev(f))`` as in PyTorch.
+function and reads the outputs' tangents.  ``jacfwd`` runs one pass for every column of
+the Jacobian: each input's basis tangents are the rows of a batch (:mod:`.tangents`), and
+only where that batch cannot follow (an in-place op on a dual, a custom ``Function``'s
+``jvp``, ``randomness='different'``) one pass per input element; ``hessian`` is
+``jacfwd(jacrev(f))`` as in PyTorch.
 
 Examples
 --------
@@ -26,10 +29,15 @@ from ..api import creation
 from ..api.creation import zeros, zeros_like
 from ..api.functional import stack
 from ..api.tensor import Tensor
+from .. import ops as O
+from ..api.dual import DUAL, set_tangent
 from ..autograd import forward_ad as fwAD
+from ..autograd import functional
 from . import levels
+from .batched import NotBatchable
 from .pytree import tree_flatten, tree_unflatten
 from .reverse import _chosen, _replace, _split_aux, argnums_of, finish, jacrev, keeps_graph
+from .tangents import Tangents
 
 __all__ = ["jvp", "jacfwd", "linearize", "hessian"]
 
@@ -143,7 +151,8 @@ def linearize(func: Callable, *primals):
 def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable:
     """The Jacobian of ``func`` with respect to its ``argnums`` inputs by forward mode:
-    one pass per input element, ``out.shape + input.shape`` each.
+    one pass carrying every column's tangent (see the module docstring),
+    ``out.shape + input.shape`` each.
 
     Examples
     --------
@@ -182,24 +191,106 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
                 return _run(lambda *a: func(*a, **kwargs), args, flat_p, tangents, spec,
                             rebuild, has_aux, "jvp(f, primals, tangents)")
 
-        passes = [run((k, at)) for k, n in enumerate(sizes) for at in range(n)]
-        first = passes[0] if passes else run(None)
-        out_p, _, out_spec, aux = first
-        jac = []
-        for o, out in enumerate(out_p):
-            blocks, start = [], 0
-            for k, p in enumerate(flat_p):
-                cols = [passes[start + j][1][o] for j in range(sizes[k])]
-                start += sizes[k]
-                if cols:
-                    block = stack(cols, dim=-1).reshape(*out.shape, *p.shape)
-                else:
-                    block = zeros(*out.shape, *p.shape, dtype=out.dtype)
-                blocks.append(block)
-            jac.append(tree_unflatten(blocks, spec))
+        def columns():
+            """The Jacobian per output and input: one pass per column."""
+            passes = [run((k, at)) for k, n in enumerate(sizes) for at in range(n)]
+            out_p, _, out_spec, aux = passes[0] if passes else run(None)
+            jac = []
+            for o, out in enumerate(out_p):
+                blocks, start = [], 0
+                for k, p in enumerate(flat_p):
+                    cols = [passes[start + j][1][o] for j in range(sizes[k])]
+                    start += sizes[k]
+                    if cols:
+                        block = stack(cols, dim=-1).reshape(*out.shape, *p.shape)
+                    else:
+                        block = zeros(*out.shape, *p.shape, dtype=out.dtype)
+                    blocks.append(block)
+                jac.append(tree_unflatten(blocks, spec))
+            return jac, out_spec, aux
+
+        def batched():
+            """The same in one pass: every basis tangent a row of a batch."""
+            if state is not None:
+                creation.default_generator.set_state(state)
+            with levels.vmapping(randomness):
+                out_p, out_t, out_spec, aux = _run_batched(
+                    lambda *a: func(*a, **kwargs), flat_p, spec, rebuild, has_aux)
+            jac = []
+            for out, t in zip(out_p, out_t):
+                blocks, start = [], 0
+                for k, p in enumerate(flat_p):
+                    rows = t[start:start + sizes[k]]
+                    start += sizes[k]
+                    blocks.append(rows.movedim(0, -1).reshape(*out.shape, *p.shape))
+                jac.append(tree_unflatten(blocks, spec))
+            return jac, out_spec, aux
+
+        try:
+            if randomness == "different" or not all(p.dtype.is_floating_point
+                                                    for p in flat_p) or not sum(sizes):
+                raise NotBatchable("one pass per column")
+            jac, out_spec, aux = batched()
+        except NotBatchable:
+            jac, out_spec, aux = columns()
         jac = finish(tree_unflatten(jac, out_spec), keep)
         return (jac, finish(aux, keep)) if has_aux else jac
     return wrapper
+
+
+def _run_batched(func, flat_p: list, spec, rebuild, has_aux: bool):
+    """One forward-mode pass with batched tangents: every input's basis tangents (the
+    identity's columns, a row each) at once.  ``(primal outputs, tangent outputs of shape
+    (columns, *output.shape), spec, aux)``; raises :class:`NotBatchable` where one pass
+    per column is needed."""
+    total = sum(p.numel() for p in flat_p)
+    eye = creation.eye(total, dtype=flat_p[0].dtype)
+    with _level() as level:
+        DUAL.batched[level] = Tangents(total)
+        try:
+            duals, start = [], 0
+            for p in flat_p:
+                n = p.numel()
+                basis = eye[:, start:start + n].to(p.dtype).reshape(total, *p.shape)
+                start += n
+                dual = fwAD._masked_view(p, O.VIEW, (tuple(p.shape),), level)
+                set_tangent(dual, level, basis)
+                duals.append(levels.mark_wrapped(p, dual))
+            output = func(*rebuild(tree_unflatten(duals, spec)))
+            output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")
+            leaves, out_spec = tree_flatten(output)
+            primals, tangents = [], []
+            for leaf in leaves:
+                if not isinstance(leaf, Tensor):
+                    raise RuntimeError("jvp(f, primals, tangents): expected f(*primals) to "
+                                       f"return only tensors, got unsupported type "
+                                       f"{type(leaf)}")
+                p, t = fwAD.unpack_dual(leaf, level=level)
+                primals.append(p)
+                tangents.append(zeros(total, *p.shape, dtype=p.dtype) if t is None else t)
+            if aux is not None:
+                flat_aux, aux_spec = tree_flatten(aux)
+                aux = tree_unflatten([fwAD.unpack_dual(a, level=level).primal
+                                      for a in flat_aux], aux_spec)
+        finally:
+            del DUAL.batched[level]
+    return primals, tangents, out_spec, aux
+
+
+def _one_pass(func, inputs: tuple):
+    """``autograd.functional.jacobian(strategy="forward-mode")``'s columns in one pass:
+    ``(outputs, tangents)``, or None where one pass per column is needed."""
+    if not all(p.dtype.is_floating_point for p in inputs):
+        return None
+    try:
+        outputs, tangents, _, _ = _run_batched(
+            func, list(inputs), tree_flatten(tuple(inputs))[1], lambda a: a, False)
+    except NotBatchable:
+        return None
+    return outputs, tangents
+
+
+functional.ONE_PASS.append(_one_pass)
 
 
 def hessian(func: Callable, argnums=0) -> Callable:
