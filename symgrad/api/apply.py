@@ -120,6 +120,9 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         data = op.forward(*arrays, *attrs)
     except ValueError as e:
         raise _shape_error(op, arrays, attrs, e) from None
+    several = None
+    if data.__class__ is tuple:  # every output computed (None: not asked for): one node
+        several, data = data, next(d for d in data if d is not None)
     # 0-d results may stay numpy scalars; anything else must be an array.
     npdt = dt.np
     if data.dtype is not npdt and data.dtype != npdt:
@@ -141,6 +144,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     if VMAP.running:
         VMAP.propagate(args, out)  # marks of vmap's samples
     if not record or op.grads is None or not GRAD_MODE.enabled or not dt.is_floating_point:
+        if several is not None:
+            return _outputs(out, several, data, op, args, attrs)
         return out if not DUAL.levels else DUAL.propagate(op, args, attrs, out)  # tangents
     inputs = []
     meta = []
@@ -178,9 +183,35 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     if nrs is not None:
         out.grad_fn._input_nrs = tuple(nrs)
         out.grad_fn._plain = False
+    if several is not None:
+        return _outputs(out, several, data, op, args, attrs)
     if op.outputs:  # the output computed is the last of the node's (op.outputs)
         out._output_nr, out._multi_output = len(op.outputs) - 1, True
     return out if not DUAL.levels else DUAL.propagate(op, args, attrs, out)  # tangents
+
+
+def _outputs(out: Tensor, several: tuple, data, op, args, attrs) -> tuple:
+    """The tensors of an op whose forward computed several outputs (``out`` holds
+    ``data``), each its output number of one node; None where not computed.  Forward
+    mode gives output ``k`` the tangent of the op with the output mask (its last
+    attribute) asking for ``k`` alone."""
+    result = []
+    for k, d in enumerate(several):
+        if d is None:
+            result.append(None)
+            continue
+        t = out if d is data else _new(Tensor)
+        if t is not out:
+            t._data, t._dtype, t._requires_grad, t._vc = _conform_data(d, out._dtype), \
+                out._dtype, False, [0]
+        t.grad_fn = out.grad_fn
+        if t.grad_fn is not None:
+            t._output_nr, t._multi_output = k, True
+        if DUAL.levels:
+            DUAL.propagate(op, args, attrs[:-1] + (tuple(i == k for i in range(len(several))),),
+                           t)
+        result.append(t)
+    return tuple(result)
 
 
 def _pack(node: Node, saved: list, versions: list) -> None:

@@ -15,6 +15,7 @@ from ..ir.backends import NUMPY
 from ..ir.injected import INJECTED, inject
 from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, Packed, _version_error
 from ..ops.record import pack_order
+from ..ops.tables import EVERY_OUTPUT
 from .hooks import call_post_hooks, call_pre_hooks, tensor_hooks, wrap
 
 __all__ = ["FREED_MESSAGE", "input_grads", "node_grads", "release", "call_node",
@@ -34,7 +35,7 @@ def input_grads(node: Node, g, m, needed) -> list:
     custom = node._custom_backward
     if custom is not None:
         return custom(g, m, needed)
-    if node._n_outputs != 1 and isinstance(g, list):
+    if node._n_outputs != 1 and isinstance(g, list) and node.op not in EVERY_OUTPUT:
         # An op with several outputs, run by the engine (one gradient per output): the
         # rules differentiate the last (the others have no gradient: a gradient reaching
         # only them reaches no input).  Callers outside the engine pass that one.

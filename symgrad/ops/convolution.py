@@ -23,9 +23,11 @@ import itertools
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .joint import gradient
 from .record import Op
+from .tables import EVERY_OUTPUT
 
-__all__ = ["CONVOLUTION", "CONVOLUTION_BACKWARD_INPUT", "CONVOLUTION_BACKWARD_WEIGHT",
+__all__ = ["CONVOLUTION", "CONVOLUTION_BACKWARD", "CONVOLUTION_BACKWARD_INPUT", "CONVOLUTION_BACKWARD_WEIGHT",
            "CONVOLUTION_BACKWARD_BIAS", "conv_output_size", "window_view"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
@@ -208,14 +210,21 @@ _SAVES = ("dilation", "groups", "input", "output_padding", "padding", "stride", 
 
 
 def _conv_grad(which):
+    """The rule of input ``which``: output ``which`` of ``convolution_backward`` (one node
+    for the three under ``create_graph``, see symgrad.ops.joint)."""
     def rule(m, grad, bias_sym_sizes_opt, dilation, groups, input, output_padding, padding,
              stride, transposed, weight):
-        op = (CONVOLUTION_BACKWARD_INPUT, CONVOLUTION_BACKWARD_WEIGHT,
-              CONVOLUTION_BACKWARD_BIAS)[which]
-        return m.call(op, grad, input, weight, stride, padding, dilation, transposed,
-                      output_padding, groups)
+        mask = (_wanted(input), _wanted(weight), tuple(bias_sym_sizes_opt) != (0,))
+        return gradient(m, CONVOLUTION_BACKWARD, which, (grad, input, weight),
+                        (stride, padding, dilation, transposed, output_padding, groups), mask)
     rule.__name__ = ("grad_input", "grad_weight", "grad_bias")[which]
     return rule
+
+
+def _wanted(saved) -> bool:
+    """Whether a saved operand can want a gradient (a recorded tensor that requires none
+    cannot)."""
+    return bool(getattr(saved, "requires_grad", True))
 
 
 def _double_grad_output(m, grad, dilation, grad_output, groups, input, output_padding,
@@ -286,6 +295,45 @@ CONVOLUTION_BACKWARD_BIAS = Op(
     doc="the convolution's gradient in its bias: grad_output summed but for the channels")
 
 
+_PARTS = (CONVOLUTION_BACKWARD_INPUT, CONVOLUTION_BACKWARD_WEIGHT, CONVOLUTION_BACKWARD_BIAS)
+
+
+def _convolution_backward(g, x, w, stride, padding, dilation, transposed, output_padding,
+                          groups, output_mask):
+    """The gradients in input, weight and bias that ``output_mask`` asks for (else None)."""
+    return tuple(part.forward(g, x, w, stride, padding, dilation, transposed, output_padding,
+                              groups) if wanted else None
+                 for part, wanted in zip(_PARTS, output_mask))
+
+
+def _joint_grad(j):
+    """The rule of input ``j`` of ``convolution_backward``: the sum over its outputs of
+    the rule of that output's op (the gradients of outputs not computed are None)."""
+    def rule(m, grads, dilation, grad_output, groups, input, output_padding, padding,
+             stride, transposed, weight):
+        total = None
+        for part, gk in zip(_PARTS, grads):
+            r = part.grads[j]
+            if gk is not None and r is not None:
+                term = r(m, gk, dilation, grad_output, groups, input, output_padding, padding,
+                         stride, transposed, weight)
+                total = term if total is None else total + term
+        return total
+    rule.__name__ = _BACKWARD["inputs"][j]
+    return rule
+
+
+CONVOLUTION_BACKWARD = Op(
+    "convolution_backward", **dict(_BACKWARD, attrs=_ATTRS + ("output_mask",)),
+    outputs=("grad_input", "grad_weight", "grad_bias"), forward=_convolution_backward,
+    grads=tuple(_joint_grad(j) for j in range(3)),
+    local=("{weight} ⋆ (·) + (·) ⋆ {input} + (·)", "(·) ⋆ {grad_output}",
+           "{grad_output}ᵀ ⋆ (·)"), symbol="conv backward",
+    doc="the convolution's gradients in input, weight and bias (those output_mask asks "
+        "for): one node with three outputs")
+EVERY_OUTPUT.register(True, CONVOLUTION_BACKWARD)
+
+
 # -- forward mode: the JVPs (symgrad.ops.jvp) ---------------------------------------------------
 from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
@@ -307,6 +355,15 @@ def _conv_jvp(m, tangents, args, attrs, result, saved):
 
 
 _JVP.register(_conv_jvp, CONVOLUTION)
+
+
+def _convolution_backward_jvp(m, tangents, args, attrs, result, saved):
+    """The tangent of the one output the mask asks for: that output's op's."""
+    k = attrs[-1].index(True)
+    return _fwd.jvp_of(_PARTS[k])(m, tangents, args, attrs[:-1], result, saved)
+
+
+_JVP.register(_convolution_backward_jvp, CONVOLUTION_BACKWARD)
 # the adjoints: bilinear in (grad_output, weight) and in (grad_output, input); linear in
 # grad_output (the input or weight they read only for its shape has no rule: kept)
 _JVP.register(_fwd.MULTILINEAR, CONVOLUTION_BACKWARD_INPUT, CONVOLUTION_BACKWARD_WEIGHT)

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 __all__ = ["Table", "TABLES", "FORMULA", "MEASURE_ZERO", "CONJUNCTION", "NO_VECTOR_FORM",
            "STEP", "INDEXING", "CHOOSES", "DECOMPOSED", "INVERSE_OF", "COMPOSES", "LINEAR",
            "HOMOGENEOUS", "ELEMENTWISE", "POINTWISE", "SQUARE", "SYNONYM", "TRANSPOSE_INVARIANT", "ROLES",
-           "NOT_FINITE", "WORK", "RATIONAL", "JVP", "ShapeMismatch"]
+           "NOT_FINITE", "WORK", "RATIONAL", "JVP", "EVERY_OUTPUT", "ShapeMismatch"]
 
 #: Every side table, so that an op can be taken out of all of them.
 TABLES: list = []
@@ -89,6 +89,14 @@ INDEXING = "indexing and scattering have no vector form"
 #: Ops a gradient formula of PyTorch's records as their decomposition (``ger`` is
 #: ``self.reshape(n, 1) * vec``): op -> ``f(a, b, ...)`` on tensors.
 DECOMPOSED = Table("decomposed")
+
+
+# -- the engine's (symgrad.engine.rules) ------------------------------------------------------
+#: Ops with several outputs (``op.outputs``) whose forward computes each of them (a tuple,
+#: None for one not asked for) and whose rules take one gradient per output (a list, None
+#: where undefined): PyTorch's multi-output backward nodes (ConvolutionBackwardBackward0).
+#: Their last attribute is the output mask (which outputs to compute).
+EVERY_OUTPUT = Table("every output")
 
 
 # -- the text backend's (symgrad.ops.formula): how an op a rule calls reads ----------------

@@ -42,7 +42,10 @@ def _conv(x, w, stride=(1, 1), padding=(0, 0), dilation=None, groups=1, output_p
     return [(ops.CONVOLUTION, shapes, attrs)] + [
         (op, (g, x, w), attrs) for op in (ops.CONVOLUTION_BACKWARD_INPUT,
                                           ops.CONVOLUTION_BACKWARD_WEIGHT,
-                                          ops.CONVOLUTION_BACKWARD_BIAS)]
+                                          ops.CONVOLUTION_BACKWARD_BIAS)] + [
+        # the three in one node (output_mask: all of them, and input and bias only)
+        (ops.CONVOLUTION_BACKWARD, (g, x, w), attrs + (mask,))
+        for mask in ((True, True, True), (True, False, True))][:1 if transposed else 2]
 
 
 def _max_pool(x, *attrs):
@@ -92,6 +95,8 @@ EXAMPLES = (
 )
 
 
+# (the several-output ops: their outputs' ops are checked against SymPy one by one)
+NO_SYMPY = {ops.CONVOLUTION_BACKWARD}
 SYMPY_FIRST_ORDER = {ops.MAX_POOL2D_WITH_INDICES, ops.NATIVE_BATCH_NORM, ops.NATIVE_GROUP_NORM}
 
 
@@ -106,6 +111,8 @@ def _cases() -> list:
     for c in cases:
         c.sympy_second_order = None  # no SymPy check
     for c in smallest.values():
+        if c.op in NO_SYMPY:
+            continue
         # (SymPy's second derivatives of Max and of a square root of a sum take a minute:
         # finite differences check those ops to second order on every example)
         c.sympy_second_order = c.op not in SYMPY_FIRST_ORDER
@@ -137,7 +144,8 @@ def test_vjp_finite_differences(case):
         for i, t in zip(diff_ix, ts):
             args[i] = t
         args = [symgrad.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
-        return (test_op_table._call(case, args),)
+        out = test_op_table._call(case, args)
+        return tuple(o for o in out if o is not None) if isinstance(out, tuple) else (out,)
     test_op_table.check_grads(f, [values[i] for i in diff_ix], order=2, rng=rng)
 
 
@@ -168,7 +176,10 @@ def test_jvp_finite_differences(case):
             if tangents is not None and tangents[i] is not None:
                 t = fw.make_dual(t, symgrad.tensor(tangents[i], dtype=symgrad.float64))
             args.append(t)
-        return test_op_table._call(case, args), args
+        out = test_op_table._call(case, args)
+        if isinstance(out, tuple):  # several outputs: checked as one vector
+            out = symgrad.cat([o.reshape(-1) for o in out if o is not None])
+        return out, args
 
     with fw.dual_level():
         out, _ = call(values, vs)
