@@ -24,7 +24,7 @@ from .dotwriter import DotWriter
 from .inputs import adopt_torch_ops
 from .labels import label_of, local_derivative, op_symbol, operand_text
 from .model import Edge, GraphModel, Item
-from .rows import leaf_grad, order_labels, tensor_rows
+from .rows import leaf_grad, order_labels, output_key, tensor_rows
 from .themes import theme_named
 from .values import as_array, dtype_text, format_value
 
@@ -178,11 +178,7 @@ def forward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: 
         dot = DotWriter(theme_named(theme), direction, title, fontsize)
         keys = emit_forward(model, dot, show_values=show_values, show_grads=show_grads,
                             higher=len(model.roots) > 1)
-        anchor = None
-        for item in model.root_items:
-            if item is not None:
-                anchor = keys[item.key]
         if legend:
-            dot.legend(anchor, order_labels(model, order_names))
+            dot.legend(output_key(model, keys), order_labels(model, order_names))
         return dot.source("forward")
     return laid_out(build, rankdir)

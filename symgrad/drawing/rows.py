@@ -15,7 +15,7 @@ import numpy as np
 from .model import GraphModel
 from .values import format_value, shape_text
 
-__all__ = ["tensor_rows", "leaf_grad", "order_labels"]
+__all__ = ["tensor_rows", "leaf_grad", "order_labels", "output_key"]
 
 
 def tensor_rows(t: Any, name: str | None, value: Any, *, show_values: bool,
@@ -43,6 +43,12 @@ def leaf_grad(t: Any) -> Any:
     if getattr(t, "grad_fn", None) is not None and not getattr(t, "retains_grad", False):
         return None
     return getattr(t, "grad", None)
+
+
+def output_key(model: GraphModel, keys: dict) -> str | None:
+    """The DOT key of the last root drawn (the legend goes beside it), or None."""
+    items = [item for item in model.root_items if item is not None]
+    return keys[items[-1].key] if items else None
 
 
 def order_labels(model: GraphModel, names: list[str] | None) -> list[str]:

@@ -47,7 +47,7 @@ from .labels import atomic, label_of, local_derivative, op_symbol
 from .model import GraphModel
 from .passes import local_numbers, tangent_values
 from .player import player_html
-from .rows import order_labels
+from .rows import order_labels, output_key
 from .steps import StepFrames, frame_files
 from .themes import theme_named
 from .values import format_value
@@ -106,12 +106,8 @@ def tangent_graph(model: GraphModel, tangents: Mapping, *, theme: str = "light",
         if state is not None:
             dot.highlight_used = True  # (the same legend in every frame)
             dot.highlight_text = "operation computing now (grey: not computed yet)"
-        anchor = None
-        for item in model.root_items:
-            if item is not None:
-                anchor = keys[item.key]
         if legend:
-            dot.legend(anchor, order_labels(model, None))
+            dot.legend(output_key(model, keys), order_labels(model, None))
         return dot.source("forward_mode")
     return laid_out(build, rankdir)
 

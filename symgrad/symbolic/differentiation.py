@@ -232,11 +232,7 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
     """
     f = expr if isinstance(expr, Expression) else parse(expr)
     at = dict(at or {})
-    names = list(dict.fromkeys(wrt or ())) or list(f.variables)
-    for n in names:
-        if n not in f.variables:
-            raise DerivativeError(f"wrt {n}: not a variable of the expression (variables: "
-                                  f"{', '.join(f.variables) or 'none'})", "wrt")
+    names = chosen_variables(f, wrt)
     sized, labels = resolve_shapes(shapes)
     check_expression(f, sized, at, names, hessian=order == 2)  # (before any work)
     shapes = f.shape_values({**{k: placeholder(s) for k, s in sized.items() if k not in at},
@@ -271,6 +267,17 @@ def derivatives(expr: str | Expression, wrt: Sequence[str] | None = None,
     if order > 2 and names:
         d.higher = {n: _higher(f, n, at, shapes, order, simplify, timeout) for n in names}
     return d
+
+
+def chosen_variables(f: Expression, wrt: Sequence[str] | None) -> list:
+    """The variables to differentiate by: ``wrt`` (each once, in order), or all of
+    ``f``'s; :class:`DerivativeError` for a name that is not a variable of ``f``."""
+    names = list(dict.fromkeys(wrt or ())) or list(f.variables)
+    for n in names:
+        if n not in f.variables:
+            raise DerivativeError(f"wrt {n}: not a variable of the expression (variables: "
+                                  f"{', '.join(f.variables) or 'none'})", "wrt")
+    return names
 
 
 def _agree(numeric, symbolic) -> bool:

@@ -34,6 +34,7 @@ from ..autograd.functional import jacobian as reverse_jacobian
 from ..ops import tables as T
 from . import matrix as M
 from .budget import check_expression
+from .differentiation import chosen_variables
 from .expression import Expression, parse
 from .hessians import _V, _coefficient, _directional
 from .matrix import NoVectorForm
@@ -170,11 +171,7 @@ def forward_derivatives(expr: str | Expression, wrt: Sequence[str] | None = None
     """
     f = expr if isinstance(expr, Expression) else parse(expr)
     at = dict(at or {})
-    names = list(dict.fromkeys(wrt or ())) or list(f.variables)
-    for n in names:
-        if n not in f.variables:
-            raise ValueError(f"wrt {n}: not a variable of the expression (variables: "
-                             f"{', '.join(f.variables) or 'none'})")
+    names = chosen_variables(f, wrt)
     if not f.variables:
         raise ValueError("the expression has no variables: its tangent is 0")
     sized, labels = resolve_shapes(shapes)
