@@ -8,7 +8,10 @@ unwinds through every ``finally`` (temporary files and directories removed, the 
 of :mod:`symgrad._util` killed with their process groups, a ``dot`` subprocess killed by
 :func:`subprocess.run`); :func:`finish` then kills any tracked child still running, says
 what happened in one line and ends the process.  A second signal during that cleanup is
-ignored.
+ignored.  Where Python cannot raise the exception (the signal came while a weakref
+callback, a ``__del__`` or the garbage collector ran: Python prints "Exception ignored"
+and goes on), :func:`install`'s hook on unraisable exceptions delivers the signal again, so
+that it is raised in the code that runs next.
 
 Examples
 --------
@@ -45,10 +48,29 @@ def _raise(signum: int, frame) -> None:
     raise Interrupted(signum)
 
 
+_hooks = [sys.unraisablehook]  # (the hook before ours: other unraisables go to it)
+
+
+def _unraisable(info) -> None:
+    if isinstance(info.exc_value, Interrupted) and hasattr(signal, "setitimer"):
+        # lost: delivered again by a timer a millisecond later, in the code that runs
+        # next (a signal raised at once would be handled here, in the hook, and lost again)
+        signum = info.exc_value.signum
+        install()
+        signal.signal(signal.SIGALRM, lambda _s, frame: _raise(signum, frame))
+        signal.setitimer(signal.ITIMER_REAL, 0.001)
+    else:
+        _hooks[0](info)
+
+
 def install() -> None:
-    """SIGINT and SIGTERM raise :class:`Interrupted` (call from the main thread)."""
+    """SIGINT and SIGTERM raise :class:`Interrupted` (call from the main thread), also
+    when the first place they come to cannot raise it."""
     for s in _NAMES:
         signal.signal(s, _raise)
+    if sys.unraisablehook is not _unraisable:
+        _hooks[0] = sys.unraisablehook
+        sys.unraisablehook = _unraisable
 
 
 def finish(stop: Interrupted) -> None:

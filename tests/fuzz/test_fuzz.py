@@ -161,6 +161,33 @@ def test_a_signal_that_python_wraps_is_still_a_signal(tmp_path):
     assert r.stderr == "symgrad: terminated (SIGTERM)\n"
 
 
+@pytest.mark.parametrize("where", ["__del__", "weakref callback"])
+def test_a_signal_python_cannot_raise_is_delivered_again(tmp_path, where):
+    """SIGINT while importlib ran a weakref callback was printed as "Exception ignored" and
+    lost: the command went on (found by the signal tests under load).  Now it ends the
+    command as any other: exit 130, one line, nothing after it runs."""
+    code = (
+        "import gc, os, signal, weakref, symgrad_cli.main as m\n"
+        "class Thing:\n"
+        "    pass\n"
+        "def hit(*_):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    for _ in range(1000): pass  # (the handler runs here)\n"
+        f"if {where == '__del__'}: Thing.__del__ = hit\n"
+        "def run(args, prog_name):\n"
+        "    t = Thing()\n"
+        "    keep = weakref.ref(t, hit)\n"
+        "    del t\n"
+        "    gc.collect()\n"
+        "    print('went on')\n"
+        "    return 0\n"
+        "m._run = run\n"
+        "m.main([])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (130, "", "symgrad: interrupted (SIGINT)\n")
+
+
 def test_an_output_name_with_nul_is_one_line(tmp_path):
     """(found by the fuzzer's names: ValueError "embedded null byte" from os)"""
     os.chdir(tmp_path)
