@@ -21,9 +21,12 @@ import numpy as np
 
 from .functions import RSQRT
 from .kernels import _sym_map, total
-from .record import Op
+from .joint import gradient
+from .record import Op, not_implemented
+from .tables import EVERY_OUTPUT
 
-__all__ = ["NATIVE_BATCH_NORM", "NATIVE_GROUP_NORM", "batch_statistics"]
+__all__ = ["NATIVE_BATCH_NORM", "NATIVE_BATCH_NORM_BACKWARD", "NATIVE_GROUP_NORM",
+           "batch_statistics"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
 # ``local=`` below overrides it where the printed rule reads worse than the label:
@@ -129,18 +132,6 @@ def _every_save(rule):
     return every
 
 
-def _bn_grad_input(m, grad, eps, input, result1, result2, running_mean, running_var,
-                   training, weight):
-    g = _weighted(m, grad, weight)
-    nd = len(m.shape(input))
-    if not training:
-        rstd = m.call(RSQRT, m.add_scalar(running_var, eps))
-        return g * m.reshape(rstd, (m.shape(rstd)[0],) + (1,) * (nd - 2))
-    axes = _bn_axes(nd)
-    xhat, rstd, n = _normalized(m, input, axes, eps)
-    return _dx(m, g, xhat, rstd, axes, n)
-
-
 def _bn_xhat(m, input, running_mean, running_var, training, eps):
     nd = len(m.shape(input))
     if training:
@@ -150,15 +141,23 @@ def _bn_xhat(m, input, running_mean, running_var, training, eps):
     return (input - m.reshape(running_mean, column)) * m.reshape(rstd, column)
 
 
-def _bn_grad_weight(m, grad, eps, input, result1, result2, running_mean, running_var,
-                    training, weight):
-    xhat = _bn_xhat(m, input, running_mean, running_var, training, eps)
-    return total(m, grad * xhat, _bn_axes(len(m.shape(input))), False)
+def _bn_grad(which):
+    """The rule of input ``which``: output ``which`` of ``native_batch_norm_backward``
+    (one node for the three under ``create_graph``, see symgrad.ops.joint)."""
+    def rule(m, grad, eps, input, result1, result2, running_mean, running_var, training,
+             weight):
+        mask = (_wanted(input), weight is not None and _wanted(weight), True)
+        return gradient(m, NATIVE_BATCH_NORM_BACKWARD, which,
+                        (grad, input, weight, result1, result2),
+                        (running_mean, running_var, training, eps), mask)
+    rule.__name__ = ("grad_input", "grad_weight", "grad_bias")[which]
+    return rule
 
 
-def _bn_grad_bias(m, grad, eps, input, result1, result2, running_mean, running_var,
-                  training, weight):
-    return total(m, grad, _bn_axes(len(m.shape(input))), False)
+def _wanted(saved) -> bool:
+    """Whether a saved operand can want a gradient (a recorded tensor that requires none
+    cannot)."""
+    return bool(getattr(saved, "requires_grad", True))
 
 
 NATIVE_BATCH_NORM = Op(
@@ -167,10 +166,126 @@ NATIVE_BATCH_NORM = Op(
     forward=_batch_norm,
     saves=_BN_SAVES,
     derive={"result1": _bn_saved(0), "result2": _bn_saved(1)},
-    grads=tuple(_every_save(f) for f in (_bn_grad_input, _bn_grad_weight,
-                                                    _bn_grad_bias)),
+    grads=tuple(_every_save(_bn_grad(k)) for k in range(3)),
     local=("rstd(g - mean g - x̂ mean(g x̂))", "x̂", "1"), symbol="batch_norm",
     doc="each channel normalised over the batch (or by the running statistics)")
+
+
+# -- its gradients: native_batch_norm_backward (NativeBatchNormBackwardBackward0) --------------
+def _bn_backward(grad_out, input, weight, save_mean, save_invstd, running_mean, running_var,
+                 train, eps, output_mask):
+    """``(dx, dweight, dbias)`` as ``output_mask`` asks (else None), with the batch's
+    statistics (training: recomputed, which the forward saved as save_mean and
+    save_invstd, so that the op is a function of its input) or the running ones."""
+    g, x = np.asarray(grad_out), np.asarray(input)
+    nd, axes = x.ndim, _bn_axes(x.ndim)
+    mean, rstd = _bn_stats(x, running_mean, running_var, train, eps)
+    rstd = _channel(rstd, nd)
+    xhat = (x - _channel(mean, nd)) * rstd
+    out = [None, None, None]
+    if output_mask[0]:
+        gw = g if weight is None else g * _channel(weight, nd)
+        if train:
+            n = x.size // x.shape[1] if x.shape[1] else 1
+            mean_g = np.sum(gw, axis=axes, keepdims=True) / n
+            mean_gx = np.sum(gw * xhat, axis=axes, keepdims=True) / n
+            out[0] = rstd * (gw - mean_g - xhat * mean_gx)
+        else:
+            out[0] = gw * rstd
+    if output_mask[1]:
+        out[1] = np.sum(g * xhat, axis=axes)
+    if output_mask[2]:
+        out[2] = np.sum(g, axis=axes)
+    return tuple(out)
+
+
+def _column(m, a, nd):
+    return m.reshape(a, (m.shape(a)[0],) + (1,) * (nd - 2))
+
+
+def _bnbb_statistics(m, input, running_mean, running_var, train, eps):
+    """x̂, rstd (a column, or kept dims), n, the axes: recomputed from the input in
+    training (so that a further order sees them depend on it)."""
+    nd = len(m.shape(input))
+    axes = _bn_axes(nd)
+    if train:
+        xhat, rstd, n = _normalized(m, input, axes, eps)
+        return xhat, rstd, n, axes
+    # (the running statistics are constants: arrays, as the node keeps its attributes)
+    rstd = _channel(_rsqrt(np.asarray(running_var) + eps), nd)
+    return (input - _channel(running_mean, nd)) * rstd, rstd, None, axes
+
+
+def _bnbb_grad_out(m, grads, eps, grad_out, input, running_mean, running_var, save_invstd,
+                   save_mean, train, weight):
+    """w·P(ggI) + ggW·x̂ + ggB, P the first order's map of g to dx (self-adjoint)."""
+    ggI, ggW, ggB = grads
+    nd = len(m.shape(input))
+    xhat, rstd, n, axes = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
+    total_ = None
+    if ggI is not None:
+        term = _dx(m, ggI, xhat, rstd, axes, n) if train else ggI * rstd
+        total_ = _weighted(m, term, weight)
+    if ggW is not None:
+        term = _column(m, ggW, nd) * xhat
+        total_ = term if total_ is None else total_ + term
+    if ggB is not None:
+        term = m.broadcast_to(_column(m, ggB, nd), m.shape(grad_out))
+        total_ = term if total_ is None else total_ + term
+    return total_
+
+
+def _bnbb_input(m, grads, eps, grad_out, input, running_mean, running_var, save_invstd,
+                save_mean, train, weight):
+    """ggW·P(dy) + P(c) - K·rstd²·x̂/n in training (c and K below); ggW·rstd·dy in eval."""
+    ggI, ggW, _ = grads
+    nd = len(m.shape(input))
+    xhat, rstd, n, axes = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
+    total_ = None
+    if ggW is not None:
+        term = _dx(m, grad_out, xhat, rstd, axes, n) if train else grad_out * rstd
+        total_ = _column(m, ggW, nd) * term
+    if ggI is not None and train:
+        # L = Σ ggI·dx = rstd·K, K = Σ ggI·g - Σ ggI·Σ g/n - Σ ggI·x̂·Σ g·x̂/n: through x̂
+        # (cotangent c) and through rstd (d rstd/dx = -rstd²·x̂/n)
+        g = _weighted(m, grad_out, weight)
+        s_i, s_g = total(m, ggI, axes, True), total(m, g, axes, True)
+        s_ix, s_gx = total(m, ggI * xhat, axes, True), total(m, g * xhat, axes, True)
+        c = m.mul_scalar(m.div_scalar(rstd, n) * (s_gx * ggI + s_ix * g), -1.0)
+        k = total(m, ggI * g, axes, True) - m.div_scalar(s_i * s_g + s_ix * s_gx, n)
+        term = _dx(m, c, xhat, rstd, axes, n) - m.div_scalar(k * rstd * rstd * xhat, n)
+        total_ = term if total_ is None else total_ + term
+    return total_
+
+
+def _bnbb_weight(m, grads, eps, grad_out, input, running_mean, running_var, save_invstd,
+                 save_mean, train, weight):
+    """Σ dy·P(ggI) per channel (dx alone reads the weight)."""
+    ggI = grads[0]
+    if ggI is None:
+        return None
+    xhat, rstd, n, axes = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
+    term = _dx(m, ggI, xhat, rstd, axes, n) if train else ggI * rstd
+    return total(m, grad_out * term, axes, False)
+
+
+NATIVE_BATCH_NORM_BACKWARD = Op(
+    "native_batch_norm_backward",
+    inputs=("grad_out", "input", "weight", "save_mean", "save_invstd"),
+    attrs=("running_mean", "running_var", "train", "eps", "output_mask"),
+    outputs=("grad_input", "grad_weight", "grad_bias"), forward=_bn_backward,
+    saves=("eps", "grad_out", "input", "running_mean", "running_var", "save_invstd",
+           "save_mean", "train", "weight"),
+    grads=(_bnbb_grad_out, _bnbb_input, _bnbb_weight,
+           not_implemented("the derivative for 'native_batch_norm_backward save_mean' is "
+                           "not implemented."),
+           not_implemented("the derivative for 'native_batch_norm_backward save_invstd' is "
+                           "not implemented.")),
+    local=("w·P(·) + x̂ (·) + (·)", "∂dx/∂x (·)", "Σ dy P(·)", None, None),
+    symbol="batch_norm backward",
+    doc="batch norm's gradients in input, weight and bias (those output_mask asks for): "
+        "one node with three outputs")
+EVERY_OUTPUT.register(True, NATIVE_BATCH_NORM_BACKWARD)
 
 
 # -- group norm ---------------------------------------------------------------------------------
@@ -283,4 +398,48 @@ def _gn_jvp(m, tangents, args, attrs, result, saved):
 
 
 _JVP.register(_bn_jvp, NATIVE_BATCH_NORM)
+
+
+def _mean(m, a, axes, n):
+    return m.div_scalar(total(m, a, axes, True), n)
+
+
+def _bn_backward_jvp(m, tangents, args, attrs, result, saved):
+    """The tangent of the one output the mask asks for (save_mean's and save_invstd's
+    tangents are not followed, as PyTorch's): db = Σ dy, dw = Σ dy·x̂ and dx = P(g), with
+    g = dy·w and P the normalisation's map (rstd·(g - mean g - x̂·mean(g·x̂)) in training,
+    whose rstd and x̂ move with the input)."""
+    (t_dy, t_x, t_w), (dy, x, w) = tangents[:3], args[:3]
+    running_mean, running_var, train, eps, mask = attrs
+    k, nd = mask.index(True), len(m.shape(x))
+    if k == 2:
+        return None if t_dy is None else total(m, t_dy, _bn_axes(nd), False)
+    xhat, rstd, n, axes = _bnbb_statistics(m, x, running_mean, running_var, train, eps)
+    t_xhat = None
+    if t_x is not None:
+        t_xhat = _dx(m, t_x, xhat, rstd, axes, n) if train else t_x * rstd
+    if k == 1:
+        terms = [dy * t_xhat if t_xhat is not None else None,
+                 t_dy * xhat if t_dy is not None else None]
+        terms = [t for t in terms if t is not None]
+        return None if not terms else total(m, terms[0] if len(terms) == 1 else
+                                            terms[0] + terms[1], axes, False)
+    t_g = None if t_dy is None else _weighted(m, t_dy, w)
+    if t_w is not None:
+        term = dy * _column(m, t_w, nd)
+        t_g = term if t_g is None else t_g + term
+    out = None
+    if t_g is not None:
+        out = _dx(m, t_g, xhat, rstd, axes, n) if train else t_g * rstd
+    if t_x is not None and train:
+        g = _weighted(m, dy, w)
+        mean_g, mean_gx = _mean(m, g, axes, n), _mean(m, g * xhat, axes, n)
+        t_rstd = m.mul_scalar(rstd * rstd * _mean(m, xhat * t_x, axes, n), -1.0)
+        term = t_rstd * (g - mean_g - xhat * mean_gx) - rstd * (
+            t_xhat * mean_gx + xhat * _mean(m, g * t_xhat, axes, n))
+        out = term if out is None else out + term
+    return out
+
+
+_JVP.register(_bn_backward_jvp, NATIVE_BATCH_NORM_BACKWARD)
 _JVP.register(_gn_jvp, NATIVE_GROUP_NORM)
