@@ -28,7 +28,12 @@ from .record import Op
 from .tables import EVERY_OUTPUT
 
 __all__ = ["CONVOLUTION", "CONVOLUTION_BACKWARD", "CONVOLUTION_BACKWARD_INPUT", "CONVOLUTION_BACKWARD_WEIGHT",
-           "CONVOLUTION_BACKWARD_BIAS", "conv_output_size", "window_view"]
+           "CONVOLUTION_BACKWARD_BIAS", "REFLECTION_PAD1D", "REFLECTION_PAD1D_BACKWARD",
+           "REFLECTION_PAD2D", "REFLECTION_PAD2D_BACKWARD", "REFLECTION_PAD3D",
+           "REFLECTION_PAD3D_BACKWARD", "REPLICATION_PAD1D", "REPLICATION_PAD1D_BACKWARD",
+           "REPLICATION_PAD2D", "REPLICATION_PAD2D_BACKWARD", "REPLICATION_PAD3D",
+           "REPLICATION_PAD3D_BACKWARD", "PADS", "pad_index", "conv_output_size",
+           "window_view"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
 # ``local=`` below overrides it where the printed rule reads worse than the label:
@@ -334,6 +339,85 @@ CONVOLUTION_BACKWARD = Op(
 EVERY_OUTPUT.register(True, CONVOLUTION_BACKWARD)
 
 
+# -- the padding modes of the convolution modules (F.pad's reflect and replicate) -------------
+def pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
+    """For each position of a padded dim of length ``n`` (``lo`` before, ``hi`` after;
+    negative: cut), the position of the input it copies: ``"reflect"`` mirrors about the
+    edge elements, ``"replicate"`` repeats them, ``"circular"`` wraps around."""
+    i = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        i = np.abs(i)
+        return np.where(i >= n, 2 * (n - 1) - i, i)
+    if mode == "replicate":
+        return np.clip(i, 0, n - 1)
+    return i % n if n else i
+
+
+def _padded(mode: str, nd: int):
+    def forward(x, padding):
+        x = np.asarray(x)
+        for k in range(nd):
+            axis = x.ndim - 1 - k
+            x = np.take(x, pad_index(x.shape[axis], padding[2 * k], padding[2 * k + 1], mode),
+                        axis=axis)
+        return x
+    return forward
+
+
+def _pad_adjoint(mode: str, nd: int):
+    """The adjoint of the padding: each input position gets the sum of the gradients of
+    the positions that copy it (one matrix product per padded dim)."""
+    def forward(g, x, padding):
+        g = np.asarray(g)
+        for k in range(nd):
+            axis = g.ndim - 1 - k
+            n = np.shape(x)[axis]
+            index = pad_index(n, padding[2 * k], padding[2 * k + 1], mode)
+            picks = np.zeros((len(index), n), dtype=int if g.dtype == object else g.dtype)
+            picks[np.arange(len(index)), index] = 1
+            g = np.moveaxis(np.tensordot(g, picks, axes=([axis], [0])), -1, axis)
+        return np.ascontiguousarray(g) if g.dtype != object else g
+    return forward
+
+
+def _pad_ops(mode: str, word: str, nd: int) -> tuple:
+    """``reflection_pad{nd}d`` (``ReflectionPad{nd}DBackward0``) and its gradient,
+    ``reflection_pad{nd}d_backward`` (``ReflectionPad{nd}DBackwardBackward0``): the
+    padding's adjoint, whose own gradient pads again (in ``self``, read only for its
+    shape, zeros: an edge, as in PyTorch)."""
+    node = f"{word.capitalize()}Pad{nd}D"
+    backward = Op(
+        f"{word}_pad{nd}d_backward", inputs=("grad_output", "self"), attrs=("padding",),
+        forward=_pad_adjoint(mode, nd), saves=("padding", "_self_shape"),
+        derive={"self_shape": lambda arrays, attrs: tuple(np.shape(arrays[1]))},
+        grads=(lambda m, grad, padding, shape: m.call(pad, grad, padding),
+               lambda m, grad, padding, shape: m.new_zeros(grad, shape)),
+        node=f"{node}BackwardBackward0", local=(f"{mode} pad", None),
+        symbol=f"{mode} pad backward",
+        doc=f"the {mode} padding's gradient: each input element gets the gradients of "
+            "its copies")
+    pad = Op(
+        f"{word}_pad{nd}d", attrs=("padding",), forward=_padded(mode, nd),
+        saves=("padding", "self"),
+        grads=(lambda m, grad, padding, self: m.call(backward, grad, self, padding),),
+        node=f"{node}Backward0", local=("Σ copies",), symbol=f"{mode} pad",
+        doc=f"the last {nd} dims padded by {mode}ing their edges")
+    return pad, backward
+
+
+(REFLECTION_PAD1D, REFLECTION_PAD1D_BACKWARD), (REFLECTION_PAD2D, REFLECTION_PAD2D_BACKWARD), \
+    (REFLECTION_PAD3D, REFLECTION_PAD3D_BACKWARD) = (
+        _pad_ops("reflect", "reflection", nd) for nd in (1, 2, 3))
+(REPLICATION_PAD1D, REPLICATION_PAD1D_BACKWARD), \
+    (REPLICATION_PAD2D, REPLICATION_PAD2D_BACKWARD), \
+    (REPLICATION_PAD3D, REPLICATION_PAD3D_BACKWARD) = (
+        _pad_ops("replicate", "replication", nd) for nd in (1, 2, 3))
+#: F.pad's non-constant modes: (mode, number of padded dims) -> op
+PADS = {("reflect", 1): REFLECTION_PAD1D, ("reflect", 2): REFLECTION_PAD2D,
+        ("reflect", 3): REFLECTION_PAD3D, ("replicate", 1): REPLICATION_PAD1D,
+        ("replicate", 2): REPLICATION_PAD2D, ("replicate", 3): REPLICATION_PAD3D}
+
+
 # -- forward mode: the JVPs (symgrad.ops.jvp) ---------------------------------------------------
 from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
@@ -368,3 +452,8 @@ _JVP.register(_convolution_backward_jvp, CONVOLUTION_BACKWARD)
 # grad_output (the input or weight they read only for its shape has no rule: kept)
 _JVP.register(_fwd.MULTILINEAR, CONVOLUTION_BACKWARD_INPUT, CONVOLUTION_BACKWARD_WEIGHT)
 _JVP.register(_fwd.LINEAR, CONVOLUTION_BACKWARD_BIAS)
+# the paddings and their adjoints are linear (the adjoint reads self for its shape only)
+_JVP.register(_fwd.LINEAR, *PADS.values())
+_JVP.register(_fwd.LINEAR, REFLECTION_PAD1D_BACKWARD, REFLECTION_PAD2D_BACKWARD,
+              REFLECTION_PAD3D_BACKWARD, REPLICATION_PAD1D_BACKWARD,
+              REPLICATION_PAD2D_BACKWARD, REPLICATION_PAD3D_BACKWARD)

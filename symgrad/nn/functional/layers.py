@@ -15,6 +15,7 @@ from ...api.creation import rand
 from ...api.linalg import addmm
 from ...autograd.grad_mode import no_grad
 from ...ops.dtypes import int32, int64
+from .padding import pad
 
 __all__ = ["linear", "softmax", "log_softmax", "dropout", "one_hot", "normalize", "embedding",
            "layer_norm", "pad", "bilinear"]
@@ -156,23 +157,6 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
     return apply(O.NATIVE_LAYER_NORM, (input, weight, bias), (shape, eps))
-
-
-def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
-    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims: ``pad`` is
-    ``(left, right, top, bottom, ...)`` from the last dim backwards, filled with ``value``
-    (``ConstantPadNdBackward0``).  Only the constant mode is available."""
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError("Padding length should be less than or equal to two times the "
-                           "input dimension but got padding length "
-                           f"{len(pad)} and input of dimension {input.ndim}")
-    if mode != "constant":
-        raise NotImplementedError(f"F.pad: mode {mode!r} is not available in symgrad (only "
-                                  "'constant')")
-    return apply(O.CONSTANT_PAD_ND, (input,), (pad, 0.0 if value is None else value))
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -76,12 +76,30 @@ class _ConvNd(Module):
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
+    @property
+    def _reversed_padding_repeated_twice(self) -> list:
+        """What ``F.pad`` gets for a padding mode other than zeros, as PyTorch computes it:
+        ``(left, right)`` per spatial dim from the last ('same': the total split, the
+        larger half after)."""
+        nd = self._nd
+        if isinstance(self.padding, str):
+            out = [0, 0] * nd
+            if self.padding == "same":
+                for i, (d, k) in enumerate(zip(self.dilation, self.kernel_size)):
+                    total = d * (k - 1)
+                    j = nd - 1 - i
+                    out[2 * j], out[2 * j + 1] = total // 2, total - total // 2
+            return out
+        return [p for p in reversed(self.padding) for _ in range(2)]
+
     def forward(self, input):
-        if self.padding_mode != "zeros":
-            raise NotImplementedError(f"{type(self).__name__}: padding_mode="
-                                      f"'{self.padding_mode}' is not available in symgrad "
-                                      "(only 'zeros')")
         conv = F.conv1d if self._nd == 1 else F.conv2d
+        if self.padding_mode != "zeros":
+            # as PyTorch: the input padded in that mode, then a convolution without padding
+            return conv(F.pad(input, self._reversed_padding_repeated_twice,
+                              mode=self.padding_mode),
+                        self.weight, self.bias, self.stride, (0,) * self._nd, self.dilation,
+                        self.groups)
         return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                     self.groups)
 
