@@ -294,7 +294,12 @@ def _pieces(f: Expression, claims: dict, per_var: dict, sym_pairs: list, sym_res
                         if dropped else ""))
         if per_var[k]["numeric"] == "differ" and found.counterexample is not None:
             continue
-        point = {n: np.float64(value) for n in f.variables}
+        if isinstance(value, dict):  # (kinks in several variables: scalars only)
+            if set(value) != set(f.variables):
+                continue
+            point = {n: np.float64(v) for n, v in value.items()}
+        else:
+            point = {n: np.float64(value) for n in f.variables}
         try:
             true = np.asarray(f.gradient(**point)[k], dtype=np.float64)
             claimed = np.asarray(claims[k].value(point), dtype=np.float64)

@@ -28,7 +28,7 @@ from ..symbolic.expression import Expression
 from ..symbolic.tidy import tidy_all
 from .diagnosis import SIMPLIFY_OPS, explain
 from .domain import exact
-from .regions import equal_where_positive, regions, where_text
+from .regions import equal_where_positive, regions, sign_regions, where_text
 from .sampling import fit
 
 __all__ = ["WALL_FACTOR", "GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact",
@@ -339,7 +339,7 @@ def _under_domain(function, c, t, deadline, thorough: bool = True):
         return is_zero(e, thorough=thorough and not _late(deadline), simplify=False)
 
     symbols = sorted(function.free_symbols | c.free_symbols | t.free_symbols, key=str)
-    unsettled = None
+    unsettled = ps = None
     if len(symbols) == 1:
         x = symbols[0]
         try:
@@ -358,6 +358,14 @@ def _under_domain(function, c, t, deadline, thorough: bool = True):
                 unsettled = {"proved for": right,
                              "not settled for": [p.where(x) for p in ps
                                                  if p.status != "equal"]}
+    if len(symbols) > 1 or (symbols and unsettled is None and not ps):
+        try:  # (kinks in several variables, or cuts without end: each sign pattern of
+            # the kinks' arguments)
+            found = sign_regions(function, c, t, deadline, prove=prove)
+        except Exception:  # noqa: BLE001 - no pieces
+            found = None
+        if found is not None:
+            return found
     try:
         if equal_where_positive(function, c, t, prove=prove):
             return "equal"

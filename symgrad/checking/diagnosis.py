@@ -76,34 +76,71 @@ def explain(claimed: sp.Expr, true: sp.Expr, function=None) -> list:
         if diff != 0 and _small(diff):
             terms = sp.Add.make_args(sp.expand(true))
             if any(simplify(t - diff) == 0 for t in terms):
-                return [("missing", diff)]
+                named = _product_rule(claimed, true, function)  # (which term: u'v, uv')
+                return [("missing", diff)] + ([named] if named is not None else [])
             if any(simplify(t - diff / 2) == 0 for t in terms):
                 return [("sign", diff / 2)]
         if true != 0 and claimed != 0:
             ratio = simplify(true / claimed)
             ratio = ratio if big else sp.factor(ratio)
             if ratio.is_number and ratio.is_finite and ratio != 0:
-                return [("const", ratio)]
+                return [("const", ratio, _linear_inner(ratio, function))]
             chain = _chain_factor(ratio, function, simplify)
             if chain is not None:
                 return [("chain", ratio, chain)]
             if _monomial(ratio) or _of_parts(ratio, function):
+                num, den = sp.fraction(ratio)
+                if num.is_number and not den.is_number and not _divides(den, true):
+                    return [("extra factor", 1 / ratio)]  # (x**4 claimed 4*x**4)
                 return [("factor", ratio)]
+            inverse = 1 / ratio
+            chain = _chain_factor(inverse, function, simplify)
+            if chain is not None:  # (sigma' once too often)
+                return [("extra chain", inverse, chain)]
         named = _product_rule(claimed, true, function) or _swapped(claimed, true, function)
         if named is not None:
             return [named]
         if diff != 0 and _small(diff, 40):
-            if not isinstance(diff, sp.Add) or any(
+            if diff.is_number or _monomial(diff) or any(
                     simplify(t + diff) == 0 for t in sp.Add.make_args(sp.expand(claimed))):
                 hints.append(("extra", -diff))  # (one term more than the truth has)
             else:
-                hints.append(("differs", -diff))
+                hints.append(("differs", _shortest(claimed - true, -diff)))
     except Exception:  # noqa: BLE001 - hints are optional
         pass
     return hints
 
 
 _KINKED = (sp.Piecewise, sp.Max, sp.Min, sp.Heaviside, sp.Abs, sp.sign)
+
+
+def _divides(g, true) -> bool:
+    """Whether the truth is written divided by ``g`` (``x/norm(x)``: a claim ``x`` misses
+    the factor ``1/norm(x)``, where ``4*x**4`` for ``4*x**3`` has an extra ``x``)."""
+    den = sp.fraction(sp.together(true))[1]
+    return not den.is_number and sp.fraction(sp.cancel(den / g))[1].is_number
+
+
+def _shortest(*forms):
+    """The form with the fewest operations (``claimed - true`` as written, or cancelled)."""
+    return min(forms, key=lambda e: (sp.count_ops(e), len(str(e))))
+
+
+def _linear_inner(c, function) -> str | None:
+    """Words for a constant ``c`` that is the derivative of an inner linear expression of
+    ``function`` (2 for ``2*x + 1`` in ``(2*x + 1)**5``), else None."""
+    if function is None or sp.count_ops(function) > 40:
+        return None
+    symbols = sorted(function.free_symbols, key=str)
+    for u in sp.preorder_traversal(function):
+        if not u.free_symbols or u.is_Symbol or u is function:
+            continue
+        for s in symbols:
+            du = sp.diff(u, s)
+            if du.is_number and du != 0 and sp.simplify(du - c) == 0:
+                return f"the derivative of the inner {u}" + (
+                    f" with respect to {s}" if len(symbols) > 1 else "")
+    return None
 
 
 def _has_kinks(text: str) -> bool:
@@ -191,8 +228,7 @@ def _product_rule(claimed, true, function):
     variable and the claim has only some of the product rule's terms, none of them, or
     the product of the derivatives u'v'; else None.  Bounded: f and the claim of at
     most 40 operations, 6 symbols, 3 factors; each test is :func:`_same`'s three points."""
-    if (function is None or not isinstance(function, sp.Mul)
-            or sp.count_ops(function) > 40 or sp.count_ops(claimed) > 40
+    if (function is None or sp.count_ops(function) > 40 or sp.count_ops(claimed) > 40
             or function.has(*_KINKED)):
         return None
     symbols = sorted(function.free_symbols, key=str)
@@ -201,27 +237,27 @@ def _product_rule(claimed, true, function):
     var = _variable(true, function, symbols)
     if var is None:
         return None
-    factors = [a for a in sp.Mul.make_args(function) if a.has(var)]
-    if len(factors) not in _PRIMED:
+    found = _product_inside(function, var)
+    if found is None:
         return None
-    factors[0] = factors[0] * sp.Mul(*[a for a in sp.Mul.make_args(function)
-                                       if not a.has(var)])
-    terms = [sp.Mul(*[sp.diff(g, var) if j == i else g for j, g in enumerate(factors)])
+    product, outer, factors = found
+    terms = [outer * sp.Mul(*[sp.diff(g, var) if j == i else g
+                              for j, g in enumerate(factors)])
              for i in range(len(factors))]
     names = _PRIMED[len(factors)]
     letters = "uvw"[:len(factors)]
     parts = ", ".join(f"{n} = {g}" for n, g in zip(letters, factors))
     rule = f"f\u2032 = {' + '.join(names)} for f = {'*'.join(letters)} ({parts})"
-    both = sp.Mul(*[sp.diff(g, var) for g in factors])
+    if product is not function:  # (a product inside a chain: g(u*v))
+        rule = (f"(u*v)\u2032 = {' + '.join(names)} for the inner {product} ({parts}), "
+                f"times {outer}, the outer derivative")
+        rule = rule.replace("u*v)", "*".join(letters) + ")", 1)
+    both = outer * sp.Mul(*[sp.diff(g, var) for g in factors])
     none = ("neither " + " nor ".join(f"{t} ({n})" for t, n in zip(terms, names))
             if len(terms) == 2 else
             "none of " + ", ".join(f"{t} ({n})" for t, n in zip(terms, names)))
-    if _same(claimed, both, symbols):
-        primes = "".join(n + "\u2032" for n in letters)
-        return ("product", true, f"the product rule: the claim has {none}: it is "
-                f"{primes} = {both}, the product of the derivatives; {rule}")
     has = [False] * len(terms)
-    for k in range(1, len(terms)):
+    for k in range(1, len(terms)):  # (some of the terms first: u'v is u'v' when v' = v)
         for chosen in combinations(range(len(terms)), k):
             if _same(claimed, sp.Add(*[terms[i] for i in chosen]), symbols):
                 has = [i in chosen for i in range(len(terms))]
@@ -229,6 +265,10 @@ def _product_rule(claimed, true, function):
         if any(has):
             break
     else:  # (not a sum of some of the terms: which terms the claim's own terms match)
+        if _same(claimed, both, symbols):
+            primes = "".join(n + "\u2032" for n in letters)
+            return ("product", true, f"the product rule: the claim has {none}: it is "
+                    f"{primes} = {both}, the product of the derivatives; {rule}")
         mine = sp.Add.make_args(sp.expand(claimed))[:12]
         has = [any(_same(m, t, symbols) for m in mine) for t in terms]
     if all(has):
@@ -241,6 +281,31 @@ def _product_rule(claimed, true, function):
             f"lacks {' and '.join(lack)}; {rule}")
 
 
+def _product_inside(function, var):
+    """``(product, outer derivative, factors)``: ``function`` itself when it is a product
+    of 2 or 3 factors of ``var`` (outer 1), else the one product inside it that holds every
+    occurrence of ``var`` (``x*exp(x)`` in ``sin(x*exp(x))``, outer ``cos(x*exp(x))``);
+    None when there is none."""
+    candidates = [function] + [e for e in sp.preorder_traversal(function)
+                               if isinstance(e, sp.Mul) and e is not function]
+    for product in candidates[:20]:
+        if not isinstance(product, sp.Mul):
+            continue
+        factors = [a for a in sp.Mul.make_args(product) if a.has(var)]
+        if len(factors) not in _PRIMED:
+            continue
+        factors[0] = factors[0] * sp.Mul(*[a for a in sp.Mul.make_args(product)
+                                           if not a.has(var)])
+        if product is function:
+            return product, sp.Integer(1), factors
+        z = sp.Dummy("z")
+        outer = function.xreplace({product: z})
+        if outer.has(var) or not outer.has(z):
+            continue
+        return product, sp.diff(outer, z).xreplace({z: product}), factors
+    return None
+
+
 def _swapped(claimed, true, function):
     """``("swapped", true, words)`` when the claim is the true derivative with two
     variables exchanged, or the derivative with respect to the other variable with the
@@ -250,8 +315,10 @@ def _swapped(claimed, true, function):
     if function is not None:
         names |= function.free_symbols
     symbols = sorted(names, key=str)
-    if not 2 <= len(symbols) <= 6 or sp.count_ops(true) + sp.count_ops(claimed) > 80:
-        return None
+    if not 2 <= len(symbols) <= 6 or sp.count_ops(true) + sp.count_ops(claimed) > 80 or (
+            true.has(*_KINKED) or claimed.has(*_KINKED)
+            or (function is not None and function.has(*_KINKED))):
+        return None  # (three points say nothing across a kink)
     for a, b in combinations(symbols, 2):
         if _same(claimed, true.xreplace({a: b, b: a}), symbols):
             return ("swapped", true, f"{a} and {b} are swapped: the claim {claimed} is the "
@@ -299,12 +366,25 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
         if size is not None:
             words = [size]
         if not (words and words[0].startswith(_NUMERIC_KINDS)):
+            m = _transposed_matrix(f, claims[k], k, evidence, shapes, rtol, atol)
+            if m is not None:
+                words = [f"transposed {m}: the claim has {m} where the true gradient has "
+                         f"{m}.T (it is right with {m} replaced by {m}.T)"]
+        if not (words and words[0].startswith(_NUMERIC_KINDS + ("transposed",))):
             sym = _symmetric_only(f, claims[k], k, evidence, shapes, rtol, atol)
             if sym is not None:
                 words = [f"right only when {sym} is symmetric: the true gradient "
                          f"has both {sym} and {sym}.T"]
+        if found.per_var[k].get("where"):  # (numbers from the wrong part only: say so)
+            wrong = " and ".join(r["where"] for r in found.per_var[k].get("regions", ())
+                                 if r["status"] == "different")
+            words = [f"for {wrong}: {w}" if wrong and w.startswith(_FACTOR_KINDS) else w
+                     for w in words if not w.startswith("the claimed gradient is zero")]
         out.extend(f"{k}: {d}" for d in words)
     return out
+
+
+_FACTOR_KINDS = ("wrong sign", "missing factor", "extra factor")
 
 
 def _size_factor(f: Expression, claim, name: str, evidence: list, shapes: dict,
@@ -347,6 +427,30 @@ def _size_factor(f: Expression, claim, name: str, evidence: list, shapes: dict,
                 continue
             return (f"{word} factor 1/numel({v}) (the number of elements of {v}, "
                     f"{n} at the counterexample and {m} at another size)")
+    return None
+
+
+def _transposed_matrix(f: Expression, claim, name: str, evidence: list, shapes: dict,
+                       rtol: float, atol: float):
+    """The square matrix variable (other than ``name``) that the claim has transposed:
+    the claim with it replaced by its transpose is the truth at every point, or None
+    (``A @ y`` for the gradient ``A.T @ y`` of ``dot(y, A @ x)``)."""
+    for m, shape in shapes.items():
+        if m == name or len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2:
+            continue
+        good = 0
+        for _, true, _, point in evidence[:3]:
+            p = dict(point)
+            p[m] = np.asarray(point[m]).T
+            try:
+                got = np.asarray(claim.value(p), dtype=np.float64)
+            except Exception:  # noqa: BLE001 - then this is not the explanation
+                break
+            if got.shape != true.shape or not np.all(close(got, true, rtol, atol)):
+                break
+            good += 1
+        if good and good == min(3, len(evidence)):
+            return m
     return None
 
 
@@ -414,7 +518,22 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
         if const and const[0]:
             ratio = 1.0 / const[0]
     if ratio is not None and abs(ratio - 1) > 1e-9:  # (1: right at these points)
+        for kind, text, value, *more in hints or ():
+            if kind != "const" or not value or abs(1 / value - ratio) > 1e-6 * abs(ratio):
+                continue
+            if more and more[0]:  # (the chain rule's constant: 2 for the inner 2*x + 1)
+                return [f"missing factor {text}", f"the chain rule: {text} is {more[0]}"]
+            exact = sp.sympify(text)
+            if not (exact.is_Rational or exact.atoms(sp.Float)) and abs(ratio + 1) > 1e-6:
+                # (log(10), not 2.30...)
+                sign = "" if ratio > 0 else "wrong sign and "
+                return [f"{sign}extra factor {sp.Abs(1 / exact)}" if abs(ratio) > 1 else
+                        f"{sign}missing factor {sp.Abs(exact)}"]
         return [factor_text(ratio)]
+    chain = [h for h in hints or () if h[0] == "chain"]
+    if chain:  # (before "wrong variable": the chain rule names the mistake)
+        _, text, _, words = chain[0]
+        return [f"missing factor {text}", f"the chain rule: {text} is {words}"]
     # Transposed matrices.
     # (a claim of the true shape is a transpose only for square matrices: c.T must fit t)
     if all(np.ndim(c) == 2 and np.shape(c)[::-1] == np.shape(t)
@@ -435,6 +554,11 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
             out.append(f"missing factor {text}")
         elif kind == "chain":
             out += [f"missing factor {text}", f"the chain rule: {text} is {more[-1]}"]
+        elif kind == "extra chain":
+            out += [f"extra factor {text}", f"the chain rule: {text} is {more[-1]}; the "
+                    "true gradient does not have it as a factor"]
+        elif kind == "extra factor":
+            out.append(f"extra factor {text}")
         elif kind == "missing":
             out.append(f"missing term {text}")
         elif kind == "sign":
@@ -445,7 +569,7 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
             out.append(f"extra term {text}")
         elif kind == "differs":
             out.append(f"claimed - true = {text}")
-    if out and out[0].startswith("missing factor"):
+    if out and out[0].startswith(("missing factor", "extra factor")):
         return out[:2] if len(out) > 1 and out[1].startswith("the chain rule") else out[:1]
     return out
 

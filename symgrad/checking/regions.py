@@ -335,3 +335,169 @@ def equal_where_positive(f, claimed, true, prove=lambda e: False) -> bool:
     for p, s in parts.items():
         d = d.xreplace({p: s})
     return _equal(d, prove)
+
+
+#: Kinks in several variables: at most this many distinct arguments (2**n sign patterns),
+#: and this many random points tried for each pattern.
+MAX_SIGN_ARGUMENTS = 3
+_PATTERN_POINTS = 40
+
+
+def _base_arguments(exprs) -> list | None:
+    """The distinct kink arguments of ``exprs`` (up to a constant factor), each free of
+    kinks itself: ``Max(0, u) <= 0`` (relu's derivative) has the sign of ``u``; None when
+    a kink's argument holds another kink in any other way, or there are too many."""
+    out: list = []
+    for u in kink_arguments(exprs):
+        if u.has(*_KINK_TYPES):
+            inner = [a for a in (u.args if isinstance(u, (sp.Max, sp.Min)) else ())
+                     if a != 0]
+            if len(u.args) == 2 and len(inner) == 1 and not inner[0].has(*_KINK_TYPES):
+                u = inner[0]
+            else:
+                return None
+        if not any(_proportional(u, a) for a in out):
+            out.append(u)
+    return out if len(out) <= MAX_SIGN_ARGUMENTS else None
+
+
+def _proportional(e, u) -> bool:
+    if sp.expand(e - u) == 0 or sp.expand(e + u) == 0:
+        return True
+    try:
+        q = sp.cancel(e / u)
+    except Exception:  # noqa: BLE001 - no ratio: not the same kink
+        return False
+    return bool(q.is_number and q != 0)
+
+
+def _on_piece_at(e, point: dict):
+    """``e`` with each kink replaced by its smooth piece at ``point`` (symbol -> exact
+    value; innermost first)."""
+    if e.is_Atom or not e.has(*_KINK_TYPES):
+        return e
+    if isinstance(e, sp.Piecewise):
+        for expr, cond in e.args:
+            c = cond if cond in (sp.true, sp.false) else \
+                _on_piece_at(cond, point).xreplace(point)
+            if c == sp.true:
+                return _on_piece_at(expr, point)
+            if c != sp.false:
+                raise ValueError("undecided condition")
+        return sp.nan
+    args = [_on_piece_at(a, point) for a in e.args]
+    if not isinstance(e, (sp.Abs, sp.sign, sp.Heaviside, sp.Max, sp.Min)):
+        return e.func(*args)
+    at = [sp.N(a.xreplace(point), 30) for a in args]
+    if isinstance(e, sp.Abs):
+        return args[0] if at[0] > 0 else -args[0]
+    if isinstance(e, sp.sign):
+        return sp.Integer(0 if at[0] == 0 else 1 if at[0] > 0 else -1)
+    if isinstance(e, sp.Heaviside):
+        return sp.Integer(1 if at[0] > 0 else 0)
+    pick = max if isinstance(e, sp.Max) else min
+    return args[pick(range(len(args)), key=lambda i: at[i])]
+
+
+def inequality_text(u, positive: bool) -> str:
+    """``u > 0`` (or ``< 0``) as a reader writes it: ``x > y`` for ``x - y``, ``x*y > 1``
+    for ``x*y - 1``, ``x < 0`` for ``-x > 0``."""
+    const, rest = sp.sympify(u).as_coeff_Add()
+    if rest.could_extract_minus_sign():
+        const, rest, positive = -const, -rest, not positive
+    rel = ">" if positive else "<"
+    if const != 0:
+        return f"{rest} {rel} {_number(-const)}"
+    terms = sp.Add.make_args(rest)
+    if len(terms) == 2:
+        pos = [a for a in terms if not a.could_extract_minus_sign()]
+        neg = [-a for a in terms if a.could_extract_minus_sign()]
+        if len(pos) == 1 and len(neg) == 1:
+            return f"{pos[0]} {rel} {neg[0]}"
+    return f"{rest} {rel} 0"
+
+
+def _patterns_text(args: list, patterns: list) -> str:
+    """The union of sign patterns (tuples of ±1 per argument) in words, merged where an
+    argument's sign does not matter (``x > 0 or y < 0``)."""
+    bits = [sp.Dummy(f"b{i}") for i in range(len(args))]
+    form = sp.logic.boolalg.SOPform(bits, [[int(s > 0) for s in p] for p in patterns])
+    words = {b: (inequality_text(u, True), inequality_text(u, False))
+             for b, u in zip(bits, args)}
+
+    def lit(e):
+        return words[e.args[0]][1] if isinstance(e, sp.Not) else words[e][0]
+
+    def conj(e):
+        return " and ".join(lit(a) for a in sp.And.make_args(e))
+    if form is sp.true:
+        return "everywhere"
+    return " or ".join(conj(a) for a in sp.Or.make_args(form))
+
+
+def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e: False,
+                 seed: int = 0):
+    """For kinks in several variables: per sign pattern of the kinks' arguments (each an
+    open set where every kink is one smooth piece), whether the claim equals the truth.
+
+    Returns ``"equal"`` (every pattern proved), ``(where, rows)`` when some pattern is
+    shown different at an exact point (``rows``: ``(pattern in words, status, point
+    (symbol name -> float) or None, claim there, truth there)``), or None."""
+    given = (claimed, true)
+    claimed, true, f = exact(claimed), exact(true), exact(f)
+    args = _base_arguments([f, claimed, true])
+    if not args:
+        return None
+    symbols = sorted(f.free_symbols | claimed.free_symbols | true.free_symbols, key=str)
+    rng = np.random.default_rng(seed)
+    grid = [sp.Rational(n, d) for n in range(-7, 8) if n for d in (1, 2, 3, 5)]
+    found: dict = {}
+    for _ in range(_PATTERN_POINTS * 2 ** len(args)):
+        point = {s: grid[int(rng.integers(len(grid)))] for s in symbols}
+        try:
+            signs = tuple(int(sp.sign(u.xreplace(point))) for u in args)
+        except (TypeError, ValueError):
+            continue
+        if 0 in signs or signs in found or not _real_at_point(f, point):
+            continue
+        found[signs] = point
+        if len(found) == 2 ** len(args):
+            break
+    rows = []
+    for signs, point in sorted(found.items(), reverse=True):
+        if deadline is not None and time.process_time() > deadline:
+            return None
+        c, t = _on_piece_at(claimed, point), _on_piece_at(true, point)
+        status = "equal" if _equal(c - t, prove) else "unknown"
+        if status != "equal" and all(_real_at_point(e, point) for e in given) and \
+                confirm([given[0]], [given[1]], point) == "different":
+            status = "different"
+        rows.append((signs, status, point, c, t))
+    right = [s for s, st, *_ in rows if st == "equal"]
+    wrong = [s for s, st, *_ in rows if st == "different"]
+    if not wrong:
+        return "equal" if len(right) == 2 ** len(args) else None
+    text = f"wrong where {_patterns_text(args, wrong)}"
+    if right:
+        text = f"right where {_patterns_text(args, right)}, " + text
+    out = []
+    for signs, st, point, c, t in rows:
+        out.append((_patterns_text(args, [signs]), st,
+                    {str(s): float(v) for s, v in point.items()} if st == "different"
+                    else None, str(sp.cancel(c)) if st == "different" else None,
+                    str(sp.cancel(t)) if st == "different" else None))
+    return text, out
+
+
+def _real_at_point(e, point: dict) -> bool:
+    """Whether ``e`` and each function and power in it are real and finite at ``point``."""
+    e = sp.sympify(e)
+    for a in [e, *e.atoms(sp.Function, sp.Pow)]:
+        try:
+            v = sp.N(a.xreplace(point), 15)
+            re, im = v.as_real_imag()
+            if not (re.is_finite and im.is_finite) or abs(im) > 1e-12 * max(1, abs(re)):
+                return False
+        except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+            return False
+    return True
