@@ -50,7 +50,29 @@ def _no_bool(kernel: str) -> dict:
     return {"bool": (NotImplementedError, f'"{kernel}" not implemented for \'Bool\'')}
 
 
-DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tensor"),
+#: float32 products whose second operand (its last two dimensions) has at most this many
+#: elements are accumulated in float64 and rounded once: each element is then the correctly
+#: rounded product (bar a double rounding once in ~10^7) whatever the number of rows, so a
+#: row computed alone (vmap's per-sample loop) has the bits of the same row of a batched
+#: product, as PyTorch's vmap gives (OpenBLAS's sgemm rounds a row differently by the
+#: number of rows it is given).  Larger products keep float32's speed.
+EXACT_FLOAT32 = 1 << 16
+
+
+def _matmul(a, b):
+    """``np.matmul``, float32 accumulated in float64 as :data:`EXACT_FLOAT32` says (where
+    no partial sum can overflow float32: an overflow stays float32's inf or nan)."""
+    if (getattr(a, "dtype", None) == np.float32 and getattr(b, "dtype", None) == np.float32
+            and 0 < b.size and int(np.prod(b.shape[-2:])) <= EXACT_FLOAT32 and a.size):
+        with np.errstate(over="ignore", invalid="ignore"):
+            bound = float(np.max(np.abs(a))) * float(np.max(np.abs(b))) * b.shape[
+                -2 if b.ndim > 1 else 0]
+        if bound < 1e37:
+            return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    return np.matmul(a, b)
+
+
+DOT = Op("dot", inputs=("self", "tensor"), forward=_matmul, saves=("self", "tensor"),
          refuse=_no_bool("dot"),
          ranks=((1,), (1,)),
          dtype=R.promote_strict,
@@ -60,7 +82,7 @@ DOT = Op("dot", inputs=("self", "tensor"), forward=np.dot, saves=("self", "tenso
          method="dot", function="dot", expr="dot")
 
 
-MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm_impl_cpu_"),
+MM = Op("mm", inputs=("self", "mat2"), forward=_matmul, refuse=_no_bool("addmm_impl_cpu_"),
         # (in the order PyTorch unpacks them: an in-place change to both reports mat2)
         saves=("mat2", "self", "self_sym_sizes", "self_sym_strides", "mat2_sym_sizes",
                "mat2_sym_strides"),
@@ -81,7 +103,7 @@ MM = Op("mm", inputs=("self", "mat2"), forward=np.matmul, refuse=_no_bool("addmm
 # addmm: beta * self + alpha * (mat1 @ mat2), what nn.functional.linear records for a
 # matrix input with a bias (self, the bias, broadcasts).
 ADDMM = Op("addmm", inputs=("self", "mat1", "mat2"), attrs=("beta", "alpha"),
-           forward=lambda b, m1, m2, beta, alpha: beta * b + alpha * np.matmul(m1, m2),
+           forward=lambda b, m1, m2, beta, alpha: beta * b + alpha * _matmul(m1, m2),
            saves=("alpha", "beta", "mat1", "mat1_sym_sizes", "mat1_sym_strides", "mat2",
                   "mat2_sym_sizes", "mat2_sym_strides"),
            derive={"mat1_sym_sizes": lambda arrays, attrs: tuple(np.shape(arrays[1])),
@@ -101,7 +123,7 @@ ADDMM = Op("addmm", inputs=("self", "mat1", "mat2"), attrs=("beta", "alpha"),
            method="addmm", function="addmm")
 
 
-MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
+MV = Op("mv", inputs=("self", "vec"), forward=_matmul, saves=("self", "vec"),
         refuse=_no_bool("addmv_impl_cpu"),
         ranks=((2,), (1,)),
         dtype=R.promote_strict,
@@ -112,7 +134,7 @@ MV = Op("mv", inputs=("self", "vec"), forward=np.matmul, saves=("self", "vec"),
         method="mv", function="mv")
 
 
-BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2"),
+BMM = Op("bmm", inputs=("self", "mat2"), forward=_matmul, saves=("self", "mat2"),
          refuse=_no_bool("bmm"),
          ranks=((3,), (3,)),
          dtype=R.promote_strict,
@@ -124,7 +146,7 @@ BMM = Op("bmm", inputs=("self", "mat2"), forward=np.matmul, saves=("self", "mat2
 
 # ``matmul`` is PyTorch's composite: its front end picks dot, mv, mm or bmm (and views)
 # by the operands' ranks, so it records no node of its own.
-MATMUL = Op("matmul", inputs=("self", "other"), forward=np.matmul, composite=True,
+MATMUL = Op("matmul", inputs=("self", "other"), forward=_matmul, composite=True,
             method="matmul", function="matmul", expr="matmul", symbol="@",
             doc="the matrix product: dot, mv, mm or bmm by the operands' ranks")
 
