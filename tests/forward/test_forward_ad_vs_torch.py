@@ -12,6 +12,7 @@ import contextlib
 import io
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import symgrad
@@ -248,3 +249,53 @@ def test_tutorial_runs_unchanged(torch):
         assert abs(jvp.detach().numpy() - expected).max() < 1e-12
         seen.append((tuple(jvp.shape), str(jvp.dtype), type(namespace["out"]).__name__))
     assert seen[0] == seen[1]
+
+
+_FUNCTIONAL_PARTS = '''
+import functools
+torch.manual_seed(0)
+model = torch.nn.Linear(5, 5)
+inp = torch.randn(16, 5)
+params = {name: p for name, p in model.named_parameters()}
+tangents = {name: torch.rand_like(p) for name, p in params.items()}
+with fwAD.dual_level():
+    for name, p in params.items():
+        delattr(model, name)
+        setattr(model, name, fwAD.make_dual(p, tangents[name]))
+    jvp = fwAD.unpack_dual(model(inp)).tangent
+model = torch.nn.Linear(5, 5)
+dual_params = {}
+with fwAD.dual_level():
+    for name, p in params.items():
+        dual_params[name] = fwAD.make_dual(p, tangents[name])
+    jvp2 = fwAD.unpack_dual(torch.func.functional_call(model, dual_params, inp)).tangent
+same = torch.allclose(jvp, jvp2)
+
+def fn(x, y):
+    return x ** 2 + y ** 2
+
+x, v, y = torch.randn(10, 10), torch.randn(10, 10), torch.randn(10, 10)
+primal_out, tangent_out = torch.func.jvp(functools.partial(fn, y=y), (x,), (v,))
+model = torch.nn.Linear(5, 5)
+params = dict(model.named_parameters())
+param_tangents = {k: torch.rand_like(p) for k, p in params.items()}
+model_out, jvp_out = torch.func.jvp(
+    lambda p: torch.func.functional_call(model, p, (inp,)), (params,), (param_tangents,))
+'''
+
+
+def test_tutorial_functional_parts(torch):
+    """The forward-mode tutorial's parts on the functional API: dual parameters through
+    ``functional_call`` equal dual attributes of the module, and ``jvp`` of a partial and of
+    a module's parameters (the tutorial's ``functorch.jvp``/``make_functional_with_buffers``,
+    a separate package, written with ``torch.func``): the same values as PyTorch (the same
+    seed gives the same draws and layers in both)."""
+    results = []
+    for lib in (symgrad, torch):
+        namespace = {"torch": lib, "fwAD": lib.autograd.forward_ad}
+        exec(compile(_FUNCTIONAL_PARTS, "forward_ad_functional", "exec"), namespace)
+        assert namespace["same"] is True
+        results.append([namespace[k].detach().numpy() for k in (
+            "jvp", "jvp2", "primal_out", "tangent_out", "model_out", "jvp_out")])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)  # (float32)

@@ -7,9 +7,13 @@ the tutorials' order with their calls (``vjp`` + ``vmap`` of unit vectors, ``jac
 sum trick with ``movedim``, hvp by forward-over-reverse and reverse-over-reverse,
 ``functional_call`` with ``(params, buffers)``, ``vmap(grad(...), in_dims=(None, None, 0,
 0))``, ``stack_module_state``, a ``.to('meta')`` copy, ``torch.vmap``, ``Timer``), at sizes
-small enough for the test suite.  Each runs with ``torch`` bound to PyTorch 2.13 and to
-symgrad (:mod:`tutorial_runner`: same random draws, timings masked); the printed text must
-be the same.  The tutorials themselves, at their own sizes, are checked by hand with
+small enough for the test suite, but the batch-Jacobian cell at the tutorial's own sizes
+(64 samples, 31 -> 33, float32), whose ``assert torch.allclose`` of ``vmap(jacrev(f))``
+against the sum trick fails if a row's product rounds differently alone than in the batch
+(its Jacobian entries are ``(1 - y²) w`` where ``tanh`` saturates).  Each runs with ``torch``
+bound to PyTorch 2.13 and to symgrad, each with its own generator and layer initialisation
+(symgrad's draws are PyTorch's; :mod:`tutorial_runner`, timings masked); the printed text
+must be the same.  The tutorials themselves, at their own sizes, are checked by hand with
 ``python tests/func/tutorial_runner.py <tutorial.py>`` (see bench/README.md).
 """
 from __future__ import annotations
@@ -25,72 +29,60 @@ JACOBIANS = '''
 import torch
 import torch.nn.functional as F
 from functools import partial
+from torch.func import vmap, vjp, jacrev, jacfwd, hessian, jvp, grad
+from torch.utils.benchmark import Timer
 _ = torch.manual_seed(0)
 
 def predict(weight, bias, x):
     return F.linear(x, weight, bias).tanh()
 
-D = 6
+D = 16
 weight, bias, x = torch.randn(D, D), torch.randn(D), torch.randn(D)
-unit_vectors = torch.eye(D)
 xp = x.clone().requires_grad_()
-
-def compute_jac(xp):
-    rows = [torch.autograd.grad(predict(weight, bias, xp), xp, v)[0] for v in unit_vectors]
-    return torch.stack(rows)
-
-jacobian = compute_jac(xp)
+unit_vectors = torch.eye(D)
+jacobian = torch.stack([torch.autograd.grad(predict(weight, bias, xp), xp, v)[0]
+                        for v in unit_vectors])
 print(jacobian.shape)
 print(jacobian[0])
-
-from torch.func import vmap, vjp, jacrev, jacfwd, hessian
 _, vjp_fn = vjp(partial(predict, weight, bias), x)
 ft_jacobian, = vmap(vjp_fn)(unit_vectors)
 print(torch.allclose(ft_jacobian, jacobian))
 ft_jacobian = jacrev(predict, argnums=2)(weight, bias, x)
 print(torch.allclose(ft_jacobian, jacobian))
-jw, jb = jacrev(predict, argnums=(0, 1))(weight, bias, x)
-print(jw.shape, jb.shape)
+print(Timer(stmt="jacrev(predict, argnums=2)(weight, bias, x)", globals=globals()).timeit(500))
+ft_jac_weight, ft_jac_bias = jacrev(predict, argnums=(0, 1))(weight, bias, x)
+print(ft_jac_weight.shape, ft_jac_bias.shape)
 
-from torch.utils.benchmark import Timer
-slow = Timer(stmt="compute_jac(xp)", globals=globals()).timeit(500)
-fast = Timer(stmt="jacrev(predict, argnums=2)(weight, bias, x)", globals=globals()).timeit(500)
-print(slow)
-print(f"with vmap: {fast}")
-print(f"Performance delta: {abs(slow.times[0] - fast.times[0]) / slow.times[0] * 100:.4f} percent")
-
-for Din, Dout in ((4, 40), (40, 4)):
+for Din, Dout in ((8, 256), (256, 8)):
     weight, bias, x = torch.randn(Dout, Din), torch.randn(Dout), torch.randn(Din)
     print(weight.shape)
-    a = jacfwd(predict, argnums=2)(weight, bias, x)
-    b = jacrev(predict, argnums=2)(weight, bias, x)
-    print(a.shape, torch.allclose(a, b, atol=1e-6))
+    fwd = jacfwd(predict, argnums=2)(weight, bias, x)
+    rev = jacrev(predict, argnums=2)(weight, bias, x)
+    print(fwd.shape, torch.allclose(fwd, rev), torch.equal(fwd, rev))
 
-Din, Dout = 12, 5
+Din, Dout = 24, 12
 weight, bias, x = torch.randn(Dout, Din), torch.randn(Dout), torch.randn(Din)
 hess_api = hessian(predict, argnums=2)(weight, bias, x)
 hess_fwdfwd = jacfwd(jacfwd(predict, argnums=2), argnums=2)(weight, bias, x)
 hess_revrev = jacrev(jacrev(predict, argnums=2), argnums=2)(weight, bias, x)
-print(hess_api.shape, torch.allclose(hess_api, hess_fwdfwd, atol=1e-6),
-      torch.allclose(hess_api, hess_revrev, atol=1e-6))
-print(hess_api[1, 2, :4])
+print(torch.allclose(hess_api, hess_fwdfwd), torch.allclose(hess_api, hess_revrev))
+print(hess_api.shape)
 
-batch_size, Din, Dout = 7, 5, 3
+batch_size, Din, Dout = 64, 31, 33
 weight = torch.randn(Dout, Din)
 print(f"weight shape = {weight.shape}")
-bias, x = torch.randn(Dout), torch.randn(batch_size, Din)
+bias = torch.randn(Dout)
+x = torch.randn(batch_size, Din)
 batch_jacobian0 = vmap(jacrev(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, x)
 
 def predict_with_output_summed(weight, bias, x):
     return predict(weight, bias, x).sum(0)
 
 batch_jacobian1 = jacrev(predict_with_output_summed, argnums=2)(weight, bias, x).movedim(1, 0)
-print(batch_jacobian0.shape, torch.allclose(batch_jacobian0, batch_jacobian1))
-batch_hess = vmap(hessian(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, x)
+assert torch.allclose(batch_jacobian0, batch_jacobian1)
+print(torch.equal(batch_jacobian0, batch_jacobian1))
+batch_hess = vmap(hessian(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, x[:8])
 print(batch_hess.shape)
-print(batch_hess[0, 0, 0])
-
-from torch.func import jvp, grad
 
 def hvp(f, primals, tangents):
     return jvp(grad(f), primals, tangents)[1]
@@ -102,10 +94,10 @@ def hvp_revrev(f, primals, tangents):
 def f(x):
     return x.sin().sum()
 
-x, tangent = torch.randn(64), torch.randn(64)
+x, tangent = torch.randn(2048), torch.randn(2048)
 result = hvp(f, (x,), (tangent,))
-print(torch.allclose(result, hvp_revrev(f, (x,), (tangent,))[0]))
-print(result[:5])
+assert torch.allclose(result, hvp_revrev(f, (x,), (tangent,))[0])
+print(result[:4])
 '''
 
 PER_SAMPLE = '''
@@ -163,8 +155,12 @@ def compute_loss(params, buffers, sample, target):
 ft_compute_sample_grad = vmap(grad(compute_loss), in_dims=(None, None, 0, 0))
 ft_per_sample_grads = ft_compute_sample_grad(params, buffers, data, targets)
 print(list(ft_per_sample_grads))
-for manual, ft in zip(per_sample_grads, ft_per_sample_grads.values()):
-    print(ft.shape, torch.allclose(manual, ft, atol=3e-3, rtol=1e-5))
+for i, (manual, ft) in enumerate(zip(per_sample_grads, ft_per_sample_grads.values())):
+    is_close = torch.allclose(manual, ft, atol=3e-3, rtol=1e-5)
+    if not is_close:
+        print(f"Gradient {i} mismatch: {(manual - ft).abs().max().item()}")
+    assert torch.allclose(manual, ft, atol=3e-3, rtol=1e-5)
+    print(ft.shape)
 
 from torch.utils.benchmark import Timer
 without_vmap = Timer(stmt="compute_sample_grads(data, targets)", globals=globals())
@@ -229,8 +225,8 @@ SCRIPTS = {"jacobians_hessians": JACOBIANS, "per_sample_grads": PER_SAMPLE,
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_prints_what_pytorch_prints(name):
-    want = run(SCRIPTS[name], torch, timer_cap=2)
-    got = run(SCRIPTS[name], symgrad, timer_cap=2)
+    want = run(SCRIPTS[name], torch, timer_cap=2, own_draws=True)
+    got = run(SCRIPTS[name], symgrad, timer_cap=2, own_draws=True)
     assert "<Measurement>" in want or name == "jacobians_hessians"
     assert got == want
 

@@ -80,10 +80,10 @@ class _Draws:
         return tensor
 
 
-def _proxy(lib, draws: _Draws, timer_cap: int | None) -> types.ModuleType:
+def _proxy(lib, draws: _Draws | None, timer_cap: int | None) -> types.ModuleType:
     top = types.ModuleType("torch")
     top.__getattr__ = lambda name: getattr(lib, name)
-    for name in ("randn", "rand", "randint", "manual_seed"):
+    for name in ("randn", "rand", "randint", "manual_seed") if draws is not None else ():
         setattr(top, name, getattr(draws, name))
     if timer_cap is not None:
         benchmark = importlib.import_module(lib.__name__ + ".utils.benchmark")
@@ -110,9 +110,11 @@ def _same_init(lib, draws: _Draws):
             setattr(init, n, f)
 
 
-def run(source: str, lib, *, timer_cap: int | None = None) -> str:
-    """What ``source`` prints with ``torch`` bound to ``lib`` (timings masked)."""
-    draws = _Draws(lib)
+def run(source: str, lib, *, timer_cap: int | None = None, own_draws: bool = False) -> str:
+    """What ``source`` prints with ``torch`` bound to ``lib`` (timings masked).  With
+    ``own_draws`` the library's own generator and layer initialisation are used (symgrad's
+    are PyTorch's: the same seed gives the same draws), else both draw from numpy."""
+    draws = None if own_draws else _Draws(lib)
     top = _proxy(lib, draws, timer_cap)
     real_import = builtins.__import__
 
@@ -129,7 +131,8 @@ def run(source: str, lib, *, timer_cap: int | None = None) -> str:
     namespace = {"__name__": "__main__",
                  "__builtins__": dict(vars(builtins), __import__=importer)}
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), _same_init(lib, draws):
+    with contextlib.redirect_stdout(out), (
+            contextlib.nullcontext() if draws is None else _same_init(lib, draws)):
         exec(compile(_CUDA.sub("device = 'cpu'", source), "<tutorial>", "exec"), namespace)
     return mask(out.getvalue())
 
@@ -139,6 +142,6 @@ if __name__ == "__main__":  # a tutorial checked by hand
     import torch
 
     text = open(sys.argv[1], encoding="utf-8").read()
-    want, got = run(text, torch), run(text, symgrad)
+    want, got = run(text, torch, own_draws=True), run(text, symgrad, own_draws=True)
     print("---- torch\n" + want + "---- symgrad\n" + got)
     print("SAME" if want == got else "DIFFERENT")
