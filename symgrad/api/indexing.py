@@ -120,6 +120,9 @@ def _index_item(i):
 
 
 def _getitem(t: Tensor, index) -> Tensor:
+    d = t._data
+    if index.__class__ is int and d.ndim and -d.shape[0] <= index < d.shape[0]:
+        return apply(O.SELECT, (t,), (0, index))  # t[i] (a dataset's sample): as below
     if not isinstance(index, tuple):
         if isinstance(index, slice):
             args = _slice_args(index)

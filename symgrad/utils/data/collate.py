@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from ...api.functional import stack
-from ...api.tensor import Tensor, as_tensor, tensor
+from ...api.tensor import Tensor, _make, as_tensor, tensor
 from ...ops import dtypes as _dt
 
 __all__ = ["default_collate", "default_convert", "collate", "default_collate_fn_map",
@@ -117,7 +117,18 @@ def collate(batch, *, collate_fn_map: dict | None = None):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map: dict | None = None):
-    return stack(batch, 0)
+    """The tensors stacked along a new first dim (``stack``); samples that need no
+    gradient, of one dtype and shape (a dataset's rows), by one numpy call."""
+    first = batch[0]
+    dt, shape = first._dtype, first._data.shape
+    for b in batch:
+        if (b.__class__ is not Tensor or b._dtype is not dt or b.grad_fn is not None
+                or b._requires_grad or b._data.shape != shape
+                or b._view_of is not None and b._vc[0] != b._view_version):
+            return stack(batch, 0)
+    data = [b._data for b in batch]
+    # (0-d samples, a dataset's labels: one array of the numbers)
+    return _make(np.array(data, dtype=dt.np) if not shape else np.stack(data), dt)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):
