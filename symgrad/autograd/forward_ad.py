@@ -169,10 +169,37 @@ def _masked_view(t: Tensor, op, attrs: tuple, level: int) -> Tensor:
         DUAL.masked.remove(level)
 
 
+class _Identity(O.ALIAS.node_class):
+    """The ``grad_fn`` of :func:`unpack_dual`'s primal: PyTorch's C++ node
+    ``torch::autograd::Identity`` (``grad_fn=<Identity>``, shown as a ``CppFunction``);
+    the gradient passes through unchanged."""
+
+    __slots__ = ()
+    __module__ = "builtins"
+
+    def name(self) -> str:
+        return "torch::autograd::Identity"
+
+    def __repr__(self) -> str:
+        return f"<CppFunction object at {id(self):#x}>"
+
+
+_Identity.__name__ = _Identity.__qualname__ = "Identity"  # (grad_fn=<Identity>)
+
+
+def _primal(tensor: Tensor, level: int) -> Tensor:
+    """PyTorch's ``_fw_primal``: a view of ``tensor`` without its tangent at ``level``."""
+    view = _masked_view(tensor, O.ALIAS, (), level)
+    if view.grad_fn is not None and type(view.grad_fn) is O.ALIAS.node_class:
+        view.grad_fn.__class__ = _Identity
+    return view
+
+
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """``UnpackedDualTensor(primal, tangent)`` of ``tensor`` at ``level`` (by default the
-    current one): the primal a view of ``tensor`` without the tangent; ``tangent`` None
-    where there is none (or no level is open).
+    current one): inside a level the primal is always a new view of ``tensor`` without the
+    tangent (``grad_fn=<Identity>`` when ``tensor`` requires grad), as PyTorch's; ``tangent``
+    None where there is none.  With no level open: ``(tensor, None)``.
 
     Examples
     --------
@@ -180,11 +207,20 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     >>> import symgrad.autograd.forward_ad as fwAD
     >>> fwAD.unpack_dual(torch.ones(2))
     UnpackedDualTensor(primal=tensor([1., 1.]), tangent=None)
+    >>> with fwAD.dual_level():
+    ...     fwAD.unpack_dual(torch.ones(2, requires_grad=True)).primal
+    tensor([1., 1.], grad_fn=<Identity>)
     """
     if level is None and not DUAL.levels:
         return UnpackedDualTensor(tensor, None)
     level = _level(level, "_fw_primal")
+    return UnpackedDualTensor(_primal(tensor, level), tangent(tensor, level))
+
+
+def _unpack(tensor: Tensor, level: int) -> tuple:
+    """``(primal, tangent)`` for symgrad's transforms: ``tensor`` itself where it has no
+    tangent at ``level`` (no view, no node), else its primal view."""
     t = tangent(tensor, level)
     if t is None:
-        return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_masked_view(tensor, O.ALIAS, (), level), t)
+        return tensor, None
+    return _masked_view(tensor, O.ALIAS, (), level), t

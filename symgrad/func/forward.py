@@ -61,7 +61,7 @@ def _tangents_out(output, level: int, api: str) -> tuple[list, list, object]:
         if not isinstance(leaf, Tensor):
             raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got "
                                f"unsupported type {type(leaf)}")
-        p, t = fwAD.unpack_dual(leaf, level=level)
+        p, t = fwAD._unpack(leaf, level)
         primals.append(p)
         tangents.append(zeros_like(p) if t is None else t)
     return primals, tangents, spec
@@ -77,7 +77,7 @@ def _run(func, args: tuple, flat_primals: list, flat_tangents: list, spec, rebui
         output, aux = _split_aux(output, has_aux, api)
         primals, tangents, out_spec = _tangents_out(output, level, api)
         if aux is not None:
-            aux = tree_unflatten([fwAD.unpack_dual(a, level=level).primal
+            aux = tree_unflatten([fwAD._unpack(a, level)[0]
                                   for a in tree_flatten(aux)[0]], tree_flatten(aux)[1])
     return primals, tangents, out_spec, aux
 
@@ -265,12 +265,12 @@ def _run_batched(func, flat_p: list, spec, rebuild, has_aux: bool):
                     raise RuntimeError("jvp(f, primals, tangents): expected f(*primals) to "
                                        f"return only tensors, got unsupported type "
                                        f"{type(leaf)}")
-                p, t = fwAD.unpack_dual(leaf, level=level)
+                p, t = fwAD._unpack(leaf, level)
                 primals.append(p)
                 tangents.append(zeros(total, *p.shape, dtype=p.dtype) if t is None else t)
             if aux is not None:
                 flat_aux, aux_spec = tree_flatten(aux)
-                aux = tree_unflatten([fwAD.unpack_dual(a, level=level).primal
+                aux = tree_unflatten([fwAD._unpack(a, level)[0]
                                       for a in flat_aux], aux_spec)
         finally:
             del DUAL.batched[level]

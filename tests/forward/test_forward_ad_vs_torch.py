@@ -299,3 +299,30 @@ def test_tutorial_functional_parts(torch):
             "jvp", "jvp2", "primal_out", "tangent_out", "model_out", "jvp_out")])
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)  # (float32)
+
+
+def _primal_facts(lib) -> list:
+    fw = lib.autograd.forward_ad
+    x = lib.tensor([1., 2.], requires_grad=True)
+    z = lib.tensor([1., 2.])
+    facts = [fw.unpack_dual(x).primal is x]  # no level: the tensor itself
+    with fw.dual_level():
+        d = fw.make_dual(x, lib.tensor([3., 4.]))
+        for source in (d, x, d * 3, z, lib.tensor([1, 2])):
+            p = fw.unpack_dual(source).primal
+            fn = p.grad_fn
+            facts.append((repr(p), p is source, p._base is (source if source._base is None else source._base),
+                          p.is_leaf, p.requires_grad, p._version,
+                          None if fn is None else (fn.name(), repr(fn).split(" at ")[0],
+                                                   [type(f).__name__ for f, _ in
+                                                    fn.next_functions])))
+        (fw.unpack_dual(d).primal * lib.tensor([2., 5.])).sum().backward()
+        facts.append(x.grad.tolist())
+    return facts
+
+
+def test_unpack_dual_primal_is_pytorchs_identity_view(torch):
+    """Inside a level the primal is always a new view (of a tensor with or without a
+    tangent, requiring grad or not): ``grad_fn=<Identity>`` (``torch::autograd::Identity``,
+    a ``CppFunction``) whose gradient passes through, as PyTorch 2.13's ``_fw_primal``."""
+    assert _primal_facts(symgrad) == _primal_facts(torch)
