@@ -285,8 +285,11 @@ def _pieces(f: Expression, claims: dict, per_var: dict, sym_pairs: list, sym_res
         value = next(p for _, st, p, *_ in rows if st == "different")
         if where:
             per_var[k]["where"] = where
-            there = "; ".join(f"for {w} the true gradient is {t}, the claim {c}"
-                              for w, st, _, c, t in rows if st == "different" and c)
+            there = ""
+            for w, st, _, c, t in rows:  # (the first wrong pieces, within 200 characters)
+                if st == "different" and c and (not there or len(there) < 200):
+                    there += ("; " if there else "") + \
+                        f"for {w} the true gradient is {t}, the claim {c}"
             c_elems, t_elems = sym_pairs[list(claims).index(k)]
             dropped = not kink_arguments(c_elems) and bool(kink_arguments(t_elems))
             out.append(f"{k}: {where}" + (f" ({there})" if there else "") +

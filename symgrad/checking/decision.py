@@ -27,7 +27,7 @@ from ..symbolic import budget
 from ..symbolic.expression import Expression
 from ..symbolic.tidy import tidy_all
 from .diagnosis import SIMPLIFY_OPS, explain
-from .domain import exact
+from .domain import abstract_kinks, exact
 from .regions import equal_where_positive, regions, sign_regions, where_text
 from .sampling import fit
 
@@ -121,6 +121,18 @@ def is_zero(d, depth: int = 0, thorough: bool = True, simplify: bool = True) -> 
         return True
     if thorough and depth == 0 and is_zero(d, depth, thorough=False):
         return True  # (the cheap proofs, on each smooth piece too, before the costly ones)
+    if depth < 2 and d.has(*_KINKS):
+        cases = _kink_cases(d)
+        if cases is not None:
+            # (kinks as independent symbols first: algebra on Max(...) itself is slow,
+            # seconds for a hinge loss's 27 operations; then each smooth piece)
+            flat, _ = abstract_kinks(d)
+            try:
+                if sp.expand(flat) == 0 or sp.cancel(flat) == 0:
+                    return True
+            except Exception:  # noqa: BLE001 - no proof this way
+                pass
+            return all(is_zero(c, depth + 1, thorough, simplify) for c in cases)
     attempts = [sp.expand, sp.cancel]
     ops = sp.count_ops(d) if thorough else None
     if thorough and ops <= GENERATOR_OPS:

@@ -25,6 +25,7 @@ import sympy as sp
 
 from ..symbolic.bridge import almost_everywhere
 from ..symbolic.expression import Expression
+from .domain import abstract_kinks
 from .sampling import Samples, close, random_point
 from .sizes import size_classes
 
@@ -63,10 +64,23 @@ def explain(claimed: sp.Expr, true: sp.Expr, function=None) -> list:
     >>> explain(sp.cos(x), sp.cosh(x))
     [('differs', cos(x) - cosh(x))]
     """
+    try:
+        (claimed, true), back = abstract_kinks(almost_everywhere(claimed),
+                                               almost_everywhere(true))
+        if back and function is not None:  # (no sub-expression of f is a kink's symbol)
+            function = None if function.has(*_KINKED) else function
+        hints = [(h[0], *(e.xreplace(back) if isinstance(e, sp.Basic) else e
+                          for e in h[1:])) for h in _explain(claimed, true, function)]
+        # (a factor holding a kink is no simple factor: the pieces say it better)
+        return [h for h in hints if not (h[0] in ("factor", "extra factor", "chain",
+                                                   "extra chain") and h[1].has(*_KINKED))]
+    except Exception:  # noqa: BLE001 - hints are optional
+        return []
+
+
+def _explain(claimed, true, function) -> list:
     hints = []
     try:
-        true = almost_everywhere(true)
-        claimed = almost_everywhere(claimed)
         # (never SymPy's simplify: its time has no useful bound, and its first call
         # imports sympy.physics, a second or more; trigonometric expansion and cancel
         # on small expressions, cancel alone on larger ones)
@@ -84,8 +98,8 @@ def explain(claimed: sp.Expr, true: sp.Expr, function=None) -> list:
             ratio = simplify(true / claimed)
             ratio = ratio if big else sp.factor(ratio)
             if ratio.is_number and ratio.is_finite and ratio != 0:
-                return [("const", ratio, _linear_inner(ratio, function))]
-            chain = _chain_factor(ratio, function, simplify)
+                return [("const", ratio, _linear_inner(ratio, function, true))]
+            chain = _chain_factor(ratio, function, simplify, true)
             if chain is not None:
                 return [("chain", ratio, chain)]
             if _monomial(ratio) or _of_parts(ratio, function):
@@ -94,7 +108,7 @@ def explain(claimed: sp.Expr, true: sp.Expr, function=None) -> list:
                     return [("extra factor", 1 / ratio)]  # (x**4 claimed 4*x**4)
                 return [("factor", ratio)]
             inverse = 1 / ratio
-            chain = _chain_factor(inverse, function, simplify)
+            chain = _chain_factor(inverse, function, simplify, true)
             if chain is not None:  # (sigma' once too often)
                 return [("extra chain", inverse, chain)]
         named = _product_rule(claimed, true, function) or _swapped(claimed, true, function)
@@ -126,16 +140,20 @@ def _shortest(*forms):
     return min(forms, key=lambda e: (sp.count_ops(e), len(str(e))))
 
 
-def _linear_inner(c, function) -> str | None:
+def _linear_inner(c, function, true) -> str | None:
     """Words for a constant ``c`` that is the derivative of an inner linear expression of
-    ``function`` (2 for ``2*x + 1`` in ``(2*x + 1)**5``), else None."""
-    if function is None or sp.count_ops(function) > 40:
+    ``function`` (2 for ``2*x + 1`` in ``(2*x + 1)**5``) with respect to the variable whose
+    derivative ``true`` is, else None; never -1 (that is a wrong sign)."""
+    if function is None or sp.count_ops(function) > 40 or c == -1:
         return None
     symbols = sorted(function.free_symbols, key=str)
+    var = _variable(true, function, symbols)
+    if var is None:
+        return None
     for u in sp.preorder_traversal(function):
         if not u.free_symbols or u.is_Symbol or u is function:
             continue
-        for s in symbols:
+        for s in [var]:
             du = sp.diff(u, s)
             if du.is_number and du != 0 and sp.simplify(du - c) == 0:
                 return f"the derivative of the inner {u}" + (
@@ -185,7 +203,7 @@ def _same(a, b, symbols: list) -> bool:
     return True
 
 
-def _chain_factor(ratio, function, simplify) -> str | None:
+def _chain_factor(ratio, function, simplify, true=None) -> str | None:
     """Words for ``ratio`` when it is a factor of the chain rule of ``function``: the
     derivative of an inner expression (``2*x`` for ``x**2`` in ``sin(x**2)``), or the
     derivative of the outer part at an inner expression (σ' for ``sigmoid(w*x)``)."""
@@ -195,8 +213,9 @@ def _chain_factor(ratio, function, simplify) -> str | None:
              for u in sp.preorder_traversal(function)
              if u.free_symbols and not u.is_Symbol and u is not function][:30]
     symbols = sorted(function.free_symbols, key=str)
+    var = _variable(true, function, symbols) if true is not None else None
     for u in inner:
-        for s in symbols:
+        for s in ([var] if var is not None else symbols):
             du = sp.diff(u, s)
             if du != 0 and not du.is_number and _same(ratio, du, symbols):
                 return f"the derivative of the inner {u}" + (

@@ -34,8 +34,8 @@ import sympy as sp
 
 from ..symbolic.symbols import almost_everywhere
 
-__all__ = ["Kinks", "kink_arguments", "confirm", "exact", "exact_point", "MAX_EXACT_OPS",
-           "KINK_DISTANCE"]
+__all__ = ["Kinks", "abstract_kinks", "kink_arguments", "confirm", "exact", "exact_point",
+           "MAX_EXACT_OPS", "KINK_DISTANCE"]
 
 #: Exact confirmation runs on element pairs of at most this many operations (larger ones,
 #: a deep net's gradient, are judged in float64 against the size of their terms).
@@ -51,6 +51,18 @@ def exact(e):
     e = sp.sympify(e)
     floats = e.atoms(sp.Float)
     return e.xreplace({f: sp.Rational(repr(float(f))) for f in floats}) if floats else e
+
+
+def abstract_kinks(*exprs):
+    """``exprs`` with each outermost kink (``Abs``, ``sign``, ``Heaviside``, ``Max``,
+    ``Min``, ``Piecewise``) replaced by a fresh symbol, and the map back.  An identity of
+    the results holds for the originals (the symbols only forget what the kinks are)."""
+    kinds = (sp.Abs, sp.sign, sp.Heaviside, sp.Max, sp.Min, sp.Piecewise)
+    atoms = set().union(*(sp.sympify(e).atoms(*kinds) for e in exprs))
+    forward = {a: sp.Dummy("k") for a in sorted(atoms, key=sp.default_sort_key)}
+    back = {v: k for k, v in forward.items()}
+    out = [sp.sympify(e).xreplace(forward) for e in exprs]
+    return (out[0] if len(out) == 1 else out), back
 
 
 def kink_arguments(exprs) -> list:

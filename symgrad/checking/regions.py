@@ -32,6 +32,7 @@ import numpy as np
 import sympy as sp
 
 from ..ops import OPS
+from ..symbolic.symbols import almost_everywhere
 from .domain import confirm, exact, kink_arguments
 
 __all__ = ["Piece", "regions", "where_text", "positive_parts", "equal_where_positive",
@@ -444,7 +445,8 @@ def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e
     shown different at an exact point (``rows``: ``(pattern in words, status, point
     (symbol name -> float) or None, claim there, truth there)``), or None."""
     given = (claimed, true)
-    claimed, true, f = exact(claimed), exact(true), exact(f)
+    claimed, true = (exact(almost_everywhere(sp.sympify(e))) for e in given)
+    f = exact(f)
     args = _base_arguments([f, claimed, true])
     if not args:
         return None
@@ -477,9 +479,10 @@ def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e
     wrong = [s for s, st, *_ in rows if st == "different"]
     if not wrong:
         return "equal" if len(right) == 2 ** len(args) else None
-    text = f"wrong where {_patterns_text(args, wrong)}"
-    if right:
-        text = f"right where {_patterns_text(args, right)}, " + text
+    if not right:  # (wrong on every piece: the pieces say nothing)
+        return None
+    text = f"right where {_patterns_text(args, right)}, wrong where " \
+        f"{_patterns_text(args, wrong)}"
     out = []
     for signs, st, point, c, t in rows:
         out.append((_patterns_text(args, [signs]), st,
