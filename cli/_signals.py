@@ -24,7 +24,7 @@ import os
 import signal
 import sys
 
-__all__ = ["Interrupted", "install", "finish"]
+__all__ = ["Interrupted", "install", "behind", "finish"]
 
 _NAMES = {getattr(signal, n): n for n in ("SIGINT", "SIGTERM") if hasattr(signal, n)}
 
@@ -71,6 +71,20 @@ def install() -> None:
     if sys.unraisablehook is not _unraisable:
         _hooks[0] = sys.unraisablehook
         sys.unraisablehook = _unraisable
+
+
+def behind(err: BaseException) -> Interrupted | None:
+    """The signal an error came from, if it came from one: Python wraps an exception
+    raised where it cannot pass (``__set_name__``: a RuntimeError whose ``__cause__`` it
+    is), and cleanup it interrupted may fail on its own (importlib's module lock: a
+    KeyError whose ``__context__`` it is)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, Interrupted):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def finish(stop: Interrupted) -> None:

@@ -81,16 +81,12 @@ def main(args=None, prog_name: str = "symgrad") -> None:
         sys.stdout.flush()
     except _signals.Interrupted as stop:
         _signals.finish(stop)
-    except OSError as err:
-        if err.errno != errno.EPIPE:
-            code = _internal(err)
-        else:
-            code = 1
     except Exception as err:  # a bug of ours: say so in one line, never a traceback
-        cause = err.__cause__  # (a signal Python wrapped: RuntimeError from __set_name__
-        if isinstance(cause, _signals.Interrupted):  # while a module loaded; found by fuzz)
-            _signals.finish(cause)
-        code = _internal(err)
+        stop = _signals.behind(err)  # (or a signal in disguise: found by fuzz and load)
+        if stop is not None:
+            _signals.finish(stop)
+        pipe = isinstance(err, OSError) and err.errno == errno.EPIPE
+        code = 1 if pipe else _internal(err)
     for s in (signal.SIGINT, signal.SIGTERM):  # the work is done and written: a signal
         signal.signal(s, signal.SIG_IGN)         # now changes nothing, and is not a failure
     sys.exit(code)

@@ -161,6 +161,25 @@ def test_a_signal_that_python_wraps_is_still_a_signal(tmp_path):
     assert r.stderr == "symgrad: terminated (SIGTERM)\n"
 
 
+def test_a_signal_whose_cleanup_failed_is_still_a_signal(tmp_path):
+    """SIGINT inside importlib's module lock left it to fail with a KeyError of its own
+    (exit 70, "internal error: KeyError: 1397..."; found under load): the KeyError came
+    from the signal, so the command ends as interrupted, exit 130, one line."""
+    code = (
+        "import os, signal, symgrad_cli.main as m\n"
+        "def run(args, prog_name):\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        for _ in range(1000): pass\n"
+        "    finally:\n"
+        "        {}[139740114713472]\n"
+        "m._run = run\n"
+        "m.main([])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (130, "symgrad: interrupted (SIGINT)\n")
+
+
 @pytest.mark.parametrize("where", ["__del__", "weakref callback"])
 def test_a_signal_python_cannot_raise_is_delivered_again(tmp_path, where):
     """SIGINT while importlib ran a weakref callback was printed as "Exception ignored" and
