@@ -106,6 +106,8 @@ class Tensor(metaclass=_TensorMeta):
     # -- attributes ------------------------------------------------------------------
     @property
     def data(self) -> "Tensor":
+        if self._vmap is not None and VMAP.running:
+            VMAP.guard("data", self)
         return _make(self._storage(), self._dtype)
 
     @data.setter

@@ -28,7 +28,7 @@ from ..ops import dtypes as _dt
 from ..ir.node import GRAD_MODE
 from .apply import apply
 from .construct import _as_tensor_arg
-from .core import Tensor, _make
+from .core import VMAP, Tensor, _make
 from .dual import DUAL
 from .inplace import _leaf_in_place_error
 from .shapes import _INT64_MAX
@@ -323,7 +323,11 @@ class _Indexing:
     """Tensor's ``[]`` (attached by ``api.tensor``)."""
 
     def __getitem__(self, index):
+        if VMAP.running:  # (a boolean mask of vmap's batch: PyTorch's error)
+            VMAP.guard("getitem", self, index)
         return _getitem(self, index)
 
     def __setitem__(self, index, value) -> None:
+        if VMAP.running:
+            VMAP.guard("setitem", self, index, value)
         _setitem(self, index, value)

@@ -29,7 +29,7 @@ from ..ir.node import AccumulateGrad, GRAD_MODE, Node, node_class
 from ..engine.rules import input_grads
 from .apply import _at_view, _refresh_view, _view_index, _view_root, apply
 from .construct import _as_tensor_arg, _number
-from .core import Tensor, _make
+from .core import VMAP, Tensor, _make
 from .creation import _rng, _source
 from .draws import normal, uniform
 from .dual import DUAL
@@ -169,6 +169,8 @@ class _InPlace:
         return self.div_(other)
 
     def _in_place(self, op, others=(), attrs=()):
+        if VMAP.running:  # (PyTorch's errors for a batch written into an unbatched tensor)
+            VMAP.guard("in_place", self, op, others)
         if self._view_of is not None and self._vc[0] != self._view_version:
             _refresh_view(self)
         if GRAD_MODE.enabled:

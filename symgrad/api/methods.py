@@ -26,7 +26,7 @@ from ..ops.dtypes import dtype as _dtype
 from ..ops.dtype_rules import c_name
 from .apply import apply
 from .construct import _as_tensor_arg, _number, tensor
-from .core import _LEGACY_DTYPE, Tensor
+from .core import _LEGACY_DTYPE, VMAP, Tensor
 from .device import device, resolve
 from .messages import _LEGACY_NAMES, _SCALAR_NAMES, _type_name
 from .shapes import _broadcast_sizes
@@ -125,6 +125,8 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 def where(condition: Tensor, input=None, other=None) -> Tensor:
     """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``)."""
     if input is None and other is None:
+        if VMAP.running:  # (its shape depends on the values: PyTorch's vmap refuses it)
+            VMAP.guard("where", condition)
         return tuple(tensor(ix) for ix in np.nonzero(np.atleast_1d(condition._data)))
     if condition.dtype.name != "bool":
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
@@ -291,6 +293,8 @@ class _Operations:
 
     def masked_fill_(self, mask, value):
         op, operands, attrs = self._masked_fill_args(mask, value)
+        if VMAP.running:  # (the mask is an attribute: vmap's check sees it here)
+            VMAP.guard("in_place", self, op, (mask,) + operands)
         return self._in_place(op, operands, attrs)
 
     def _masked_fill_args(self, mask, value):

@@ -21,13 +21,15 @@ import os
 import sys
 import threading
 
+import numpy as np
+
 from ..api import compiled
 from ..api.core import VMAP, Tensor
 
 __all__ = ["depth", "transform", "vmap_randomness", "vmapping", "mark_sample", "mark_wrapped",
            "RANDOM_ERROR", "WRAPPED_ERROR",
            "ITEM_ERROR",
-           "CONTROL_FLOW_ERROR", "DATA_ERROR"]
+           "CONTROL_FLOW_ERROR", "DATA_ERROR", "DYNAMIC_MASK_ERROR", "dynamic_error"]
 
 RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please "
                 "either use the 'same' or 'different' randomness flags on vmap or perform "
@@ -57,6 +59,8 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.depth = 0
         self.randomness: list = []
+        self.sizes: list = []  # the batch size of each running vmap (None: not a vmap's)
+        self.level_of: dict = {}  # token -> the vmap's level among the transforms
         self.running: set = set()  # the tokens of the vmaps running in this thread
 
 
@@ -79,9 +83,11 @@ def transform():
 
 
 @contextlib.contextmanager
-def vmapping(randomness: str):
-    """A ``vmap`` with this randomness rule while the block runs."""
+def vmapping(randomness: str, size: int | None = None):
+    """A ``vmap`` (of ``size`` samples) with this randomness rule while the block runs."""
     token = next(_TOKENS)
+    _STATE.level_of[token] = depth() + len(_STATE.running) + 1  # (functorch's numbering)
+    _STATE.sizes.append(size)
     _STATE.randomness.append(randomness)
     _STATE.running.add(token)
     VMAP.running += 1
@@ -89,8 +95,10 @@ def vmapping(randomness: str):
     try:
         yield token
     finally:
+        _STATE.sizes.pop()
         _STATE.randomness.pop()
         _STATE.running.discard(token)
+        _STATE.level_of.pop(token, None)
         VMAP.running -= 1
         compiled.set_packing(VMAP.running, "vmap")
 
@@ -140,8 +148,121 @@ def _refuse(t, what: str) -> None:
         raise RuntimeError(WRAPPED_ERROR if wrapped else _REFUSALS[what])
 
 
+def _user_code(skip: int) -> bool:
+    """Whether the code that called into symgrad's tensor API (``skip`` frames up, past
+    the API's own frames) is the user's (symgrad's own code may do what PyTorch's kernels
+    would not be asked to)."""
+    frame = sys._getframe(skip)
+    while frame is not None and frame.f_code.co_filename.startswith(_API):
+        frame = frame.f_back
+    return frame is not None and not frame.f_code.co_filename.startswith(_PACKAGE)
+
+
+_API = os.path.dirname(_CORE) + os.sep
+
+
+def _marks(x) -> frozenset:
+    """The running vmaps ``x`` is batched over."""
+    marks = getattr(x, "_vmap", None) if isinstance(x, Tensor) else None
+    return marks & _STATE.running if marks else frozenset()
+
+
+def _batched(x) -> bool:
+    return bool(_marks(x))
+
+
+def _unbatched_self(t, others) -> int | None:
+    """The level of a vmap some of ``others`` are batched over and ``t`` is not (the
+    innermost), or None."""
+    missing = frozenset().union(*(_marks(o) for o in others)) - _marks(t)
+    return max((_STATE.level_of.get(m, 1) for m in missing), default=None)
+
+
+#: In-place ops whose error PyTorch's vmap names as "inplace arithmetic", by their own
+#: name, or (the others) as ``aten::<op>_`` at the vmap's level.
+_ARITHMETIC = {"mul", "sub", "sub_alpha", "div", "copy", "masked_fill"}
+_NAMED = {"fill3": "fill_", "index_put_": "index_put_", "copy_slices": "index_put_"}
+
+
+def _in_place_error(name: str, level: int | None = None) -> RuntimeError:
+    where = "in a vmap" if level is None else f"at level {level}"
+    return RuntimeError(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+        "`other` in extra_args that has more elements than `self`. This happened due to "
+        f"`other` being vmapped over but `self` not being vmapped over {where}. Please try "
+        f"to use out-of-place operators instead of {name}. If said operator is being called "
+        "inside the PyTorch framework, please file a bug report instead.")
+
+
+DYNAMIC_MASK_ERROR = ("vmap: We do not support batching operators that can support dynamic "
+                      "shape. Attempting to batch over indexing with a boolean mask.")
+
+
+def dynamic_error(op: str) -> RuntimeError:
+    """PyTorch's error for an op whose result's shape depends on the values."""
+    return RuntimeError(
+        "vmap: We do not support batching operators that can output dynamic shape. Attempted "
+        f"to vmap over aten::{op}. Please file an issue at https://github.com/pytorch/pytorch/"
+        "issues if you need this feature.")
+
+
+def _mask(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(_batched(i) and i.dtype.name == "bool" for i in items)
+
+
+def _guard(what: str, t, *extra) -> None:
+    """PyTorch's vmap errors, raised for the user's code while a vmap runs:
+
+    - ``("in_place", t, op, others)``: an in-place op writing values of the batch into a
+      tensor that is not batched (``buf.copy_(x)``, ``buf.mul_(x)``);
+    - ``("setitem", t, index, value)``: ``buf[i] = x`` likewise (``copy_`` or ``index_put_``
+      by the index), or a boolean mask of the batch;
+    - ``("getitem", t, index)``: ``x[mask]`` with a mask of the batch (its shape would
+      depend on each sample's values), ``("where", condition)``: ``torch.where(c)``
+      likewise;
+    - ``("data", t)``: ``x.data`` of a batched ``x``.
+    """
+    if not _STATE.running or not _user_code(3):
+        return
+    if what == "data":
+        if _batched(t):
+            raise RuntimeError("accessing `data` under vmap transform is not allowed")
+    elif what == "where":
+        if _batched(t):
+            raise dynamic_error("where")
+    elif what == "getitem":
+        if _mask(extra[0]):
+            raise RuntimeError(DYNAMIC_MASK_ERROR)
+    elif what == "setitem":
+        index, value = extra
+        if _mask(index):
+            raise RuntimeError(DYNAMIC_MASK_ERROR)
+        if _unbatched_self(t, (value,)) is not None:
+            items = index if isinstance(index, tuple) else (index,)
+            advanced = any(isinstance(i, (Tensor, list)) for i in items)
+            raise _in_place_error("index_put_" if advanced else "inplace arithmetic")
+    elif what == "in_place":
+        op, others = extra
+        level = _unbatched_self(t, others)
+        if level is None:
+            return
+        if op.key in ("add", "add_alpha") and _STATE.sizes and _STATE.sizes[-1] is not None:
+            other = next(o for o in others if _batched(o))
+            shape = [_STATE.sizes[-1]] + list(np.broadcast_shapes(tuple(t.shape),
+                                                                  tuple(other.shape)))
+            raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the "
+                               f"broadcast shape {shape}")
+        if op.key in _ARITHMETIC:
+            raise _in_place_error("inplace arithmetic")
+        if op.key in _NAMED:
+            raise _in_place_error(_NAMED[op.key])
+        raise _in_place_error(f"aten::{op.function or op.name}_", level)
+
+
 VMAP.propagate = _propagate
 VMAP.refuse = _refuse
+VMAP.guard = _guard
 
 
 def vmap_randomness() -> str | None:

@@ -259,7 +259,7 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
     def wrapped(*args, **kwargs):
         _check_out_dims(out_dims, func)
         size, flat_dims, flat_args, spec = _batched_inputs(func, in_dims, args)
-        with levels.vmapping(randomness) as token:
+        with levels.vmapping(randomness, size) as token:
             if _fast(func, flat_dims, flat_args):
                 out = _run_elementwise(func, flat_dims, flat_args, spec, size, kwargs)
                 dims, _ = _flat_out_dims(func, out_dims, out)

@@ -64,6 +64,56 @@ SCENARIOS = {
     "result_after_vmap": lambda L: [_vmap(L, lambda x: x * 2, L.ones(3)).sum().item()],
 }
 
+# Writes of the batch into a tensor that is not batched, shapes that depend on each
+# sample's values, and ``.data`` of a batched tensor (PyTorch's messages, each op's own).
+_X = [[1., -2., 3.], [4., 5., -6.]]
+WRITES = {
+    "copy_": lambda L, v: L.zeros(3).copy_(v),
+    "copy_0d": lambda L, v: L.zeros(3).copy_(v.sum()),
+    "mul_": lambda L, v: L.ones(3).mul_(v),
+    "sub_": lambda L, v: L.ones(3).sub_(v),
+    "div_": lambda L, v: L.ones(3).div_(v),
+    "add_": lambda L, v: L.zeros(3).add_(v),
+    "add_alpha": lambda L, v: L.zeros(2, 3).add_(v, alpha=2),
+    "fill_": lambda L, v: L.zeros(3).fill_(v.sum()),
+    "clamp_": lambda L, v: L.zeros(3).clamp_(max=v),
+    "lerp_": lambda L, v: L.zeros(3).lerp_(v, 0.5),
+    "masked_fill_mask": lambda L, v: L.zeros(3).masked_fill_(v > 0, 1.),
+    "masked_fill_value": lambda L, v: L.zeros(3).masked_fill_(v > 0, v.sum()),
+    "setitem": lambda L, v: L.zeros(3).__setitem__(0, v.sum()),
+    "setitem_slice": lambda L, v: L.zeros(3).__setitem__(slice(None), v),
+    "setitem_advanced": lambda L, v: L.zeros(3).__setitem__(L.tensor([0, 2]), v[:2]),
+    "setitem_mask": lambda L, v: v.clone().__setitem__(v > 0, 0.),
+    "setitem_into_batched": lambda L, v: v.clone().__setitem__(0, 7.),
+    "setitem_unbatched_into_batched": lambda L, v: v.clone().__setitem__(1, L.tensor(9.)),
+    "in_place_batched": lambda L, v: v.clone().add_(L.ones(3)),
+    "mask_index": lambda L, v: v[v > 0],
+    "closed_mask_index": lambda L, v: v[L.tensor([True, False, True])],
+    "where_one_argument": lambda L, v: L.where(v > 0),
+    "data": lambda L, v: v.data,
+    "closed_data": lambda L, v: L.ones(3).data + v,
+    "nested_unbatched_at_inner": lambda L, v: _vmap(
+        L, lambda w: v.clone().clamp_(max=w), v),
+    "under_grad": lambda L, v: L.func.grad(
+        lambda w: L.zeros(3).clamp_(max=w).sum())(v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_writes_and_dynamic_shapes_as_torch(name):
+    def scenario(lib):
+        def f(v):
+            out = WRITES[name](lib, v)
+            return v if out is None else out
+        return _vmap(lib, f, lib.tensor(_X))
+    assert _outcome(symgrad, scenario) == _outcome(torch, scenario)
+
+
+def test_write_refusals_are_exercised():
+    refused = [n for n in WRITES if _outcome(torch, lambda L: _vmap(
+        L, lambda v: WRITES[n](L, v) or v, L.tensor(_X)))[0] == "RuntimeError"]
+    assert len(refused) >= 18
+
 
 def _closed(lib):
     c = lib.tensor([2., -1.])
