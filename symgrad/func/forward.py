@@ -186,7 +186,9 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
             tangents = [zeros_like(p) for p in flat_p]
             if position is not None:
                 k, at = position
-                tangents[k].view(-1)[at] = 1
+                column = zeros(sizes[k], dtype=flat_p[k].dtype)
+                column[at] = 1
+                tangents[k] = column.reshape(tuple(flat_p[k].shape))
             with levels.vmapping(randomness):
                 return _run(lambda *a: func(*a, **kwargs), args, flat_p, tangents, spec,
                             rebuild, has_aux, "jvp(f, primals, tangents)")
@@ -202,9 +204,9 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
                     cols = [passes[start + j][1][o] for j in range(sizes[k])]
                     start += sizes[k]
                     if cols:
-                        block = stack(cols, dim=-1).reshape(*out.shape, *p.shape)
+                        block = stack(cols, dim=-1).reshape(tuple(out.shape) + tuple(p.shape))
                     else:
-                        block = zeros(*out.shape, *p.shape, dtype=out.dtype)
+                        block = zeros(tuple(out.shape) + tuple(p.shape), dtype=out.dtype)
                     blocks.append(block)
                 jac.append(tree_unflatten(blocks, spec))
             return jac, out_spec, aux
@@ -222,7 +224,7 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
                 for k, p in enumerate(flat_p):
                     rows = t[start:start + sizes[k]]
                     start += sizes[k]
-                    blocks.append(rows.movedim(0, -1).reshape(*out.shape, *p.shape))
+                    blocks.append(rows.movedim(0, -1).reshape(tuple(out.shape) + tuple(p.shape)))
                 jac.append(tree_unflatten(blocks, spec))
             return jac, out_spec, aux
 

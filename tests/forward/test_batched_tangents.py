@@ -192,3 +192,51 @@ def test_jacobian_forward_mode_vectorized_against_torch():
     got, expected = _both(build)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+EDGES = {
+    "identity": lambda L: L.func.jacfwd(lambda x: x)(L.tensor([1., 2.])),
+    "constant": lambda L: L.func.jacfwd(lambda x: L.ones(3))(L.tensor([1., 2.])),
+    "zero_dim": lambda L: L.func.jacfwd(lambda x: x.sin() * 2)(L.tensor(0.5)),
+    "zero_dim_one_pass_per_column": lambda L: L.func.jacfwd(
+        lambda x: x.sin() * 2, randomness="different")(L.tensor(0.5)),
+    "empty": lambda L: L.func.jacfwd(lambda x: x * 2)(L.zeros(1, 0)),
+    "integer_input": lambda L: L.func.jacfwd(lambda x: x * 2)(L.tensor([1, 2])),
+    "view_output": lambda L: L.func.jacfwd(lambda x: x.view(2, 2).t())(L.arange(4.)),
+    "slices": lambda L: L.func.jacfwd(lambda x: x[1:] * x[:-1])(L.arange(4.)),
+    "cat": lambda L: L.func.jacfwd(lambda x: L.cat([x, x ** 2]))(L.arange(3.)),
+    "softmax": lambda L: L.func.jacfwd(lambda x: L.softmax(x, 0))(L.arange(3.)),
+    "tuple_output": lambda L: L.func.jacfwd(lambda x: (x.exp(), x.sum()))(L.arange(2.)),
+    "dict_input": lambda L: L.func.jacfwd(lambda d: d["a"] * d["b"])(
+        {"a": L.arange(2.), "b": L.ones(2)}),
+    "random_error": lambda L: L.func.jacfwd(lambda x: x * L.rand(()))(L.arange(2.)),
+    "where": lambda L: L.func.jacfwd(lambda x: L.where(x > 1, x, x ** 2))(L.arange(3.)),
+    "max_dim": lambda L: L.func.jacfwd(lambda x: x.max(1).values)(
+        L.tensor([[1., 3.], [4., 2.]])),
+    "conv1d": lambda L: L.func.jacfwd(lambda x: L.nn.functional.conv1d(x, L.ones(1, 1, 2)))(
+        L.arange(4.).view(1, 1, 4)),
+}
+
+
+def _flat(r) -> list:
+    if isinstance(r, dict):
+        r = list(r.values())
+    if isinstance(r, (tuple, list)):
+        return [a for x in r for a in _flat(x)]
+    return [r.detach().numpy().tolist(), list(r.shape), str(r.dtype)]
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_jacfwd_edge_cases_against_torch(name):
+    def outcome(lib):
+        try:
+            return _flat(EDGES[name](lib))
+        except Exception as e:  # (the oracle says which errors are expected)
+            return [type(e).__name__, str(e)]
+    got, want = outcome(symgrad), outcome(torch)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if isinstance(w, list) and w and isinstance(w[0], (float, list)):
+            np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), rtol=1e-6)
+        else:
+            assert g == w

@@ -99,6 +99,7 @@ WRITES = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:There is a performance drop")  # (torch's own)
 @pytest.mark.parametrize("name", sorted(WRITES))
 def test_writes_and_dynamic_shapes_as_torch(name):
     def scenario(lib):
