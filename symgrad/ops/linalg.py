@@ -51,19 +51,22 @@ def _no_bool(kernel: str) -> dict:
 
 
 #: float32 products whose second operand (its last two dimensions) has at most this many
-#: elements are accumulated in float64 and rounded once: each element is then the correctly
-#: rounded product (bar a double rounding once in ~10^7) whatever the number of rows, so a
-#: row computed alone (vmap's per-sample loop) has the bits of the same row of a batched
-#: product, as PyTorch's vmap gives (OpenBLAS's sgemm rounds a row differently by the
-#: number of rows it is given).  Larger products keep float32's speed.
+#: elements, and that take at most :data:`EXACT_WORK` multiply-adds, are accumulated in
+#: float64 and rounded once: each element is then the correctly rounded product (bar a
+#: double rounding once in ~10^7) whatever the number of rows, so a row computed alone
+#: (vmap's per-sample loop) has the bits of the same row of a batched product, as PyTorch's
+#: vmap gives (OpenBLAS's sgemm rounds a row differently by the number of rows it is
+#: given).  Larger products keep float32's speed (float64 costs them 2.5x).
 EXACT_FLOAT32 = 1 << 16
+EXACT_WORK = 1 << 22
 
 
 def _matmul(a, b):
     """``np.matmul``, float32 accumulated in float64 as :data:`EXACT_FLOAT32` says (where
     no partial sum can overflow float32: an overflow stays float32's inf or nan)."""
     if (getattr(a, "dtype", None) == np.float32 and getattr(b, "dtype", None) == np.float32
-            and 0 < b.size and int(np.prod(b.shape[-2:])) <= EXACT_FLOAT32 and a.size):
+            and 0 < b.size and int(np.prod(b.shape[-2:])) <= EXACT_FLOAT32 and a.size
+            and a.size * (b.shape[-1] if b.ndim > 1 else 1) <= EXACT_WORK):
         with np.errstate(over="ignore", invalid="ignore"):
             bound = float(np.max(np.abs(a))) * float(np.max(np.abs(b))) * b.shape[
                 -2 if b.ndim > 1 else 0]
