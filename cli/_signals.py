@@ -8,7 +8,9 @@ unwinds through every ``finally`` (temporary files and directories removed, the 
 of :mod:`symgrad._util` killed with their process groups, a ``dot`` subprocess killed by
 :func:`subprocess.run`); :func:`finish` then kills any tracked child still running, says
 what happened in one line and ends the process.  A second signal during that cleanup is
-ignored.  Where Python cannot raise the exception (the signal came while a weakref
+ignored.  Where a library swallows the exception, it is raised again where new work
+would start or outputs be committed, and when the command is done (:func:`raise_lost`).
+Where Python cannot raise the exception (the signal came while a weakref
 callback, a ``__del__`` or the garbage collector ran: Python prints "Exception ignored"
 and goes on), :func:`install`'s hook on unraisable exceptions delivers the signal again, so
 that it is raised in the code that runs next.
@@ -24,7 +26,7 @@ import os
 import signal
 import sys
 
-__all__ = ["Interrupted", "install", "behind", "finish"]
+__all__ = ["Interrupted", "install", "behind", "raise_lost", "finish"]
 
 _NAMES = {getattr(signal, n): n for n in ("SIGINT", "SIGTERM") if hasattr(signal, n)}
 
@@ -42,10 +44,35 @@ class Interrupted(BaseException):
         return f"symgrad: {what} ({_NAMES.get(self.signum, self.signum)})"
 
 
+class _Stopping:
+    """The handler once a signal has come: a second signal changes nothing (the cleanup
+    is not cut short), and :meth:`raise_again` raises the first one again where it was
+    lost (some libraries swallow every exception: Cython's module set-up does).
+    :func:`symgrad._util.raise_lost_signal` calls it where new work would start or
+    outputs be committed; :func:`symgrad_cli.main.main` once the command is done."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+    def __call__(self, signum: int, frame) -> None:
+        pass
+
+    def raise_again(self) -> None:
+        raise Interrupted(self.signum)
+
+
 def _raise(signum: int, frame) -> None:
-    for s in _NAMES:  # (the cleanup that follows is not cut short by a second signal)
-        signal.signal(s, signal.SIG_IGN)
+    stopping = _Stopping(signum)
+    for s in _NAMES:
+        signal.signal(s, stopping)
     raise Interrupted(signum)
+
+
+def raise_lost() -> None:
+    """Raise again a signal that came and was lost (see :class:`_Stopping`)."""
+    handler = signal.getsignal(signal.SIGINT)
+    if isinstance(handler, _Stopping):
+        handler.raise_again()
 
 
 _hooks = [sys.unraisablehook]  # (the hook before ours: other unraisables go to it)

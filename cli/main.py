@@ -78,6 +78,7 @@ def main(args=None, prog_name: str = "symgrad") -> None:
     _signals.install()
     try:
         code = _run(args, prog_name)
+        _signals.raise_lost()  # (a signal some library swallowed still ends the command)
         sys.stdout.flush()
     except _signals.Interrupted as stop:
         _signals.finish(stop)

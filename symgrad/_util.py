@@ -32,7 +32,8 @@ import threading
 from typing import Any, Callable, Iterator
 
 __all__ = ["run_with_timeout", "deep", "start_child", "stop", "stop_all", "children",
-           "signals_deferred", "atomic_file", "write_atomic", "DEFAULT_RECURSION"]
+           "signals_deferred", "raise_lost_signal", "atomic_file", "write_atomic",
+           "DEFAULT_RECURSION"]
 
 #: The recursion limit of a child that runs :func:`deep` work.
 DEFAULT_RECURSION = 100_000
@@ -64,10 +65,22 @@ def _enter(target: Callable, args: tuple) -> None:
     target(*args)
 
 
+def raise_lost_signal() -> None:
+    """Raise again a SIGINT or SIGTERM whose exception some library swallowed (Cython's
+    module set-up does): the handler in place then has a ``raise_again`` method (the
+    command line's has; see ``symgrad_cli._signals``).  Called in the main thread where
+    new work starts or outputs are committed, never during cleanup."""
+    if threading.current_thread() is threading.main_thread():
+        again = getattr(signal.getsignal(signal.SIGINT), "raise_again", None)
+        if again is not None:
+            again()
+
+
 def start_child(target: Callable, args: tuple, daemon: bool = False):
     """Start ``target(*args)`` in a tracked child process (a ``multiprocessing``
     Process) that leads its own process group, and return it.  (Not daemonic by default:
     a child may start children of its own, which daemonic processes may not.)"""
+    raise_lost_signal()
     proc = _context().Process(target=_enter, args=(target, args), daemon=daemon)
     with signals_deferred():  # (tracked from the moment it exists)
         proc.start()
@@ -284,6 +297,7 @@ def atomic_file(path, mode: str = "wb", **open_args) -> Iterator:
     'whole'
     """
     path = os.fspath(path)
+    raise_lost_signal()
     with signals_deferred():  # (made and known together: an interruption removes it)
         fd, tmp = tempfile.mkstemp(prefix=".sg", suffix=".tmp",
                                    dir=os.path.dirname(os.path.abspath(path)))
@@ -293,6 +307,7 @@ def atomic_file(path, mode: str = "wb", **open_args) -> Iterator:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
+        raise_lost_signal()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -22,7 +22,7 @@ import tempfile
 from importlib.util import find_spec
 
 from .. import _util
-from .._util import signals_deferred
+from .._util import raise_lost_signal, signals_deferred
 from ..errors import SymgradError
 from .svgstyle import restyle
 from .tikz import tikz_picture
@@ -185,6 +185,7 @@ def write_all(files: dict) -> list:
                     fh.write(data)
             except OSError as err:
                 raise type(err)(err.errno, err.strerror, str(path)) from None
+        raise_lost_signal()
         with signals_deferred() as held:
             if held.pending():  # (interrupted while writing: nothing is replaced)
                 return []

@@ -180,6 +180,34 @@ def test_a_signal_whose_cleanup_failed_is_still_a_signal(tmp_path):
     assert (r.returncode, r.stderr) == (130, "symgrad: interrupted (SIGINT)\n")
 
 
+@pytest.mark.parametrize("then", ["draw", "return"])
+def test_a_signal_a_library_swallowed_still_ends_the_command(tmp_path, then):
+    """SIGINT while numpy.random's Cython module set itself up was swallowed there (no
+    line, nothing printed): the command went on, wrote its drawing and ended with exit 0
+    (found by a sweep of signal moments under load; CI failed on it).  Now the signal is
+    raised again before outputs are committed (none written) or when the command is done:
+    exit 130, one line."""
+    code = (
+        "import os, signal, symgrad_cli.main as m\n"
+        "from symgrad_cli.main import cli\n"
+        "def run(args, prog_name):\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        for _ in range(1000): pass\n"
+        "    except BaseException:\n"
+        "        pass  # (as a library that swallows everything)\n"
+        f"    if {then == 'draw'!r}:\n"
+        "        cli.main(['draw', 'sin(x)', '-o', 'g.svg'], standalone_mode=False)\n"
+        "    print('done')\n"
+        "    return 0\n"
+        "m._run = run\n"
+        "m.main([])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (130, "symgrad: interrupted (SIGINT)\n")
+    assert list(tmp_path.iterdir()) == []  # (no drawing, no temporary file)
+
+
 @pytest.mark.parametrize("where", ["__del__", "weakref callback"])
 def test_a_signal_python_cannot_raise_is_delivered_again(tmp_path, where):
     """SIGINT while importlib ran a weakref callback was printed as "Exception ignored" and
