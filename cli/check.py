@@ -307,6 +307,10 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
                    "each is checked), Gradescope's or PrairieLearn's results.json.")
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="With --batch: write the report to this file (whole or not at all).")
+@click.option("--output-dir", "output_dir", type=click.Path(file_okay=False), default=None,
+              help="With --batch and --format gradescope or prairielearn: one "
+                   "results.json per student, DIR/<student>/results.json, and the "
+                   "class's summary in DIR/_summary.json.")
 @click.option("--time-limit", "time_limit", type=click.FloatRange(0.5, 3600), default=None,
               help="With --batch: seconds one answer may take (then undecided) "
                    "[default: 10 for answer files].")
@@ -315,7 +319,8 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
 def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_items: tuple,
           shape_items: tuple, samples: int,
           timeout: float, batch: str | None, jobs: int, max_problems: int, out_format,
-          output, time_limit, as_json: bool, max_elements: int, max_terms: int) -> None:
+          output, output_dir, time_limit, as_json: bool, max_elements: int,
+          max_terms: int) -> None:
     """Check a hand-derived gradient of EXPRESSION: symbolically (SymPy), then
     numerically at the given and random points. A wrong gradient gets a counterexample
     and a diagnosis. Exit status: 0 correct, 1 wrong, 3 undecided, 2 bad input (also
@@ -329,6 +334,7 @@ def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_i
       symgrad check "sin(x)" --jacobian x="diag(cos(x))" --shape x=n
       symgrad check --batch problems.toml --json
       symgrad check --batch answers.jsonl --format gradescope --output results.json
+      symgrad check --batch class.jsonl --format gradescope --output-dir graded
 
     \b
     A problem set (TOML):
@@ -347,13 +353,17 @@ def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_i
             _check_jacobian(expression, grad_items, jacobian_items, at_items, shape_items,
                             samples, batch, as_json)
             return
+        if output_dir is not None and (out_format not in ("gradescope", "prairielearn")
+                                       or output or not batch):
+            raise InputError("--output-dir goes with --batch FILE and --format gradescope "
+                             "or prairielearn (and not with --output)")
         if batch and (out_format not in (None, "text", "json") or output or time_limit
                       or answers_batch.answer_format(batch)):
             if expression or grad_items or at_items or shape_items:
                 raise InputError("--batch with an answer file or --format: give no "
                                  "EXPRESSION, --grad, --at or --shape with it")
             _answers(batch, out_format or ("json" if as_json else "text"), output, samples,
-                     timeout, time_limit or 10.0, max_problems, job_count(jobs))
+                     timeout, time_limit or 10.0, max_problems, job_count(jobs), output_dir)
             return
         if output or out_format not in (None, "text", "json"):
             raise InputError("--format and --output go with --batch FILE")
@@ -371,7 +381,7 @@ def _toml_answers(path: str, max_problems: int) -> list:
 
 
 def _answers(path: str, fmt: str, output, samples: int, timeout: float, time_limit: float,
-             max_problems: int, jobs: int = 1) -> None:
+             max_problems: int, jobs: int = 1, output_dir: str | None = None) -> None:
     """--batch over an answer file (or a problem set in a grader's format): the file is
     read twice, once to find a bad line before anything is checked, once to check; the
     answers stream through, the report goes out as they are checked."""
@@ -387,19 +397,27 @@ def _answers(path: str, fmt: str, output, samples: int, timeout: float, time_lim
             if count > max_problems:
                 raise InputError(f"{terminal_text(path)}: more than {max_problems} answers "
                                  "(raise the limit with --max-problems)")
+            if output_dir is not None and a.student is None:
+                raise InputError(f"{terminal_text(path)}: line {a.line}: no student "
+                                 "(--output-dir writes one results.json per student)")
             if a.student is not None and len(students) < 2:
                 students.add(a.student)
         if not count:
             raise InputError(f"{terminal_text(path)}: no answers")
-        if fmt in ("gradescope", "prairielearn") and len(students) > 1:
+        if fmt in ("gradescope", "prairielearn") and len(students) > 1 and not output_dir:
             raise InputError(f"{terminal_text(path)}: a {fmt} results.json grades one "
                              "submission, and this file has answers of several students "
-                             "(split it by student)")
+                             "(split it by student, or give --output-dir)")
         summary = answers_batch.Summary()
-        with _sink(output) as write:
-            results = _stream(read(), fmt, write, summary, samples, timeout, time_limit,
+        if output_dir is not None:
+            results = _stream(read(), fmt, None, summary, samples, timeout, time_limit,
                               jobs)
-            _finish(fmt, write, results, summary)
+            answers_batch.write_per_student(output_dir, fmt, results, summary)
+        else:
+            with _sink(output) as write:
+                results = _stream(read(), fmt, write, summary, samples, timeout,
+                                  time_limit, jobs)
+                _finish(fmt, write, results, summary)
     except answers_batch.BatchFileError as err:
         raise InputError(str(err)) from None
     except OSError as err:

@@ -32,6 +32,7 @@ import os
 import re
 import stat
 import time
+import urllib.parse
 from typing import Iterable, Iterator
 
 from .._util import atomic_file, start_child, stop
@@ -41,7 +42,8 @@ from .report import CORRECT, UNDECIDED, WRONG
 
 __all__ = ["BatchFileError", "Answer", "FORMATS", "answer_format", "read_answers",
            "count_answers", "check_answers", "check_one", "Summary", "gradescope_results",
-           "prairielearn_results", "atomic_output", "MAX_LINE", "MAX_DEPTH",
+           "prairielearn_results", "atomic_output", "write_per_student", "student_directory",
+           "MAX_LINE", "MAX_DEPTH",
            "MAX_JSON_BYTES", "CACHE_SIZE"]
 
 #: The longest line (bytes) of a JSON Lines or CSV answer file.
@@ -504,3 +506,47 @@ def atomic_output(path: str):
     """A text file that becomes ``path`` whole when the block ends without an error,
     and is removed otherwise."""
     return atomic_file(path, "w", encoding="utf-8", newline="\n")
+
+
+def student_directory(student) -> str:
+    """A student's name as one safe directory name: letters, digits and ``@+-.``
+    are kept, every other character (``/``, a space, a leading ``.`` or ``_``) is
+    percent-encoded, so no name can leave the output directory or meet another's.
+
+    Examples
+    --------
+    >>> student_directory("ada@uni.edu"), student_directory("../x"), student_directory("Bo Li")
+    ('ada@uni.edu', '%2E.%2Fx', 'Bo%20Li')
+    """
+    text = str(student)
+    out = urllib.parse.quote(text, safe="@+-.")
+    if out[:1] in (".", "_"):
+        out = f"%{ord(out[0]):02X}" + out[1:]
+    return out or "%00"
+
+
+def write_per_student(directory: str, fmt: str, results: list, summary: Summary) -> dict:
+    """One grader results.json per student (``fmt``: "gradescope" or "prairielearn") in
+    ``directory/<student>/results.json``, each written whole or not at all, and the
+    class's summary (verdicts and the most frequent mistakes) in
+    ``directory/_summary.json``.  Returns student -> the path written."""
+    make = {"gradescope": gradescope_results, "prairielearn": prairielearn_results}[fmt]
+    by_student: dict = {}
+    for r in results:
+        by_student.setdefault(r["student"], []).append(r)
+    os.makedirs(directory, exist_ok=True)
+    written = {}
+    for student, rs in by_student.items():
+        own = Summary()
+        for r in rs:
+            own.add(r)
+        folder = os.path.join(directory, student_directory(student))
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "results.json")
+        with atomic_output(path) as f:
+            f.write(json.dumps(make(rs, own), indent=2, ensure_ascii=False) + "\n")
+        written[student] = path
+    with atomic_output(os.path.join(directory, "_summary.json")) as f:
+        f.write(json.dumps({"students": len(by_student), **summary.as_dict()}, indent=2,
+                           ensure_ascii=False) + "\n")
+    return written
