@@ -311,7 +311,8 @@ def _primal_facts(lib) -> list:
         for source in (d, x, d * 3, z, lib.tensor([1, 2])):
             p = fw.unpack_dual(source).primal
             fn = p.grad_fn
-            facts.append((repr(p), p is source, p._base is (source if source._base is None else source._base),
+            root = source if source._base is None else source._base
+            facts.append((repr(p), p is source, p._base is root,
                           p.is_leaf, p.requires_grad, p._version,
                           None if fn is None else (fn.name(), repr(fn).split(" at ")[0],
                                                    [type(f).__name__ for f, _ in
