@@ -200,3 +200,49 @@ def test_batch_norm_saved_statistics_have_no_gradient():
     g, = symgrad.autograd.grad((y ** 3).sum(), x, create_graph=True)
     edges = g.grad_fn.next_functions
     assert len(edges) == 5 and edges[3:] == ((None, 0), (None, 0))
+
+
+def test_hessian_through_convolution_padding_and_batch_norm_eval():
+    """torch.func.hessian (forward over reverse, batched tangents through the multi-output
+    nodes) of a small conv net, against torch.func's."""
+    arrays = _arrays(((2, 1, 2, 2), (1, 1, 3, 3), (2,), (2,)), seed=3)
+
+    def run(lib):
+        F = lib.nn.functional
+        rm, rv = lib.tensor(np.array([0.1, -0.2])), lib.tensor(np.array([0.7, 1.3]))
+
+        def fn(w, x, b, g):
+            y = F.pad(F.conv2d(x, w, b, padding=1), (1, 1, 1, 0), mode="reflect")
+            return (F.batch_norm(y, rm, rv, g, None, training=False).tanh() ** 2).sum()
+        h = lib.func.hessian(fn, argnums=(0, 1, 2, 3))(*(lib.tensor(a) for a in arrays))
+        return [t.detach().numpy() for row in h for t in row]
+
+    for want, got in zip(run(torch), run(symgrad)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_batch_norm_forward_over_reverse_against_finite_differences():
+    """Training: the JVP of the weight's gradient against central differences of it
+    (torch.func.jvp of torch.func.jacrev differs from them in PyTorch 2.13; its
+    autograd.forward_ad agrees)."""
+    x0, g0, v = _arrays(((4, 2, 3), (2,), (4, 2, 3)), seed=4)
+
+    def fn(x, g):
+        y = symgrad.nn.functional.batch_norm(x, None, None, g, None, training=True)
+        return (y.tanh() ** 2).sum()
+
+    grad_g = symgrad.func.jacrev(fn, argnums=1)
+    _, got = symgrad.func.jvp(lambda x: grad_g(x, symgrad.tensor(g0)), (symgrad.tensor(x0),),
+                              (symgrad.tensor(v),))
+    eps = 1e-6
+    fd = (grad_g(symgrad.tensor(x0 + eps * v), symgrad.tensor(g0)).numpy()
+          - grad_g(symgrad.tensor(x0 - eps * v), symgrad.tensor(g0)).numpy()) / (2 * eps)
+    np.testing.assert_allclose(got.numpy(), fd, rtol=1e-6, atol=1e-8)
+    fw = torch.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(torch.tensor(x0), torch.tensor(v))
+        g = torch.tensor(g0, requires_grad=True)
+        y = torch.nn.functional.batch_norm(x, None, None, g, None, training=True)
+        gg, = torch.autograd.grad((y.tanh() ** 2).sum(), g, create_graph=True)
+        want = fw.unpack_dual(gg).tangent.detach().numpy()
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10)
