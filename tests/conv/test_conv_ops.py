@@ -43,9 +43,10 @@ def _conv(x, w, stride=(1, 1), padding=(0, 0), dilation=None, groups=1, output_p
         (op, (g, x, w), attrs) for op in (ops.CONVOLUTION_BACKWARD_INPUT,
                                           ops.CONVOLUTION_BACKWARD_WEIGHT,
                                           ops.CONVOLUTION_BACKWARD_BIAS)] + [
-        # the three in one node (output_mask: all of them, and input and bias only)
+        # the three in one node (output_mask: all of them; input and bias only, in 1-d)
         (ops.CONVOLUTION_BACKWARD, (g, x, w), attrs + (mask,))
-        for mask in ((True, True, True), (True, False, True))][:1 if transposed else 2]
+        for mask in ((True, True, True), (True, False, True))][
+            :2 if len(x) == 3 and not transposed else 1]
 
 
 def _max_pool(x, *attrs):
