@@ -295,8 +295,9 @@ def _forward_jvp(func, inputs, v, create_graph: bool):
 
 
 #: One forward-mode pass for every column (batched tangents), installed by ``symgrad.func``
-#: (a layer above this one): ``ONE_PASS[0](func, inputs)`` gives ``(outputs, tangents)``,
-#: each tangent ``(columns, *output.shape)``, or None where a pass per column is needed.
+#: (a layer above this one, loaded with ``torch.func``; until then, and where it gives
+#: None, one pass per column, with the same results): ``ONE_PASS[0](func, inputs)`` gives
+#: ``(outputs, tangents)``, each tangent ``(columns, *output.shape)``, or None.
 ONE_PASS: list = []
 
 
@@ -304,7 +305,6 @@ def _forward_jacobian(func, inputs):
     """jacobian(strategy="forward-mode"): the columns, all in one dual pass with batched
     tangents where :data:`ONE_PASS` can, else one dual pass per input element."""
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-    inputs = _grad_preprocess(inputs, create_graph=False, need_graph=False)
     flags: list = []
 
     def checked(*args):
@@ -313,17 +313,16 @@ def _forward_jacobian(func, inputs):
         flags.append(is_tuple)
         return outs
     got = ONE_PASS[0](checked, inputs) if ONE_PASS and inputs else None
-    if got is not None:
+    if got is not None:  # (as PyTorch's: the tangents keep their graph, if any)
         outputs, tangents = got
-        result = []
-        for out, t in zip(outputs, tangents):
-            blocks, start = [], 0
-            for inp in inputs:
-                rows = t.detach()[start:start + inp.nelement()]
-                start += inp.nelement()
-                blocks.append(rows.movedim(0, -1).reshape(tuple(out.shape) + tuple(inp.shape)))
-            result.append(tuple(blocks))
-        return _jacobian_result(tuple(result), flags[-1], is_inputs_tuple)
+        starts = [0]
+        for inp in inputs:
+            starts.append(starts[-1] + inp.nelement())
+        result = tuple(tuple(
+            t[a:b].permute(*range(1, t.ndim), 0).reshape(tuple(out.shape) + tuple(inp.shape))
+            for a, b, inp in zip(starts, starts[1:], inputs))
+            for out, t in zip(outputs, tangents))
+        return _jacobian_result(result, flags[-1], is_inputs_tuple)
     columns = None  # [output][input] -> list of column tensors
     is_outputs_tuple = False
     for k, x in enumerate(inputs):
@@ -341,7 +340,7 @@ def _forward_jacobian(func, inputs):
             if columns is None:
                 columns = [[[] for _ in inputs] for _ in outputs]
             for o, t in enumerate(tangents):
-                columns[o][k].append(t.detach())
+                columns[o][k].append(t)
     if columns is None:  # no input elements
         outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
                             "jacobian")[1]

@@ -240,3 +240,24 @@ def test_jacfwd_edge_cases_against_torch(name):
             np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), rtol=1e-6)
         else:
             assert g == w
+
+
+def test_jacobian_forward_mode_keeps_the_graph_as_torch():
+    """``jacobian(strategy="forward-mode")`` (one pass) and ``hessian(...,
+    outer_jacobian_strategy="forward-mode")``: results differentiable where the inputs or
+    the function's tensors require grad, as PyTorch's vmapped jvp leaves them."""
+    def facts(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        y = lib.tensor([0.5, 1.0])
+        w = lib.tensor([1., 2.], requires_grad=True)
+        jac = lib.autograd.functional.jacobian
+        j1 = jac(lambda x: x ** 2, x, vectorize=True, strategy="forward-mode")
+        j2 = jac(lambda x: x ** 2, y, vectorize=True, strategy="forward-mode")
+        j3 = jac(lambda x: x * w, y, vectorize=True, strategy="forward-mode")
+        h = lib.autograd.functional.hessian(lambda x: (x.sin() * x.prod()).sum(), y,
+                                            vectorize=True,
+                                            outer_jacobian_strategy="forward-mode")
+        (j1.sum() + j3.sum()).backward()
+        return (j1.requires_grad, j2.requires_grad, j3.requires_grad, h.requires_grad,
+                x.grad.tolist(), w.grad.tolist(), h.detach().numpy().round(6).tolist())
+    assert facts(symgrad) == facts(torch)
