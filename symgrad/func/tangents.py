@@ -104,6 +104,42 @@ def _with_dim(op):
     return rule
 
 
+def _same(op):
+    """An op with no dimension to shift (``clone``, ``alias``, ``_to_copy``)."""
+    def rule(args):
+        a, *attrs = args
+        return Batch(apply(op, (a.data,), tuple(attrs)))
+    return rule
+
+
+def _with_dims(op):
+    """An op whose one attribute is a list of dimensions (``flip``, ``squeeze`` of dims)."""
+    def rule(args):
+        a, dims = args
+        if not a.ndim:
+            return None
+        return Batch(apply(op, (a.data,), (tuple(_shift(d, a.ndim) for d in dims),)))
+    return rule
+
+
+def _backward_data(op):
+    """``_softmax_backward_data(grad, output, dim)`` with the grad batched: the output
+    expanded to the batch, the dimension shifted."""
+    def rule(args):
+        a, output, dim = args
+        if isinstance(output, Batch) or not a.ndim:
+            return None
+        return Batch(apply(op, (a.data, output.expand((a.size_,) + a.shape)),
+                           (_shift(dim, a.ndim),)))
+    return rule
+
+
+def _masked_fill(args):
+    a, mask, value = args
+    return Batch(apply(O.MASKED_FILL_SCALAR, (a.data,), (
+        np.broadcast_to(np.asarray(mask), (a.size_,) + a.shape), value)))
+
+
 def _reduce(op):
     """``sum``/``mean`` along dims (all of a sample's dims when none are given)."""
     def rule(args):
@@ -158,7 +194,14 @@ _RULES = {
     O.EXPAND: _expand, O.T: _t, O.TRANSPOSE: _transpose, O.PERMUTE: _permute,
     O.UNSQUEEZE: _unsqueeze, O.SQUEEZE: _squeeze,
     O.SELECT: _with_dim(O.SELECT), O.SLICE: _with_dim(O.SLICE),
-    O.SQUEEZE_DIM: _with_dim(O.SQUEEZE_DIM),
+    O.SQUEEZE_DIM: _with_dim(O.SQUEEZE_DIM), O.SQUEEZE_DIMS: _with_dims(O.SQUEEZE_DIMS),
+    O.FLIP: _with_dims(O.FLIP), O.CUMSUM: _with_dim(O.CUMSUM),
+    O.SOFTMAX: _with_dim(O.SOFTMAX), O.LOG_SOFTMAX: _with_dim(O.LOG_SOFTMAX),
+    O.CLONE: _same(O.CLONE), O.CLONE_CONTIGUOUS: _same(O.CLONE_CONTIGUOUS),
+    O.ALIAS: _same(O.ALIAS), O.TO_COPY: _same(O.TO_COPY),
+    O.SOFTMAX_BACKWARD_DATA: _backward_data(O.SOFTMAX_BACKWARD_DATA),
+    O.LOG_SOFTMAX_BACKWARD_DATA: _backward_data(O.LOG_SOFTMAX_BACKWARD_DATA),
+    O.MASKED_FILL_SCALAR: _masked_fill,
     O.SUM_DIM: _reduce(O.SUM_DIM), O.MEAN_DIM: _reduce(O.MEAN_DIM),
     O.SUM: _reduce_all(O.SUM_DIM), O.MEAN: _reduce_all(O.MEAN_DIM),
     O.MM: _matmul, O.MV: _matmul, O.DOT: _matmul, O.BMM: _matmul, O.MATMUL: _matmul,

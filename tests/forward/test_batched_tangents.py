@@ -2,14 +2,15 @@
 column.
 
 ``symgrad.func.jacfwd`` pushes all the basis tangents through one forward-mode pass, a
-row each (``symgrad.func.tangents``).  For each op of the table (its smallest example,
-float64) the Jacobian with respect to all its differentiable inputs, so computed, must
-equal the columns of one plain forward-mode pass each (``forward_ad``, itself checked
-against finite differences and the VJP in ``test_jvp_table``), and the batched pass must
-not give up (``NotBatchable``) except for the ops that write in place.  Then ``jacfwd``
-itself against ``torch.func`` where it composes: nested (``jacfwd(jacfwd)``,
-``hessian``), several inputs, ``has_aux``, and the cases that fall back to one pass per
-column (an in-place op, a custom ``Function``'s ``jvp``), with the number of passes.
+row each (``symgrad.func.tangents``).  For each op of the table (its smallest example and
+its smallest of the most dimensions, float64) the Jacobian with respect to all its
+differentiable inputs, so computed, must equal the columns of one plain forward-mode pass
+each (``forward_ad``, itself checked against finite differences and the VJP in
+``test_jvp_table``), and the batched pass must not give up (``NotBatchable``) except for
+the ops that write in place.  Then ``jacfwd`` itself against ``torch.func`` where it
+composes: nested (``jacfwd(jacfwd)``, ``hessian``), several inputs, ``has_aux``, edge
+cases, and the cases that fall back to one pass per column (an in-place op, a custom
+``Function``'s ``jvp``), with the number of passes.
 """
 from __future__ import annotations
 
@@ -31,15 +32,24 @@ from test_op_table import CASES as ALL_CASES, _call, _sample  # noqa: E402
 torch = pytest.importorskip("torch")
 
 
-def _smallest(cases) -> list:
-    by_op: dict = {}
+def _chosen(cases) -> list:
+    """Each op's smallest example, and its smallest with the most dimensions (the batched
+    rules shift dimensions: 0-d examples alone would not reach them)."""
+    smallest: dict = {}
+    widest: dict = {}
     for c in cases:
-        if c.op.key not in by_op or c.size < by_op[c.op.key].size:
-            by_op[c.op.key] = c
-    return list(by_op.values())
+        key = c.op.key
+        if key not in smallest or c.size < smallest[key].size:
+            smallest[key] = c
+        rank = max((len(s) for s in c.shapes), default=0)
+        best = widest.get(key)
+        if best is None or (rank, -c.size) > (max((len(s) for s in best.shapes), default=0),
+                                              -best.size):
+            widest[key] = c
+    return list(smallest.values()) + [c for k, c in widest.items() if c is not smallest[k]]
 
 
-CASES = [c for c in _smallest(ALL_CASES)
+CASES = [c for c in _chosen(ALL_CASES)
          if any(c.differentiable(i) for i in range(len(c.shapes)))]
 
 
