@@ -312,9 +312,13 @@ def symbolic_job(pairs: list, differ: list, function=None, seconds: float | None
             d = c - t
             if is_zero(d, thorough=not numbers_differ, simplify=False):
                 continue
+            # (a wrong answer's words first: the pieces may use up the budget)
+            hints = explain(c, t, function) if numbers_differ and not _late(deadline) \
+                else None
             found = _under_domain(function, c, t, deadline, thorough=not numbers_differ)
             if found == "equal" or (found is None and not numbers_differ
                                     and not _late(deadline) and is_zero(d)):
+                hints = []
                 continue
             if isinstance(found, dict):  # (proved on some pieces only: say which)
                 status, pieces = "not shown equal", found
@@ -324,7 +328,8 @@ def symbolic_job(pairs: list, differ: list, function=None, seconds: float | None
                 status = "not equal"
             else:
                 status = "not shown equal"
-            hints = [] if _late(deadline) else explain(c, t, function)
+            if hints is None:
+                hints = [] if _late(deadline) else explain(c, t, function)
             break
         out.append((status, [(k, str(e), float(e) if e.is_number else None, *more)
                              for k, e, *more in hints], pieces))

@@ -90,6 +90,11 @@ def _explain(claimed, true, function) -> list:
         if diff != 0 and _small(diff):
             terms = sp.Add.make_args(sp.expand(true))
             if any(simplify(t - diff) == 0 for t in terms):
+                ratio = simplify(true / claimed) if claimed != 0 else None
+                chain = None if ratio is None or ratio.is_number else \
+                    _chain_factor(sp.factor(ratio), function, simplify, true)
+                if chain is not None:  # (a term only as expanded: the chain rule's factor)
+                    return [("chain", sp.factor(ratio), chain)]
                 named = _product_rule(claimed, true, function)  # (which term: u'v, uv')
                 return [("missing", diff)] + ([named] if named is not None else [])
             if any(simplify(t - diff / 2) == 0 for t in terms):
@@ -268,8 +273,8 @@ def _product_rule(claimed, true, function):
     parts = ", ".join(f"{n} = {g}" for n, g in zip(letters, factors))
     rule = f"f\u2032 = {' + '.join(names)} for f = {'*'.join(letters)} ({parts})"
     if product is not function:  # (a product inside a chain: g(u*v))
-        rule = (f"(u*v)\u2032 = {' + '.join(names)} for the inner {product} ({parts}), "
-                f"times {outer}, the outer derivative")
+        rule = (f"(u*v)\u2032 = {' + '.join(names)} for the inner {product} ({parts})" +
+                (f", times {outer}, the outer derivative" if outer != 1 else ""))
         rule = rule.replace("u*v)", "*".join(letters) + ")", 1)
     both = outer * sp.Mul(*[sp.diff(g, var) for g in factors])
     none = ("neither " + " nor ".join(f"{t} ({n})" for t, n in zip(terms, names))
@@ -559,8 +564,10 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
            for c, t, _, _ in evidence) and evidence[0][1].ndim == 2:
         if all(np.all(close(c.T, t, rtol, atol)) for c, t, _, _ in evidence):
             return ["transposed: the claimed gradient is the transpose of the true one"]
-    # The derivative with respect to another variable.
-    for other in evidence[0][2]:
+    # The derivative with respect to another variable (unless one term is what is wrong:
+    # x for dot(x, x)/2 + dot(b, x) lacks the term b, though x is also d/db).
+    for other in () if any(h[0] in ("missing", "sign") for h in hints or ()) \
+            else evidence[0][2]:
         if other == name:
             continue
         if all(np.shape(ev[2][other]) == np.shape(ev[1]) and np.all(

@@ -349,7 +349,7 @@ def _base_arguments(exprs) -> list | None:
     kinks itself: ``Max(0, u) <= 0`` (relu's derivative) has the sign of ``u``; None when
     a kink's argument holds another kink in any other way, or there are too many."""
     out: list = []
-    for u in kink_arguments(exprs):
+    for u in sorted(kink_arguments(exprs), key=sp.default_sort_key):
         if u.has(*_KINK_TYPES):
             inner = [a for a in (u.args if isinstance(u, (sp.Max, sp.Min)) else ())
                      if a != 0]
@@ -427,13 +427,15 @@ def _patterns_text(args: list, patterns: list) -> str:
              for b, u in zip(bits, args)}
 
     def lit(e):
-        return words[e.args[0]][1] if isinstance(e, sp.Not) else words[e][0]
+        b = e.args[0] if isinstance(e, sp.Not) else e
+        return bits.index(b), words[b][1] if isinstance(e, sp.Not) else words[b][0]
 
-    def conj(e):
-        return " and ".join(lit(a) for a in sp.And.make_args(e))
+    def conj(e):  # (in the arguments' order, whatever SymPy's order of the symbols)
+        return sorted(lit(a) for a in sp.And.make_args(e))
     if form is sp.true:
         return "everywhere"
-    return " or ".join(conj(a) for a in sp.Or.make_args(form))
+    return " or ".join(" and ".join(w for _, w in c)
+                       for c in sorted(conj(a) for a in sp.Or.make_args(form)))
 
 
 def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e: False,
