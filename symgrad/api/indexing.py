@@ -265,11 +265,12 @@ def _setitem_checked(t: Tensor, index, value) -> None:
             ok = False
         if not ok:
             _make(np.empty(stripped), value._dtype).expand(target)  # raises PyTorch's error
-    if GRAD_MODE.enabled and (t.requires_grad or (isinstance(value, Tensor)
-                                                   and value.requires_grad)):
-        if t.grad_fn is None and t._requires_grad:
-            raise _leaf_in_place_error(view=_is_view_index(index, t._data.shape))
-        _setitem_recorded(t, index, value)
+    recorded = GRAD_MODE.enabled and (t.requires_grad or (isinstance(value, Tensor)
+                                                          and value.requires_grad))
+    if recorded and t.grad_fn is None and t._requires_grad:
+        raise _leaf_in_place_error(view=_is_view_index(index, t._data.shape))
+    if recorded or t._view_of is not None:  # (a view writes into its base as in-place ops
+        _setitem_recorded(t, index, value)  # do: a 0-d base's value is no shared array)
         return
     if DUAL.levels:  # forward mode: the tangent is written at index too
         DUAL.in_place(t, O.INDEX_PUT_, (value if isinstance(value, Tensor) else
