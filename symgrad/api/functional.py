@@ -24,7 +24,8 @@ from .surface import Functions
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
 # generated from the table (see the end of this module and ``surface``).
-_METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile", "nanquantile")
+_METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile", "nanquantile",
+                     "narrow", "split", "chunk", "unbind", "movedim", "moveaxis")
 
 
 def _method(name: str):

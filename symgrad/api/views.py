@@ -1,5 +1,6 @@
 """Tensor's view methods: ``view``, ``reshape``, ``t``, ``transpose``, ``permute``,
-``squeeze``, ``unsqueeze``, ``expand``, ``flatten``, ``T``, ``mT``, ``contiguous``.
+``squeeze``, ``unsqueeze``, ``expand``, ``flatten``, ``T``, ``mT``, ``contiguous``;
+``narrow`` (a slice), ``split``, ``chunk`` and ``unbind`` (one node, an output per piece).
 
 A view shares its base's data and version counter (``apply`` records that for view ops;
 a view whose base changed in place is refreshed there, an in-place op on a view writes
@@ -16,14 +17,38 @@ Examples
 from __future__ import annotations
 
 import builtins
+import math
+
+import numpy as np
 
 from .. import ops as O
+from ..ops.splitting import split_bounds
 from .apply import apply
 from .core import Tensor
 from .messages import _LEGACY_NAMES, _warn_once
 from .shapes import _check_dims, _contiguous, _infer_shape, _shape_args, _viewable, _wrap_dim
 
 __all__: list = []
+
+
+def _pieces(x, op, attrs: tuple, dim: int, bounds: list, select: bool = False) -> tuple:
+    """The outputs of the several-output ``op`` (split, unbind): one node whose output
+    count is this call's (a class has one; two at least, so that the engine hands the
+    rule a list), each piece a view of ``x`` (its data, its version counter)."""
+    if not bounds:
+        return ()
+    outs = apply(op, (x,), attrs + ((True,) * len(bounds),))
+    fn = outs[0].grad_fn
+    if fn is not None:
+        fn._n_outputs = builtins.max(len(bounds), 2)
+    for k, (t, (s, e)) in enumerate(zip(outs, bounds)):
+        t._vc, t._view_version = x._vc, x._vc[0]
+        t._view_of = (x, O.SELECT, (dim, k)) if select else (x, O.SLICE, (dim, s, e, 1))
+    return outs
+
+
+def _integer(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 class _Views:
@@ -201,3 +226,74 @@ class _Views:
 
     def expand_as(self, other):
         return self.expand(other.shape)
+
+    def narrow(self, dim, start, length):
+        if isinstance(start, Tensor):
+            if start.ndim or start.dtype.is_floating_point:
+                raise RuntimeError("start must be an 0-dim integral Tensor.")
+            start = int(start.item())
+        if not (_integer(dim) and _integer(start) and _integer(length)):
+            names = ", ".join(type(a).__name__ for a in (dim, start, length))
+            raise TypeError(f"narrow() received an invalid combination of arguments - got "
+                            f"({names}), but expected one of:\n * (int dim, Tensor start, "
+                            "int length)\n * (int dim, int start, int length)")
+        if self.ndim == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        d = _wrap_dim(dim, self.ndim)
+        n = self.shape[d]
+        if not -n <= start <= n:
+            raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], "
+                             f"but got {start})")
+        if start < 0:
+            start += n
+        if start + length > n:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                               f"({n}).")
+        return apply(O.SLICE, (self,), (dim, start, start + length, 1))  # dim as given
+
+    def split(self, split_size, dim=0):
+        if self.ndim == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        d = _wrap_dim(dim, self.ndim)
+        n = self.shape[d]
+        if not _integer(split_size):
+            sizes = [int(s) for s in split_size]
+            if builtins.any(s < 0 for s in sizes):
+                raise RuntimeError("split_with_sizes expects split_sizes have only "
+                                   f"non-negative entries, but got split_sizes={sizes}")
+            if builtins.sum(sizes) != n:
+                raise RuntimeError(
+                    f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                    f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+            return _pieces(self, O.SPLIT_WITH_SIZES, (tuple(sizes), dim), d,
+                           split_bounds(n, sizes))
+        if split_size < 0:
+            raise RuntimeError("split expects split_size be non-negative, but got "
+                               f"split_size={split_size}")
+        if split_size == 0 and n:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        return _pieces(self, O.SPLIT, (int(split_size), dim), d, split_bounds(n, split_size))
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return self.split(list(split_sizes), dim)
+
+    def chunk(self, chunks, dim=0):
+        if self.ndim == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        d = _wrap_dim(dim, self.ndim)
+        n = self.shape[d]
+        if n == 0:  # PyTorch: chunks empty pieces, split by sizes
+            return self.split([0] * chunks, dim)
+        return self.split(math.ceil(n / chunks), dim)
+
+    def unbind(self, dim=0):
+        if self.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        d = _wrap_dim(dim, self.ndim)
+        return _pieces(self, O.UNBIND, (dim,), d, [(k, k + 1) for k in range(self.shape[d])],
+                       select=True)

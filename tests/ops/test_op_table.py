@@ -262,6 +262,9 @@ BY_HAND = {"nll_loss", "nll_loss_backward", "embedding", "embedding_dense_backwa
 BY_HAND |= {getattr(family, name).key
             for family in (ops.convolution, ops.pooling, ops.normalization)
             for name in family.__all__ if isinstance(getattr(family, name), ops.Op)}
+# Several outputs (one node, a piece each): tests/tensor/test_shape_names_vs_torch.py checks
+# them against PyTorch to second order.
+BY_HAND |= {"split", "split_with_sizes", "unbind"}
 # Order statistics with examples here but no SymPy form (which entry is the median is not a
 # SymPy expression): finite differences only here; tests/ops/test_quantiles_histograms_vs_
 # torch.py compares them with PyTorch.

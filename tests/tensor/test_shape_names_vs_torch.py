@@ -1,0 +1,169 @@
+"""Shape names course notebooks call, against PyTorch 2.13: ``narrow``, ``split``,
+``chunk``, ``unbind`` (one node of several outputs), ``tril``/``triu``, ``diagonal``,
+``movedim``, ``swapaxes``, ``broadcast_to``/``broadcast_tensors``, ``type_as``, ...
+
+Each scenario runs in both libraries on the same float64 input: values, dtypes, each
+output's grad_fn name, output_nr and next_functions, the saved attributes PyTorch shows,
+the gradient of a weighted sum of the outputs and (create_graph) a second-order gradient
+with the name of the node the first one records; views: memory shared with the base,
+writes through, ``_version``; bad arguments: PyTorch's error and message.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symgrad
+from conftest import same_outcome
+
+torch = pytest.importorskip("torch")
+
+
+def _flat(out) -> list:
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flat(o)]
+    return [out]
+
+
+def _node(fn):
+    if fn is None:
+        return None
+    return (fn.name(), tuple((None if f is None else f.name(), nr)
+                             for f, nr in fn.next_functions))
+
+
+def _picture(L, scenario, shape):
+    x = L.arange(float(np.prod(shape)), dtype=L.float64).reshape(shape).sin()
+    x.requires_grad_()
+    outs = _flat(scenario(L, x))
+    seen = [(o.tolist(), str(o.dtype), tuple(o.shape), _node(o.grad_fn), o.output_nr)
+            for o in outs]
+    saved = []
+    for o in outs:
+        fn = o.grad_fn
+        saved.append(None if fn is None else sorted(
+            (k, repr(getattr(fn, k))) for k in dir(fn)
+            if k.startswith("_saved_") and not hasattr(getattr(fn, k), "shape")))
+    diff = [o for o in outs if o.requires_grad]
+    if not diff:
+        return seen, saved
+    total = sum(((o * L.arange(1.0, o.numel() + 1, dtype=o.dtype).reshape(o.shape)) ** 2)
+                .sum() for o in diff)
+    g, = L.autograd.grad(total, x, create_graph=True)
+    h, = L.autograd.grad((g * g.detach().cos()).sum(), x)
+    return seen, saved, g.tolist(), _node(g.grad_fn), h.tolist()
+
+
+def _same(scenario, shape=(3, 4)) -> None:
+    want = _picture(torch, scenario, shape)
+    got = _picture(symgrad, scenario, shape)
+    _close(got, want)
+
+
+def _close(got, want) -> bool:
+    if isinstance(want, (list, tuple)):
+        assert isinstance(got, (list, tuple)) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            _close(g, w)
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-12), (got, want)
+    else:
+        assert got == want, (got, want)
+    return True
+
+
+SPLITTING = {
+    "narrow": (lambda L, x: x.narrow(1, 1, 2), (3, 4)),
+    "narrow-neg-start": (lambda L, x: L.narrow(x, 0, -2, 2), (3, 4)),
+    "narrow-tensor-start": (lambda L, x: x.narrow(-1, L.tensor(2), 2), (3, 4)),
+    "narrow-empty": (lambda L, x: x.narrow(0, 3, 0), (3, 4)),
+    "split-int": (lambda L, x: x.split(2), (5, 2)),
+    "split-int-dim": (lambda L, x: L.split(x, 3, dim=1), (2, 4)),
+    "split-one-piece": (lambda L, x: x.split(4), (3, 2)),
+    "split-sizes": (lambda L, x: L.split(x, [1, 0, 1], 1), (2, 2)),
+    "split-some-pieces": (lambda L, x: x.split(1)[::2], (3, 2)),
+    "split_with_sizes": (lambda L, x: x.split_with_sizes([2, 1]), (3, 2)),
+    "chunk": (lambda L, x: x.chunk(3), (5, 2)),
+    "chunk-dim": (lambda L, x: L.chunk(x, 2, -1), (2, 4)),
+    "chunk-fewer": (lambda L, x: x.chunk(4), (6,)),
+    "unbind": (lambda L, x: x.unbind(), (3, 2)),
+    "unbind-dim": (lambda L, x: L.unbind(x, dim=1), (2, 3)),
+    "unbind-one-used": (lambda L, x: x.unbind(1)[1], (2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", SPLITTING)
+def test_splitting_as_torch(name):
+    scenario, shape = SPLITTING[name]
+    _same(scenario, shape)
+
+
+def test_pieces_share_one_node_and_memory():
+    for L in (torch, symgrad):
+        x = L.arange(6.0).requires_grad_()
+        a, b, c = x.split(2)
+        assert a.grad_fn is b.grad_fn is c.grad_fn
+        assert [a.output_nr, b.output_nr, c.output_nr] == [0, 1, 2]
+        y = L.arange(6.0)
+        p, q = y.chunk(2)
+        p.mul_(2)
+        assert y.tolist() == [0.0, 2.0, 4.0, 3.0, 4.0, 5.0]
+        assert (y._version, q._version, p._version) == (1, 1, 1)
+        assert q._base is y and q._is_view()
+        r = y.view(3, 2).unbind()[1]
+        y.add_(1)
+        assert r.tolist() == [5.0, 4.0] and r._version == 2
+        n = y.narrow(0, 1, 2)
+        n.zero_()
+        assert y.tolist() == [1.0, 0.0, 0.0, 4.0, 5.0, 6.0] and n._base is y
+
+
+ERRORS = [
+    lambda L: L.arange(5.0).narrow(0, 4, 2),
+    lambda L: L.zeros(5, 2).narrow(0, 6, 1),
+    lambda L: L.zeros(5, 2).narrow(0, -6, 1),
+    lambda L: L.zeros(5).narrow(0, 1, -1),
+    lambda L: L.tensor(1.0).narrow(0, 0, 1),
+    lambda L: L.zeros(5, 2).narrow(2, 0, 1),
+    lambda L: L.zeros(5).narrow(0, L.tensor([1]), 2),
+    lambda L: L.zeros(5).narrow(0, L.tensor(1.0), 2),
+    lambda L: L.zeros(5).split(0),
+    lambda L: L.zeros(5).split(-1),
+    lambda L: L.zeros(5).split([1, 2]),
+    lambda L: L.zeros(5).split([1, -1, 5]),
+    lambda L: L.tensor(1.0).split(1),
+    lambda L: L.zeros(5).split(2, dim=1),
+    lambda L: L.zeros(5).chunk(0),
+    lambda L: L.zeros(5).chunk(-1),
+    lambda L: L.tensor(1.0).chunk(2),
+    lambda L: L.tensor(1.0).unbind(),
+    lambda L: L.zeros(2, 3).unbind(2),
+]
+
+
+@pytest.mark.parametrize("k", range(len(ERRORS)))
+def test_errors_as_torch(k):
+    same_outcome(ERRORS[k])
+
+
+def test_empty_dims_as_torch():
+    for scenario in (lambda L: [t.shape for t in L.zeros(0, 3).split(2)],
+                     lambda L: [t.shape for t in L.zeros(0, 3).chunk(2)],
+                     lambda L: [t.grad_fn.name() for t in
+                                L.zeros(0, 3, requires_grad=True).chunk(2)],
+                     lambda L: L.zeros(0, 3).unbind()):
+        same_outcome(scenario, expect_error=False)
+
+
+def _tangents(L, scenario, shape):
+    fw = L.autograd.forward_ad
+    with fw.dual_level():
+        x = L.arange(float(np.prod(shape)), dtype=L.float64).reshape(shape)
+        x = fw.make_dual(x, x.cos())
+        return [(fw.unpack_dual(o).tangent.tolist(), o.shape) for o in _flat(scenario(L, x))]
+
+
+@pytest.mark.parametrize("name", ["narrow", "split-sizes", "chunk-dim", "unbind-dim"])
+def test_forward_mode_as_torch(name):
+    scenario, shape = SPLITTING[name]
+    _close(_tangents(symgrad, scenario, shape), _tangents(torch, scenario, shape))
