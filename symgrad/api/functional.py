@@ -13,6 +13,8 @@ from ..ops import subscribe
 from ..ops.dtypes import result_type
 from .apply import apply
 from .construct import tensor
+from .gathering import (gather, index_select, scatter, scatter_add, take,  # noqa: F401
+                        take_along_dim)
 from .core import Tensor
 from .linalg import (bmm, det, diag, dot, inverse, kron, logdet, matmul, mm, mv, outer,
                      slogdet, trace)
@@ -130,7 +132,9 @@ def is_tensor(obj) -> bool:
 __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", "dot", "matmul", "mm", "mv", "bmm",
                                      "det", "logdet", "slogdet", "inverse", "outer", "diag", "trace", "kron",
                                      "maximum", "minimum", "cat", "concat", "stack", "where",
-                                     "is_tensor", "equal", "isclose", "allclose", "bucketize"]
+                                     "is_tensor", "equal", "isclose", "allclose", "bucketize",
+                                     "gather", "index_select", "scatter", "scatter_add", "take",
+                                     "take_along_dim"]
 #: The functions generated from the op table (and the namespaces that receive them).
 FUNCTIONS = Functions([globals()])
 subscribe(FUNCTIONS.added, FUNCTIONS.removed)

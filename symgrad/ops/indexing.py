@@ -9,7 +9,8 @@ from .tables import CHOOSES, INDEXING, NO_VECTOR_FORM
 
 __all__ = ["MASKED_FILL_SCALAR", "MASKED_FILL", "MASKED_SELECT", "SCATTER_SRC", "SCATTER_ADD",
            "GATHER", "SELECT", "SELECT_BACKWARD", "SLICE", "SLICE_BACKWARD", "INDEX",
-           "INDEX_PUT_IMPL", "COPY_SLICES", "INDEX_PUT_"]
+           "INDEX_PUT_IMPL", "COPY_SLICES", "INDEX_PUT_", "SCATTER_VALUE", "INDEX_SELECT",
+           "INDEX_ADD", "TAKE", "PUT"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
 # ``local=`` below overrides it where the printed rule reads worse than the label:
@@ -126,9 +127,7 @@ MASKED_SELECT = Op("masked_select", attrs=("mask",), saves=("mask", "self"),
 SCATTER_SRC = Op("scatter", inputs=("self", "src"), attrs=("dim", "index"),
                  forward=lambda a, src, dim, index: _scatter_along(a, dim, index, src, False),
                  saves=("dim", "index"),
-                 grads=(lambda m, grad, dim, index:
-                        m.call(SCATTER_SRC, grad, m.zeros_like(m.call(GATHER, grad, dim, index)),
-                               dim, index),
+                 grads=(lambda m, grad, dim, index: m.call(SCATTER_VALUE, grad, dim, index, 0.0),
                         lambda m, grad, dim, index: m.call(GATHER, grad, dim, index)),
                  local=("[not at index]", "gather"), doc="self with src written at index")
 
@@ -146,6 +145,85 @@ GATHER = Op("gather", attrs=("dim", "index"), forward=_gather_along,
             grads=(lambda m, grad, dim, index, self:
                    m.call(SCATTER_ADD, m.new_zeros(grad, m.shape(self)), grad, dim, index),),
             local=("scatter-add",), doc="the elements of self at index along dim")
+
+
+# scatter with a number (ScatterBackward1): the number written at index.
+SCATTER_VALUE = Op("scatter", 1, attrs=("dim", "index", "value"),
+                   forward=lambda a, dim, index, value: _scatter_along(
+                       a, dim, index, np.full(np.shape(index), value, np.result_type(a)),
+                       False),
+                   saves=("dim", "index"),
+                   grads=(lambda m, grad, dim, index:
+                          m.call(SCATTER_VALUE, grad, dim, index, 0.0),),
+                   local=("[not at index]",), doc="self with value written at index")
+
+
+def _index_select(a, dim, index):
+    index = np.asarray(index).reshape(-1)
+    if np.ndim(a) == 0:
+        return np.asarray(a)[index] if index.size != 1 else np.array(a, copy=True)
+    return np.take(a, index, axis=dim)
+
+
+def _index_add(a, source, dim, index, alpha):
+    out = np.array(a, copy=True)
+    source = source if alpha == 1 else source * alpha
+    if out.ndim == 0:
+        return out + np.sum(source)
+    ix = [slice(None)] * out.ndim
+    ix[dim] = np.asarray(index).reshape(-1)
+    np.add.at(out, tuple(ix), source)
+    return out
+
+
+INDEX_SELECT = Op("index_select", attrs=("dim", "index"), forward=_index_select,
+                  saves=("dim", "index", "self_sym_sizes"),
+                  grads=(lambda m, grad, dim, index, self_sym_sizes:
+                         m.call(INDEX_ADD, m.new_zeros(grad, tuple(self_sym_sizes)), grad, dim,
+                                index, 1),),
+                  local=("index-add",), doc="the slices of self at index along dim")
+
+
+# index_select's gradient, as PyTorch's: zeros(sizes).index_add_(dim, index, grad).
+INDEX_ADD = Op("index_add", inputs=("self", "source"), attrs=("dim", "index", "alpha"),
+               forward=_index_add, saves=("alpha", "dim", "index", "source", "source_dim"),
+               derive={"source_dim": lambda arrays, attrs: np.ndim(arrays[1])},
+               grads=(lambda m, grad, alpha, dim, index, source, source_dim: grad,
+                      lambda m, grad, alpha, dim, index, source, source_dim:
+                      m.call(INDEX_SELECT, grad, dim, index) if alpha == 1 else
+                      m.mul_scalar(m.call(INDEX_SELECT, grad, dim, index), alpha)),
+               local=("1", "index-select"), doc="self with alpha * source added at index")
+
+
+def _put_flat(a, source, index, accumulate):
+    out = np.array(a, copy=True)
+    flat = out.reshape(-1)
+    index, source = np.asarray(index).reshape(-1), np.asarray(source).reshape(-1)
+    if index.size != source.size:
+        raise ValueError("put: source must have as many elements as index")
+    if accumulate:
+        np.add.at(flat, index, source)
+    else:
+        flat[index] = source
+    return flat.reshape(np.shape(out))
+
+
+TAKE = Op("take", attrs=("index",), saves=("index", "self"),
+          forward=lambda a, index: np.asarray(a).reshape(-1)[np.asarray(index)],
+          grads=(lambda m, grad, index, self:
+                 m.call(PUT, m.zeros_like(self), grad, index, True),),
+          local=("put",), doc="self as 1-D at index")
+
+
+# take's gradient, as PyTorch's: zeros_like(self).put_(index, grad, accumulate=True).
+PUT = Op("put", inputs=("self", "source"), attrs=("indices", "accumulate"),
+         forward=_put_flat, saves=("accumulate", "index", "source"),
+         derive={"index": lambda arrays, attrs: attrs[0]},  # PyTorch's name
+         grads=(lambda m, grad, accumulate, index, source: grad if accumulate else
+                m.call(PUT, grad, m.zeros_like(source), index, False),
+                lambda m, grad, accumulate, index, source:
+                m.reshape(m.call(TAKE, grad, index), m.shape(source))),
+         local=("1", "take"), doc="self (as 1-D) with source put at index")
 
 
 SELECT = Op("select", view=True, attrs=("dim", "index"), forward=_select,
@@ -224,6 +302,7 @@ INDEX_PUT_ = Op("index_put_", inputs=("self", "values"), attrs=("index",), broad
 # What the matrix algebra knows of them: a gradient that scatters or gathers has no
 # vector form.
 NO_VECTOR_FORM.register(INDEXING, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHER,
+                        SCATTER_VALUE, INDEX_SELECT, INDEX_ADD, TAKE, PUT,
                         SELECT_BACKWARD, SLICE_BACKWARD, INDEX, SELECT, SLICE, INDEX_PUT_IMPL)
 # masked_fill picks the value where the mask holds (the matrix algebra's and the text's
 # ``where``).
@@ -238,4 +317,4 @@ from .tables import JVP as _JVP  # noqa: E402
 _JVP.register(_fwd.ELEMENT_WISE, MASKED_FILL_SCALAR)
 _JVP.register(_fwd.LINEAR, MASKED_FILL, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHER, SELECT,
               SELECT_BACKWARD, SLICE, SLICE_BACKWARD, INDEX, INDEX_PUT_IMPL, COPY_SLICES,
-              INDEX_PUT_)
+              INDEX_PUT_, SCATTER_VALUE, INDEX_SELECT, INDEX_ADD, TAKE, PUT)

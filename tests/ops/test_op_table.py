@@ -85,6 +85,7 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "dim2": [1],
         "left": [True],
         "self_is_result": [False], "is_result": [False, True],
+        "accumulate": [True],  # (put: without it, a repeated index has no derivative)
     }
     return table.get(name, [])  # an unknown name leaves the op without examples
 

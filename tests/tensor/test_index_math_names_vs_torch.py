@@ -1,0 +1,199 @@
+"""Gathering, scattering and elementwise-math names against PyTorch 2.13: values, dtypes,
+``grad_fn`` names, saved values, gradients to second order (and the second-order
+node), errors and their messages.
+
+Each case is one function ``f(L, x, ...)`` run with ``L = torch`` and ``L = symgrad`` on
+the same data.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import symgrad
+
+LIBS = (torch, symgrad)
+
+
+def _np(t):
+    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
+
+
+def _leaves(L, arrays, grad=True):
+    return [L.tensor(a, dtype=L.float64, requires_grad=grad) for a in arrays]
+
+
+def _outcome(fn, L, *args):
+    """The result of ``fn``, or (error type, message)."""
+    try:
+        return fn(L, *args)
+    except Exception as e:  # noqa: BLE001  (the error is what is compared)
+        return (type(e).__name__, str(e))
+
+
+def _same(got, want):
+    if isinstance(want, tuple) and want and isinstance(want[0], str):
+        assert got == want
+        return
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert str(got.dtype) == str(want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-6, atol=1e-12, equal_nan=True)
+    assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
+
+
+def _compare_grads(fn, arrays, second=True):
+    """Values, grad_fn, first and second derivatives (and the first derivative's node)."""
+    out = {}
+    for L in LIBS:
+        xs = _leaves(L, arrays)
+        y = fn(L, *xs)
+        w = L.tensor(np.linspace(0.5, 1.5, int(np.prod(y.shape))).reshape(tuple(y.shape)),
+                     dtype=y.dtype)
+        gs = L.autograd.grad((y * y * w).sum(), xs, create_graph=second, allow_unused=True)
+        entry = [y, gs]
+        if second:
+            used = [g for g in gs if g is not None and g.requires_grad]
+            hs = L.autograd.grad(sum((g * g).sum() for g in used), xs, allow_unused=True,
+                                 retain_graph=True)
+            entry += [[type(g.grad_fn).__name__ if g is not None else None for g in gs], hs]
+        out[L] = entry
+    t, s = out[torch], out[symgrad]
+    _same(s[0], t[0])
+    for a, b in zip(s[1], t[1]):
+        assert (a is None) == (b is None)
+        if b is not None:
+            np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
+    if second:
+        assert s[2] == t[2]
+        for a, b in zip(s[3], t[3]):
+            if b is None:
+                assert a is None or not np.any(_np(a))
+            else:
+                np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
+    return t[0], s[0]
+
+
+def _saved(t):
+    return {a: getattr(t.grad_fn, a) for a in dir(t.grad_fn) if a.startswith("_saved_")}
+
+
+def _same_saved(got, want):
+    g, w = _saved(got), _saved(want)
+    assert sorted(g) == sorted(w)
+    for k in w:
+        if hasattr(w[k], "detach"):
+            np.testing.assert_array_equal(_np(g[k]), _np(w[k]))
+        else:
+            assert g[k] == w[k], k
+
+
+X = np.arange(6.0).reshape(2, 3) / 4 - 0.3
+
+# ---------------------------------------------------------------- gather and friends
+GRAD_CASES = {
+    "gather": lambda L, x: x.gather(1, L.tensor([[0, 0, 2], [1, 0, 1]])),
+    "gather-dim0-small": lambda L, x: L.gather(x, 0, L.tensor([[1, 0]])),
+    "gather-int32": lambda L, x: x.gather(-1, L.tensor([[2], [0]], dtype=L.int32)),
+    "index_select": lambda L, x: x.index_select(1, L.tensor([2, 0, 2])),
+    "index_select-dim0": lambda L, x: L.index_select(x, 0, L.tensor([1, 1, 0])),
+    "index_select-0d": lambda L, x: x.index_select(1, L.tensor(1)),
+    "scatter": lambda L, x: x.scatter(1, L.tensor([[0], [2]]), x[:, :1] * 3),
+    "scatter-larger-src": lambda L, x: L.scatter(x, 1, L.tensor([[2], [1]]),
+                                                 L.ones(2, 3, dtype=L.float64)),
+    "scatter-value": lambda L, x: x.scatter(1, L.tensor([[0], [2]]), 7.0),
+    "scatter-kw-value": lambda L, x: L.scatter(x, dim=0, index=L.tensor([[1, 0]]), value=2),
+    "scatter_add": lambda L, x: x.scatter_add(1, L.tensor([[0, 0], [2, 1]]), x[:, 1:] ** 2),
+    "scatter_add-fn": lambda L, x: L.scatter_add(x, 0, L.tensor([[1, 1, 0]]), x[1:].exp()),
+    "scatter_-inplace": lambda L, x: (x * 1).scatter_(1, L.tensor([[1], [0]]), x[:, 2:]),
+    "scatter_-value-inplace": lambda L, x: (x * 1).scatter_(0, L.tensor([[1, 0, 1]]), 0.5),
+    "scatter_add_-inplace": lambda L, x: (x * 2).scatter_add_(1, L.tensor([[1, 1]]), x[:1, :2]),
+    "take": lambda L, x: x.take(L.tensor([[5, 0], [0, -1]])),
+    "take-fn": lambda L, x: L.take(x, L.tensor([3, 3, 1])),
+    "take_along_dim": lambda L, x: L.take_along_dim(x, L.tensor([[0], [2]]), 1),
+    "take_along_dim-broadcast": lambda L, x: x.take_along_dim(L.tensor([[0, 2]]), dim=1),
+    "take_along_dim-dim0": lambda L, x: L.take_along_dim(x, L.tensor([[1], [0]]), 0),
+    "take_along_dim-flat": lambda L, x: L.take_along_dim(x, L.tensor([[5, 0]])),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAD_CASES))
+def test_gather_scatter_values_grads_second_order(name):
+    want, got = _compare_grads(GRAD_CASES[name], [X])
+    if "inplace" not in name:
+        _same_saved(got, want)
+
+
+def test_saved_values_with_two_inputs_and_backward_nodes():
+    for L in LIBS:
+        x, s = _leaves(L, [X, X[:, :1]])
+        y = x.scatter_add(1, L.tensor([[0], [2]]), s)
+        z = x.index_select(0, L.tensor([1]))
+        g = L.autograd.grad(z.sum() * 2, x, create_graph=True)[0]
+        t = x.take(L.tensor([4, 1]))
+        h = L.autograd.grad((t * t).sum(), x, create_graph=True)[0]
+        if L is torch:
+            want = (y, g, h)
+        else:
+            for a, b in zip((y, g, h), want):
+                assert type(a.grad_fn).__name__ == type(b.grad_fn).__name__
+                _same_saved(a, b)
+                np.testing.assert_allclose(_np(a), _np(b))
+
+
+ERROR_CASES = {
+    "gather-oob": lambda L, x: x.gather(1, L.tensor([[0, 3]])),
+    "gather-negative": lambda L, x: x.gather(1, L.tensor([[0, -1]])),
+    "gather-float-index": lambda L, x: x.gather(1, L.tensor([[0.0, 1.0]])),
+    "gather-ndim": lambda L, x: x.gather(1, L.tensor([0, 1])),
+    "gather-dim": lambda L, x: x.gather(2, L.tensor([[0, 1]])),
+    "gather-size": lambda L, x: x.gather(1, L.tensor([[0], [1], [0]])),
+    "gather-not-tensor": lambda L, x: L.gather(x, 1, [[0]]),
+    "index_select-matrix": lambda L, x: x.index_select(1, L.tensor([[1]])),
+    "index_select-float": lambda L, x: x.index_select(1, L.tensor([1.0])),
+    "index_select-oob-dim1": lambda L, x: x.index_select(1, L.tensor([3])),
+    "index_select-oob-dim0": lambda L, x: x.index_select(0, L.tensor([-1])),
+    "index_select-oob-1d": lambda L, x: x[0].index_select(0, L.tensor([5])),
+    "scatter-float-index": lambda L, x: x.scatter(1, L.tensor([[0.0]]), x[:1, :1]),
+    "scatter-dtype": lambda L, x: x.scatter(1, L.tensor([[0]]), L.ones(1, 1)),
+    "scatter-ndim": lambda L, x: x.scatter(1, L.tensor([0, 1]), x[:, :1]),
+    "scatter-small-src": lambda L, x: x.scatter(1, L.tensor([[0], [2]]), x[:1, :1]),
+    "scatter-oob": lambda L, x: x.scatter(1, L.tensor([[3], [0]]), x[:, :1]),
+    "scatter_add-number": lambda L, x: x.scatter_add(1, L.tensor([[0]]), 1.0),
+    "scatter_add-dtype": lambda L, x: x.scatter_add(1, L.tensor([[0]]), L.ones(1, 1)),
+    "scatter_add-float-index": lambda L, x: x.scatter_add(1, L.tensor([[0.0]]), x),
+    "take-oob": lambda L, x: x.take(L.tensor([6])),
+    "take-oob-negative": lambda L, x: x.take(L.tensor([-7])),
+    "take-float": lambda L, x: x.take(L.tensor([1.0])),
+    "take_along_dim-float": lambda L, x: L.take_along_dim(x, L.tensor([[0.0]]), 1),
+    "take_along_dim-ndim": lambda L, x: L.take_along_dim(x, L.tensor([0]), 1),
+    "take_along_dim-broadcast": lambda L, x: L.take_along_dim(x, L.tensor([[0], [1], [2]]), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(ERROR_CASES))
+def test_errors_and_messages(name):
+    fn = ERROR_CASES[name]
+    want = _outcome(fn, torch, torch.tensor(X, dtype=torch.float64))
+    got = _outcome(fn, symgrad, symgrad.tensor(X, dtype=symgrad.float64))
+    assert isinstance(want, tuple), "torch accepted it"
+    assert got == want
+
+
+def test_integer_and_in_place_values():
+    for L in LIBS:
+        a = L.arange(6).reshape(2, 3)
+        r = [a.scatter(1, L.tensor([[0], [2]]), 2.5), a.gather(0, L.tensor([[1, 0, 1]])),
+             a.clone().scatter_add_(0, L.tensor([[1, 1, 0]]), a[:1]), a.take(L.tensor([5])),
+             L.tensor(5.0).gather(0, L.tensor(0))]
+        if L is torch:
+            want = r
+        else:
+            for g, w in zip(r, want):
+                assert str(g.dtype) == str(w.dtype)
+                np.testing.assert_array_equal(_np(g), _np(w))
