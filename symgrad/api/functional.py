@@ -22,12 +22,14 @@ from .methods import allclose, equal, isclose, maximum, minimum, where
 from .shapes import _wrap_dim
 from .statistics import bucketize
 from .surface import Functions
+from .views import broadcast_tensors  # noqa: F401
 
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
 # generated from the table (see the end of this module and ``surface``).
 _METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile", "nanquantile",
-                     "narrow", "split", "chunk", "unbind", "movedim", "moveaxis")
+                     "narrow", "split", "chunk", "unbind", "movedim", "moveaxis", "diagonal",
+                     "swapaxes", "swapdims", "broadcast_to")
 
 
 def _method(name: str):
@@ -133,6 +135,7 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "det", "logdet", "slogdet", "inverse", "outer", "diag", "trace", "kron",
                                      "maximum", "minimum", "cat", "concat", "stack", "where",
                                      "is_tensor", "equal", "isclose", "allclose", "bucketize",
+                                     "broadcast_tensors",
                                      "gather", "index_select", "scatter", "scatter_add", "take",
                                      "take_along_dim"]
 #: The functions generated from the op table (and the namespaces that receive them).

@@ -1,6 +1,7 @@
 """Tensor's view methods: ``view``, ``reshape``, ``t``, ``transpose``, ``permute``,
 ``squeeze``, ``unsqueeze``, ``expand``, ``flatten``, ``T``, ``mT``, ``contiguous``;
-``narrow`` (a slice), ``split``, ``chunk`` and ``unbind`` (one node, an output per piece).
+``narrow`` (a slice), ``split``, ``chunk`` and ``unbind`` (one node, an output per piece),
+``diagonal``, ``tril``/``triu``, ``swapaxes``, ``broadcast_to``, ``type_as``.
 
 A view shares its base's data and version counter (``apply`` records that for view ops;
 a view whose base changed in place is refreshed there, an in-place op on a view writes
@@ -26,7 +27,8 @@ from ..ops.splitting import split_bounds
 from .apply import apply
 from .core import Tensor
 from .messages import _LEGACY_NAMES, _warn_once
-from .shapes import _check_dims, _contiguous, _infer_shape, _shape_args, _viewable, _wrap_dim
+from .shapes import (_broadcast_sizes, _check_dims, _contiguous, _infer_shape, _shape_args,
+                     _viewable, _wrap_dim)
 
 __all__: list = []
 
@@ -297,3 +299,53 @@ class _Views:
         d = _wrap_dim(dim, self.ndim)
         return _pieces(self, O.UNBIND, (dim,), d, [(k, k + 1) for k in range(self.shape[d])],
                        select=True)
+
+    def tril(self, diagonal=0):
+        return apply(O.TRIL, (_at_least_2d(self, "tril"),), (int(diagonal),))
+
+    def triu(self, diagonal=0):
+        return apply(O.TRIU, (_at_least_2d(self, "triu"),), (int(diagonal),))
+
+    def tril_(self, diagonal=0):
+        return _at_least_2d(self, "tril")._in_place(O.TRIL, (), (int(diagonal),))
+
+    def triu_(self, diagonal=0):
+        return _at_least_2d(self, "triu")._in_place(O.TRIU, (), (int(diagonal),))
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        d1, d2 = _wrap_dim(dim1, self.ndim), _wrap_dim(dim2, self.ndim)
+        if d1 == d2:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        return apply(O.DIAGONAL, (self,), (int(offset), dim1, dim2))
+
+    def swapaxes(self, axis0, axis1):
+        return self.transpose(axis0, axis1)
+
+    def swapdims(self, dim0, dim1):
+        return self.transpose(dim0, dim1)
+
+    def broadcast_to(self, *size):
+        return self.expand(*size)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+
+def _at_least_2d(t, name: str):
+    if t.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return t
+
+
+def broadcast_tensors(*tensors) -> tuple:
+    """The tensors expanded to their broadcast shape (``ExpandBackward0`` each; a tensor
+    of that shape already is returned as it is), as ``torch.broadcast_tensors``."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = ()
+    for t in tensors:
+        shape = _broadcast_sizes(shape, tuple(t.shape))
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
+
+
+__all__ += ["broadcast_tensors"]

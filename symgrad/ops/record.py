@@ -20,7 +20,8 @@ OPS: dict[str, "Op"] = {}
 #: Python binding shows a negative one as the unsigned 64-bit number (``x.sum(-1)`` saves
 #: dim ``(2**64 - 1,)``).  Attribute names mean the same in every record.
 INT64_NAMES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step",
-                         "ignore_index", "padding_idx", "pad", "dim2", "offset", "padding"))
+                         "ignore_index", "padding_idx", "pad", "dim2", "offset", "padding",
+                         "diagonal"))
 
 
 def node_name(name: str, overload: int) -> str:

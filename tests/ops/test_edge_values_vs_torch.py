@@ -390,7 +390,8 @@ NOT_COMPARED = {
         "nanmedian_indices", "quantile", "nanquantile", "unsqueeze_1", "transpose_1", "histc",
         "histogram", "histogram_edges", "bincount", "bincount1", "bucketize")},
     **{k: "several outputs, views: tests/tensor/test_shape_names_vs_torch.py compares them"
-       for k in ("split", "split_with_sizes", "unbind")},
+       for k in ("split", "split_with_sizes", "unbind", "tril", "triu", "diagonal",
+                 "diagonal_backward")},
     "matmul": "composite: no node of its own, it runs mm, mv, dot or bmm (compared above)",
     "outer": "composite: runs mul on views (compared above)",
     "kron": "composite: runs mul on views (compared above)",

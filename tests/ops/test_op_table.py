@@ -85,6 +85,7 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "dim2": [1],
         "left": [True],
         "self_is_result": [False], "is_result": [False, True],
+        "diagonal": [0, -1],  # (tril's, triu's)
         "accumulate": [True],  # (put: without it, a repeated index has no derivative)
     }
     return table.get(name, [])  # an unknown name leaves the op without examples
@@ -265,7 +266,7 @@ BY_HAND |= {getattr(family, name).key
             for name in family.__all__ if isinstance(getattr(family, name), ops.Op)}
 # Several outputs (one node, a piece each): tests/tensor/test_shape_names_vs_torch.py checks
 # them against PyTorch to second order.
-BY_HAND |= {"split", "split_with_sizes", "unbind"}
+BY_HAND |= {"split", "split_with_sizes", "unbind", "diagonal_backward"}
 # Order statistics with examples here but no SymPy form (which entry is the median is not a
 # SymPy expression): finite differences only here; tests/ops/test_quantiles_histograms_vs_
 # torch.py compares them with PyTorch.

@@ -92,10 +92,59 @@ SPLITTING = {
 }
 
 
+ARRANGING = {
+    "tril": (lambda L, x: x.tril(), (3, 4)),
+    "tril-diagonal": (lambda L, x: L.tril(x, diagonal=1), (2, 3, 4)),
+    "triu": (lambda L, x: x.triu(-1), (4, 3)),
+    "triu-function": (lambda L, x: L.triu(x, 2), (3, 4)),
+    "tril_": (lambda L, x: (x * 1).tril_(-1), (3, 3)),
+    "triu_": (lambda L, x: (x * 1).triu_(diagonal=1), (3, 4)),
+    "diagonal": (lambda L, x: x.diagonal(), (3, 4)),
+    "diagonal-offset": (lambda L, x: L.diagonal(x, 1), (3, 4)),
+    "diagonal-negative": (lambda L, x: x.diagonal(offset=-1), (3, 4)),
+    "diagonal-dims": (lambda L, x: x.diagonal(0, -1, 0), (2, 3, 4)),
+    "diagonal-empty": (lambda L, x: x.diagonal(5), (3, 4)),
+    "movedim": (lambda L, x: L.movedim(x, 0, -1), (2, 3, 4)),
+    "moveaxis": (lambda L, x: x.moveaxis((0, 1), (2, 0)), (2, 3, 4)),
+    "swapaxes": (lambda L, x: x.swapaxes(0, -1), (2, 3, 4)),
+    "swapdims": (lambda L, x: L.swapdims(x, 1, 0), (3, 4)),
+    "broadcast_to": (lambda L, x: x.broadcast_to((2, 3, 4)), (3, 1)),
+    "broadcast_to-function": (lambda L, x: L.broadcast_to(x, (2, -1)), (3,)),
+    "broadcast_tensors": (lambda L, x: L.broadcast_tensors(x, L.ones(2, 1, 1), x[0]), (3, 4)),
+    "broadcast_tensors-same": (lambda L, x: L.broadcast_tensors(x, L.ones(4)), (3, 4)),
+    "type_as": (lambda L, x: x.type_as(L.ones(1, dtype=L.float32)), (3, 2)),
+    "type_as-same": (lambda L, x: x.type_as(x), (3, 2)),
+    "type_as-int": (lambda L, x: (x * 5).type_as(L.ones(1, dtype=L.int64)), (3, 2)),
+}
+
+
 @pytest.mark.parametrize("name", SPLITTING)
 def test_splitting_as_torch(name):
     scenario, shape = SPLITTING[name]
     _same(scenario, shape)
+
+
+@pytest.mark.parametrize("name", ARRANGING)
+def test_arranging_as_torch(name):
+    scenario, shape = ARRANGING[name]
+    _same(scenario, shape)
+
+
+def test_diagonal_is_a_view_as_torch():
+    def scenario(L):
+        x = L.zeros(3, 4)
+        d = x.diagonal(1)
+        d.add_(L.tensor([1.0, 2.0, 3.0]))
+        y = L.arange(4.0).reshape(2, 2)
+        e = y.diagonal()
+        y.mul_(10)
+        z = L.ones(3, 3)
+        z.tril_()
+        t = L.zeros(2, 2).swapaxes(0, 1)
+        t[0, 1] = 5.0
+        return [x.tolist(), x._version, d._base is x, e.tolist(), e._version, z.tolist(),
+                z._version, t._base.tolist(), L.ones(2, 1).broadcast_to(2, 3)._is_view()]
+    same_outcome(scenario, expect_error=False)
 
 
 def test_pieces_share_one_node_and_memory():
@@ -138,6 +187,18 @@ ERRORS = [
     lambda L: L.tensor(1.0).chunk(2),
     lambda L: L.tensor(1.0).unbind(),
     lambda L: L.zeros(2, 3).unbind(2),
+    lambda L: L.zeros(3).tril(),
+    lambda L: L.zeros(3).triu_(),
+    lambda L: L.tensor(2.0).triu(),
+    lambda L: L.zeros(3, 3).diagonal(0, 1, 1),
+    lambda L: L.zeros(3, 3).diagonal(0, -1, 1),
+    lambda L: L.zeros(3, 3).diagonal(0, 2, 1),
+    lambda L: L.zeros(3, 4).swapaxes(0, 2),
+    lambda L: L.zeros(3, 4).broadcast_to((2,)),
+    lambda L: L.zeros(3, 4).broadcast_to((3, 5)),
+    lambda L: L.broadcast_tensors(L.zeros(3, 4), L.ones(3)),
+    lambda L: L.movedim(L.zeros(3, 4), (0, 1), (0,)),
+    lambda L: L.ones(2, 2, requires_grad=True).tril_(),
 ]
 
 
@@ -160,10 +221,12 @@ def _tangents(L, scenario, shape):
     with fw.dual_level():
         x = L.arange(float(np.prod(shape)), dtype=L.float64).reshape(shape)
         x = fw.make_dual(x, x.cos())
-        return [(fw.unpack_dual(o).tangent.tolist(), o.shape) for o in _flat(scenario(L, x))]
+        return [(None if t is None else t.tolist(), tuple(o.shape))
+                for o in _flat(scenario(L, x)) for t in [fw.unpack_dual(o).tangent]]
 
 
-@pytest.mark.parametrize("name", ["narrow", "split-sizes", "chunk-dim", "unbind-dim"])
+@pytest.mark.parametrize("name", ["narrow", "split-sizes", "chunk-dim", "unbind-dim", "tril",
+                                  "triu_", "diagonal-dims", "swapaxes", "broadcast_tensors"])
 def test_forward_mode_as_torch(name):
-    scenario, shape = SPLITTING[name]
+    scenario, shape = {**SPLITTING, **ARRANGING}[name]
     _close(_tangents(symgrad, scenario, shape), _tangents(torch, scenario, shape))
