@@ -15,6 +15,8 @@ from .apply import apply
 from .construct import tensor
 from .gathering import (gather, index_select, scatter, scatter_add, take,  # noqa: F401
                         take_along_dim)
+from .remainders import (count_nonzero, floor_divide, fmod, nan_to_num,  # noqa: F401
+                         remainder, true_divide)
 from .core import Tensor
 from .linalg import (bmm, det, diag, dot, inverse, kron, logdet, matmul, mm, mv, outer,
                      slogdet, trace)
@@ -137,7 +139,8 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "is_tensor", "equal", "isclose", "allclose", "bucketize",
                                      "broadcast_tensors",
                                      "gather", "index_select", "scatter", "scatter_add", "take",
-                                     "take_along_dim"]
+                                     "take_along_dim", "remainder", "fmod", "floor_divide",
+                                     "true_divide", "nan_to_num", "count_nonzero"]
 #: The functions generated from the op table (and the namespaces that receive them).
 FUNCTIONS = Functions([globals()])
 subscribe(FUNCTIONS.added, FUNCTIONS.removed)

@@ -15,6 +15,7 @@ modules above it, one group per concern, and attached here:
 :mod:`.reductions`        ``sum``, ``mean``, ``max``, ``norm``, ``softmax``, ...
 :mod:`.statistics`        ``median``, ``quantile``, ``histc``, ``histogram``, ``bincount``
 :mod:`.gathering`         ``gather``, ``scatter``, ``index_select``, ``take``, ...
+:mod:`.remainders`        ``%``, ``fmod``, ``//``, ``nan_to_num``, ``count_nonzero``
 :mod:`.gradients`         ``backward``
 ========================  =========================================================
 
@@ -29,6 +30,7 @@ from . import compiled as _compiled
 from .construct import _Construction, as_tensor, from_numpy, tensor
 from .core import Tensor, _make, attach
 from .gathering import _Gathering
+from .remainders import _Remainders
 from .gradients import _Backward
 from .indexing import _Indexing
 from .inplace import _InPlace
@@ -52,7 +54,7 @@ from .methods import maximum, minimum  # noqa: F401
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_tensor", "from_numpy"]
 
 for _group in (_Construction, _Views, _Indexing, _InPlace, _LinearAlgebra, _Operations,
-               _Reductions, _Statistics, _Gathering, _Backward):
+               _Reductions, _Statistics, _Gathering, _Remainders, _Backward):
     attach(Tensor, _group)
 del _group
 #: The methods generated from the op table (those no group above writes by hand).

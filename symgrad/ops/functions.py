@@ -23,7 +23,9 @@ __all__ = ["ASIN", "ACOS", "ATAN", "ATAN2", "SINH", "COSH", "ASINH", "ACOSH", "A
            "EXP2", "EXPM1", "LOG2", "LOG10", "LOG1P", "RSQRT", "ERF", "ERFC", "ERFINV",
            "HYPOT", "XLOGY", "XLOGY_SELF_NUMBER", "XLOGY_OTHER_NUMBER", "LERP",
            "LERP_TENSOR", "FLOOR", "CEIL", "ROUND", "ROUND_DECIMALS", "TRUNC", "FRAC",
-           "CLAMP_MIN", "CLAMP_MAX"]
+           "CLAMP_MIN", "CLAMP_MAX", "REMAINDER_SCALAR", "REMAINDER", "REMAINDER_NUMBER_SELF",
+           "FMOD_SCALAR", "FMOD", "FLOOR_DIVIDE", "FLOOR_DIVIDE_SCALAR",
+           "FLOOR_DIVIDE_NUMBER_SELF", "DIV_MODE", "NAN_TO_NUM", "ISNAN", "ISINF", "ISFINITE"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
 # ``local=`` below overrides it where the printed rule reads worse than the label:
@@ -293,6 +295,146 @@ CLAMP_MAX = Op("clamp_max", attrs=("max",), forward=lambda a, hi: np.where(a > h
                inplace="clamp_max_")
 
 
+# -- remainders and floor division, as PyTorch's CPU kernels ----------------------------
+
+
+def _integer_divisor(a, b) -> bool:
+    if np.result_type(a, b).kind in "iub" and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    return np.result_type(a, b).kind in "iub"
+
+
+def _fmod(a, b):
+    if _integer_divisor(a, b) or np.result_type(a, b).kind != "f":
+        return np.fmod(a, b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.fmod(a, b)
+        # PyTorch's vectorized loop (two AVX2 vectors at a time, the tail element by
+        # element) gives NaN where self / other overflows; its scalar tail does not.
+        over = np.isinf(np.divide(a, b, dtype=out.dtype)) & np.isfinite(a) & np.isfinite(b)
+    if over.any() and np.ndim(b) and np.ndim(out):
+        chunk = 64 // out.dtype.itemsize
+        vectorized = np.arange(out.size).reshape(out.shape) < out.size - out.size % chunk
+        out = np.where(over & vectorized, np.nan, out)
+    return out
+
+
+def _remainder(a, b):
+    # fmod, moved by b where its sign differs from b's (-4 % 2 is -0., as PyTorch's)
+    mod = _fmod(a, b)
+    return np.where((mod != 0) & ((np.asarray(b) < 0) != (mod < 0)), mod + b, mod)[()]
+
+
+def _floor_divide(a, b):
+    if _integer_divisor(a, b):
+        return np.floor_divide(a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mod = np.fmod(a, b)
+        div = (a - mod) / b
+        div = np.where((mod != 0) & ((np.asarray(b) < 0) != (mod < 0)), div - 1, div)
+        floor = np.floor(div)
+        floor = np.where(div - floor > 0.5, floor + 1, floor)
+        out = np.where(div != 0, floor, np.copysign(0.0, a / b))
+        return np.where(np.asarray(b) == 0, a / b, out)[()]
+
+
+def _sym_floor(name):
+    return lambda q: np.frompyfunc(sym_flat(name), 1, 1)(q)
+
+
+def _trunc_divide(a, b):
+    if _integer_divisor(a, b):
+        q = np.floor_divide(a, b)
+        return np.where((np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0)),
+                        q + 1, q)[()]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.trunc(np.true_divide(a, b))
+
+
+# div with a rounding mode (DivBackward2): a step function, zero gradients; remainder's
+# and fmod's gradients call it, as PyTorch's.
+DIV_MODE = Op("div", 2, inputs=("self", "other"), attrs=("rounding_mode",), broadcasts=True,
+              dtype=R.promote, saves=("other", "rounding_mode", "self"),
+              forward=lambda a, b, mode: (_floor_divide if mode == "floor" else
+                                          _trunc_divide)(a, b),
+              sym=lambda a, b, mode: _sym_floor("floor" if mode == "floor" else "trunc")(a / b),
+              grads=(lambda m, grad, other, rounding_mode, self: m.zeros_like(grad),
+                     lambda m, grad, other, rounding_mode, self: m.zeros_like(grad)),
+              local=("0", "0"), doc="self / other, rounded (floor or trunc)")
+
+
+_BOOL = {"bool": (NotImplementedError, '"remainder_cpu" not implemented for \'Bool\'')}
+_NO_GRAD = {name: not_implemented(f"derivative for aten::{name} is not implemented",
+                                  RuntimeError) for name in ("remainder", "floor_divide")}
+
+# derivatives.yaml: remainder.Scalar and fmod.Scalar: self: grad (nothing saved);
+# remainder.Tensor: other: -grad * self.div(other, rounding_mode="floor"), fmod.Tensor the
+# same with "trunc".
+REMAINDER_SCALAR = Op("remainder", attrs=("other",), dtype=R.pow_scalar, forward=_remainder,
+                      sym=lambda a, b: a - b * _sym_floor("floor")(a / b),
+                      grads=(lambda m, grad: grad,), refuse=_BOOL, local=("1",), doc="self - other * floor(self / other)")
+REMAINDER = Op("remainder", 1, inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+               forward=_remainder, saves=("other", "self"), refuse=_BOOL,
+               sym=lambda a, b: a - b * _sym_floor("floor")(a / b),
+               grads=(lambda m, grad, other, self: grad,
+                      lambda m, grad, other, self: -grad * m.call(DIV_MODE, self, other, "floor")),
+               local=("1", "-floor({self}/{other})"), doc="self - other * floor(self / other)")
+# a number % a tensor: PyTorch records it without a derivative.
+REMAINDER_NUMBER_SELF = Op("remainder", 2, inputs=("other",), attrs=("self",), dtype=R.rpow,
+                           node="NotImplemented", forward=lambda b, a: _remainder(a, b),
+                           refuse=_BOOL, grads=(_NO_GRAD["remainder"],), local=("—",),
+                           doc="self % other, self a number")
+FMOD_SCALAR = Op("fmod", attrs=("other",), dtype=R.pow_scalar, forward=_fmod,
+                 sym=lambda a, b: a - b * _sym_floor("trunc")(a / b),
+                 grads=(lambda m, grad: grad,), local=("1",),
+                 refuse={"bool": (NotImplementedError,
+                                  '"fmod_cpu" not implemented for \'Bool\'')},
+                 doc="self - other * trunc(self / other)")
+FMOD = Op("fmod", 1, inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+          forward=_fmod, saves=("other", "self"),
+          sym=lambda a, b: a - b * _sym_floor("trunc")(a / b),
+          refuse={"bool": (NotImplementedError, '"fmod_cpu" not implemented for \'Bool\'')},
+          grads=(lambda m, grad, other, self: grad,
+                 lambda m, grad, other, self: -grad * m.call(DIV_MODE, self, other, "trunc")),
+          local=("1", "-trunc({self}/{other})"), doc="self - other * trunc(self / other)")
+_FLOOR_BOOL = {"bool": (NotImplementedError, '"div_floor_cpu" not implemented for \'Bool\'')}
+FLOOR_DIVIDE = Op("floor_divide", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+                  node="NotImplemented", forward=_floor_divide, refuse=_FLOOR_BOOL,
+                  grads=(_NO_GRAD["floor_divide"], _NO_GRAD["floor_divide"]),
+                  local=("—", "—"), doc="floor(self / other)")
+FLOOR_DIVIDE_SCALAR = Op("floor_divide", 1, attrs=("other",), dtype=R.pow_scalar,
+                         node="NotImplemented", forward=_floor_divide, refuse=_FLOOR_BOOL,
+                         grads=(_NO_GRAD["floor_divide"],), local=("—",),
+                         doc="floor(self / other)")
+FLOOR_DIVIDE_NUMBER_SELF = Op("floor_divide", 2, inputs=("other",), attrs=("self",),
+                              dtype=R.rpow, node="NotImplemented", refuse=_FLOOR_BOOL,
+                              forward=lambda b, a: _floor_divide(a, b),
+                              grads=(_NO_GRAD["floor_divide"],), local=("—",),
+                              doc="floor(self / other), self a number")
+
+
+def _nan_to_num(a, nan, posinf, neginf):
+    a = np.asarray(a)
+    if a.dtype.kind != "f":
+        return np.array(a, copy=True)
+    info = np.finfo(a.dtype)
+    return np.nan_to_num(a, nan=0.0 if nan is None else nan,
+                         posinf=info.max if posinf is None else posinf,
+                         neginf=info.min if neginf is None else neginf)
+
+
+NAN_TO_NUM = Op("nan_to_num", attrs=("nan", "posinf", "neginf"), forward=_nan_to_num,
+                saves=("self",),
+                grads=(lambda m, grad, self: grad * m.call(ISFINITE, self),),
+                local=("[finite]",), doc="NaN, +inf and -inf of self replaced by numbers")
+
+# The tests of values: no gradient (bool results).
+ISNAN = Op("isnan", forward=np.isnan, dtype=R.boolean, method="isnan", function="isnan")
+ISINF = Op("isinf", forward=np.isinf, dtype=R.boolean, method="isinf", function="isinf")
+ISFINITE = Op("isfinite", forward=np.isfinite, dtype=R.boolean, method="isfinite",
+              function="isfinite")
+
+
 # -- forward mode (symgrad.ops.jvp): how each op's JVP is derived -----------------------
 from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
@@ -303,3 +445,6 @@ _JVP.register(_fwd.ELEMENT_WISE, ATAN2, HYPOT, XLOGY, XLOGY_SELF_NUMBER,
 _JVP.register(_fwd.not_yet("asinh_"), ASINH_)
 _JVP.register(_fwd.not_yet("acosh_"), ACOSH_)
 _JVP.register(_fwd.not_yet("atanh_"), ATANH_)
+_JVP.register(_fwd.ELEMENT_WISE, DIV_MODE, REMAINDER, FMOD, REMAINDER_SCALAR, FMOD_SCALAR, NAN_TO_NUM)
+for _op in (REMAINDER_NUMBER_SELF, FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, FLOOR_DIVIDE_NUMBER_SELF):
+    _JVP.register(_fwd.not_yet(_op.name), _op)

@@ -317,4 +317,7 @@ from .tables import JVP as _JVP  # noqa: E402
 _JVP.register(_fwd.ELEMENT_WISE, MASKED_FILL_SCALAR)
 _JVP.register(_fwd.LINEAR, MASKED_FILL, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHER, SELECT,
               SELECT_BACKWARD, SLICE, SLICE_BACKWARD, INDEX, INDEX_PUT_IMPL, COPY_SLICES,
-              INDEX_PUT_, SCATTER_VALUE, INDEX_SELECT, INDEX_ADD, TAKE, PUT)
+              INDEX_PUT_, INDEX_SELECT, INDEX_ADD, TAKE, PUT)
+# (affine: the number written has no tangent)
+_JVP.register(lambda m, tangents, args, attrs, result, saved:
+              m.call(SCATTER_VALUE, tangents[0], attrs[0], attrs[1], 0.0), SCATTER_VALUE)

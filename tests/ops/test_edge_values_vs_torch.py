@@ -227,7 +227,7 @@ REACHED_BY_SECOND_ORDER = {
     "hardtanh_backward": "hardtanh", "leaky_relu_backward": "leaky_relu",
     "elu_backward": "elu", "gelu_backward": "gelu", "softplus_backward": "softplus",
     "hardswish_backward": "hardswish", "hardsigmoid_backward": "hardsigmoid",
-    "log_sigmoid_backward": "log_sigmoid",
+    "log_sigmoid_backward": "log_sigmoid", "div2": "remainder",
 }
 
 F = "nn.functional"
@@ -345,6 +345,20 @@ case("argsort", "argsort", "rows", lambda L, x: L.argsort(x, stable=True))
 case("msort", "msort", "rows", lambda L, x: L.msort(x[:, 0]))  # (no ties: not stable)
 case("topk", ("topk", "topk_indices"), "rows", lambda L, x: x.topk(1))
 case("kthvalue", ("kthvalue", "kthvalue_indices"), "rows", lambda L, x: x.kthvalue(2))
+
+# ----- remainders, floor division and the tests of values
+case("remainder", "remainder1", "binary", lambda L, x, y: L.remainder(x, y), second=True)
+case("remainder-number", "remainder", "unary", lambda L, x: x % 1.5, second=True)
+case("remainder-number-self", "remainder2", "unary", lambda L, x: 1.5 % x.detach())
+case("fmod", "fmod1", "binary", lambda L, x, y: L.fmod(x, y), second=True)
+case("fmod-number", "fmod", "unary", lambda L, x: x.fmod(-1.5), second=True)
+case("floor_divide", "floor_divide", "binary", lambda L, x, y: L.floor_divide(x.detach(),
+                                                                               y.detach()))
+case("floor_divide-number", "floor_divide1", "unary", lambda L, x: x.detach() // 0.5)
+case("floor_divide-number-self", "floor_divide2", "unary", lambda L, x: 1.5 // x.detach())
+case("nan_to_num", "nan_to_num", "unary", lambda L, x: L.nan_to_num(x, posinf=2.0), second=True)
+for _name in ("isnan", "isinf", "isfinite"):
+    case(_name, _name, "unary", (lambda n: lambda L, x: getattr(L, n)(x))(_name))
 
 # ----- comparisons and logical ops (values)
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"):

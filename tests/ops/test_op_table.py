@@ -86,6 +86,7 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "left": [True],
         "self_is_result": [False], "is_result": [False, True],
         "diagonal": [0, -1],  # (tril's, triu's)
+        "nan": [0.5], "posinf": [None], "neginf": [-2.0], "rounding_mode": ["floor", "trunc"],
         "accumulate": [True],  # (put: without it, a repeated index has no derivative)
     }
     return table.get(name, [])  # an unknown name leaves the op without examples

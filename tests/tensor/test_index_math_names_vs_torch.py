@@ -197,3 +197,121 @@ def test_integer_and_in_place_values():
             for g, w in zip(r, want):
                 assert str(g.dtype) == str(w.dtype)
                 np.testing.assert_array_equal(_np(g), _np(w))
+
+
+# ------------------------------------------------- remainders, floor division, tests
+A = np.array([[-3.5, 2.0, 7.25], [0.75, -1.2, 4.1]])
+B = np.array([[2.0, -3.0, 2.5], [-0.5, 0.7, 1.5]])
+
+MATH_GRAD_CASES = {
+    "mod-number": (lambda L, x: x % 2, [A]),
+    "remainder-number": (lambda L, x: x.remainder(-1.5), [A]),
+    "mod-tensor": (lambda L, x, y: x % y, [A, B]),
+    "remainder-fn": (lambda L, x, y: L.remainder(x, y), [A, B]),
+    "remainder-broadcast": (lambda L, x, y: L.remainder(x, y[0]), [A, B]),
+    "imod": (lambda L, x, y: _imod(x * 1, y), [A, B]),
+    "remainder_": (lambda L, x: (x * 1).remainder_(2.5), [A]),
+    "fmod-number": (lambda L, x: x.fmod(2), [A]),
+    "fmod-tensor": (lambda L, x, y: L.fmod(x, y), [A, B]),
+    "fmod_": (lambda L, x, y: (x * 1).fmod_(y), [A, B]),
+    "true_divide": (lambda L, x, y: x.true_divide(y), [A, B]),
+    "true_divide-fn": (lambda L, x: L.true_divide(x, 2), [A]),
+    "nan_to_num": (lambda L, x: L.nan_to_num(x.log()), [A]),
+    "nan_to_num-args": (lambda L, x: (x.log()).nan_to_num(1.0, 2.0, -3.0), [A]),
+    "nan_to_num-kw": (lambda L, x: (1 / (x - 2)).nan_to_num(posinf=5.0), [A]),
+    "nan_to_num_": (lambda L, x: x.log().nan_to_num_(neginf=-1.0), [A]),
+    "bmm-method": (lambda L, x, y: x.reshape(1, 2, 3).bmm(y.reshape(1, 3, 2)), [A, B]),
+}
+
+
+def _imod(x, y):
+    x %= y
+    return x
+
+
+@pytest.mark.parametrize("name", list(MATH_GRAD_CASES))
+def test_math_values_grads_second_order(name):
+    fn, arrays = MATH_GRAD_CASES[name]
+    want, got = _compare_grads(fn, arrays)
+    if name not in ("imod", "remainder_", "fmod_", "nan_to_num_"):
+        _same_saved(got, want)
+
+
+VALUE_CASES = {
+    "int-mod-zero": lambda L: L.tensor([5, -3]) % 0,
+    "int-mod-zero-tensor": lambda L: L.tensor([5, -3]) % L.tensor([0, 1]),
+    "int-fmod-zero": lambda L: L.tensor([5, -3]).fmod(0),
+    "int-floordiv-zero": lambda L: L.tensor([5, -3]) // 0,
+    "float-mod-zero": lambda L: L.tensor([5.0, -3.0]) % 0,
+    "float-mod-signed-zero": lambda L: L.remainder(L.tensor([-3.0, 3.0]), L.tensor([0.0, -0.0])),
+    "float-fmod-zero": lambda L: L.tensor([-3.0, 3.0]).fmod(0.0),
+    "int-mod-float": lambda L: L.tensor([5, -3]) % 2.5,
+    "int-fmod-float": lambda L: L.tensor([5, -3]).fmod(2.5),
+    "int-floordiv-float": lambda L: L.tensor([5, -3]) // 2.5,
+    "int-mod-negative": lambda L: L.tensor([5, -3]) % -2,
+    "int-fmod": lambda L: L.tensor([5, -3]).fmod(2),
+    "int-floordiv-negative": lambda L: L.tensor([5, -3]) // -2,
+    "float-mod-signs": lambda L: L.stack([L.tensor([-4.0, 4.0, -0.5, 0.5]) % 2,
+                                          L.tensor([-4.0, 4.0, -0.5, 0.5]) % -1]),
+    "float-floordiv": lambda L: L.tensor([-4.0, 4.0, -0.5, 0.5, 7.0]) // L.tensor(
+        [2.0, -3.0, 0.25, 0.0, 0.1]),
+    "bool-floordiv": lambda L: L.tensor([True, False]) // 2,
+    "bool-fmod": lambda L: L.tensor([True]).fmod(2),
+    "bool-mod-bool": lambda L: L.tensor([True]) % L.tensor([True]),
+    "bool-floordiv-bool": lambda L: L.tensor([True]) // L.tensor([True]),
+    "int-imod-float": lambda L: _imod(L.tensor([5, 3]), 2.5),
+    "int-ifloordiv": lambda L: _ifloordiv(L.tensor([5, 3]), 2),
+    "rmod-int": lambda L: 7 % L.tensor([2, 3]),
+    "rfloordiv": lambda L: 7 // L.tensor([2.0, -3.0]),
+    "remainder-number-self": lambda L: L.remainder(7, L.tensor([2.0, -3.0])),
+    "nan_to_num-int": lambda L: L.nan_to_num(L.tensor([1, 2])),
+    "nan_to_num-float64": lambda L: L.nan_to_num(L.tensor([float("nan"), float("inf"),
+                                                           -float("inf")], dtype=L.float64)),
+    "nan_to_num-float32": lambda L: L.tensor([float("nan"), float("inf"), -float("inf")])
+    .nan_to_num(),
+    "isnan": lambda L: L.isnan(L.tensor([float("nan"), 1.0, float("inf")])),
+    "isinf": lambda L: L.tensor([float("nan"), -float("inf"), float("inf")]).isinf(),
+    "isfinite": lambda L: L.isfinite(L.tensor([float("nan"), 1.0, float("inf")])),
+    "isinf-int": lambda L: L.tensor([1, 2]).isinf(),
+    "isnan-bool": lambda L: L.tensor([True]).isnan(),
+    "count_nonzero": lambda L: L.count_nonzero(L.tensor([[0, 1.0], [2, 0]])),
+    "count_nonzero-dim": lambda L: L.tensor([[0, 1.0], [2, 0]]).count_nonzero(0),
+    "count_nonzero-dims": lambda L: L.tensor([[0, 1], [2, 0]]).count_nonzero(dim=(0, 1)),
+}
+
+
+def _ifloordiv(x, y):
+    x //= y
+    return x
+
+
+@pytest.mark.parametrize("name", list(VALUE_CASES))
+def test_math_values_dtypes_errors(name):
+    want = _outcome(lambda L: VALUE_CASES[name](L), torch)
+    got = _outcome(lambda L: VALUE_CASES[name](L), symgrad)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_array_equal(_np(got), _np(want))
+    np.testing.assert_array_equal(np.signbit(_np(got)), np.signbit(_np(want)))
+
+
+NO_DERIVATIVE = {
+    "rmod": lambda L, x: 7 % x,
+    "remainder-number-self": lambda L, x: L.remainder(2.5, x),
+    "floordiv-number": lambda L, x: x // 2,
+    "floordiv-tensor": lambda L, x: x.floor_divide(x * 2),
+    "rfloordiv": lambda L, x: 7 // x,
+}
+
+
+@pytest.mark.parametrize("name", list(NO_DERIVATIVE))
+def test_no_derivative_nodes_and_errors(name):
+    out = []
+    for L in LIBS:
+        x = L.tensor([1.5, -2.0], requires_grad=True)
+        y = NO_DERIVATIVE[name](L, x)
+        out.append((type(y.grad_fn).__name__, _np(y).tolist(),
+                    _outcome(lambda L: y.sum().backward(), L)))
+    assert out[1] == out[0]
