@@ -24,14 +24,17 @@ from .methods import allclose, equal, isclose, maximum, minimum, where
 from .shapes import _wrap_dim
 from .statistics import bucketize
 from .surface import Functions
-from .views import broadcast_tensors  # noqa: F401
+from .views import (atleast_1d, atleast_2d, atleast_3d, block_diag,  # noqa: F401
+                    broadcast_tensors, cartesian_prod, column_stack, dstack, hstack,
+                    meshgrid, vstack)
 
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
 # generated from the table (see the end of this module and ``surface``).
 _METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile", "nanquantile",
                      "narrow", "split", "chunk", "unbind", "movedim", "moveaxis", "diagonal",
-                     "swapaxes", "swapdims", "broadcast_to")
+                     "swapaxes", "swapdims", "broadcast_to", "tile", "roll", "rot90", "ravel",
+                     "repeat_interleave")
 
 
 def _method(name: str):
@@ -137,7 +140,10 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "det", "logdet", "slogdet", "inverse", "outer", "diag", "trace", "kron",
                                      "maximum", "minimum", "cat", "concat", "stack", "where",
                                      "is_tensor", "equal", "isclose", "allclose", "bucketize",
-                                     "broadcast_tensors",
+                                     "broadcast_tensors", "atleast_1d", "atleast_2d",
+                                     "atleast_3d", "hstack", "vstack", "dstack",
+                                     "column_stack", "meshgrid", "cartesian_prod",
+                                     "block_diag",
                                      "gather", "index_select", "scatter", "scatter_add", "take",
                                      "take_along_dim", "remainder", "fmod", "floor_divide",
                                      "true_divide", "nan_to_num", "count_nonzero"]

@@ -23,9 +23,11 @@ import math
 import numpy as np
 
 from .. import ops as O
+from ..ops import dtypes as _dt
 from ..ops.splitting import split_bounds
 from .apply import apply
-from .core import Tensor
+from .core import Tensor, attach
+from .construct import tensor as _tensor
 from .messages import _LEGACY_NAMES, _warn_once
 from .shapes import (_broadcast_sizes, _check_dims, _contiguous, _infer_shape, _shape_args,
                      _viewable, _wrap_dim)
@@ -47,6 +49,10 @@ def _pieces(x, op, attrs: tuple, dim: int, bounds: list, select: bool = False) -
         t._vc, t._view_version = x._vc, x._vc[0]
         t._view_of = (x, O.SELECT, (dim, k)) if select else (x, O.SLICE, (dim, s, e, 1))
     return outs
+
+
+def _int64(values) -> "Tensor":
+    return _tensor(values.tolist(), dtype=_dt.int64)
 
 
 def _integer(value) -> bool:
@@ -349,3 +355,218 @@ def broadcast_tensors(*tensors) -> tuple:
 
 
 __all__ += ["broadcast_tensors"]
+
+
+class _Tiling:
+    """Tensor's ``repeat``, ``tile``, ``repeat_interleave``, ``roll``, ``rot90``, ``ravel``
+    (attached by ``api.tensor`` with the views)."""
+
+    def repeat(self, *sizes, **kwargs):
+        if "repeats" in kwargs:
+            sizes = (kwargs.pop("repeats"),)
+        sizes = _shape_args(sizes)
+        if len(sizes) < self.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                               "number of dimensions of tensor")
+        shape = (1,) * (len(sizes) - self.ndim) + tuple(self.shape)
+        for n, r in zip(shape, sizes):
+            if n * r < 0:
+                target = [a * b for a, b in zip(shape, sizes)]
+                raise RuntimeError(f"Trying to create tensor with negative dimension "
+                                   f"{n * r}: {target}")
+        return apply(O.REPEAT, (self,), (sizes,))
+
+    def tile(self, *dims):
+        dims = _shape_args(dims)
+        # PyTorch: fewer dims than the tensor's are padded with ones in front
+        return self.repeat((1,) * (self.ndim - len(dims)) + dims)
+
+    def roll(self, shifts, dims=None):
+        shifts = (shifts,) if _integer(shifts) else tuple(shifts)
+        dims = () if dims is None else (dims,) if _integer(dims) else tuple(dims)
+        if not shifts:
+            raise RuntimeError("`shifts` required")
+        if len(shifts) != len(dims) and (dims or len(shifts) != 1):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:{len(dims)}")
+        for d in dims:
+            _wrap_dim(d, self.ndim)
+        return apply(O.ROLL, (self,), (shifts, dims))
+
+    def rot90(self, k=1, dims=(0, 1)):
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = "
+                               f"{len(dims)}")
+        if self.ndim < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.ndim}")
+        d0, d1 = _wrap_dim(dims[0], self.ndim), _wrap_dim(dims[1], self.ndim)
+        if d0 == d1:
+            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} "
+                               f"and dim1 = {d1}")
+        return apply(O.ROT90, (self,), (int(k), dims))
+
+    def ravel(self):
+        return self.contiguous().view(-1)
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        if isinstance(repeats, Tensor):
+            if repeats.ndim:
+                if dim is None:
+                    return self.flatten().repeat_interleave(repeats, 0)
+                counts = repeats.tolist()
+                if builtins.any(c < 0 for c in counts):
+                    raise RuntimeError("repeats can not be negative")
+                index = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+                return self.index_select(dim, _int64(index))
+            repeats = int(repeats.item())
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        x = self
+        if dim is None:
+            x, dim = self.flatten(), 0
+        d = _wrap_dim(dim, x.ndim)
+        shape = list(x.shape)
+        shape.insert(d + 1, repeats)
+        return x.unsqueeze(d + 1).expand(shape).clone().flatten(d, d + 1)
+
+
+attach(Tensor, _Tiling)  # (api.tensor attaches _Views; this group goes with it)
+
+
+def _stack_list(tensors, name: str) -> list:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
+def _cat(tensors, dim):
+    """``torch.cat`` of tensors of one rank (PyTorch's size check and message)."""
+    d = _wrap_dim(dim, tensors[0].ndim)
+    for k, t in enumerate(tensors[1:], 1):
+        for i, (a, b) in enumerate(zip(tensors[0].shape, t.shape)):
+            if i != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {a} but got size {b} for tensor number "
+                                   f"{k} in the list.")
+    return apply(O.CAT, tuple(tensors), (dim,))
+
+
+def _at_least(tensors: tuple, rank: int):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_one_at_least(t, rank) for t in tensors[0])
+    out = tuple(_one_at_least(t, rank) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def _one_at_least(t, rank: int):
+    if t.ndim >= rank:
+        return t
+    if t.ndim == 0:
+        return t.reshape((1,) * rank)
+    if rank == 2 or t.ndim == 2:  # (n,) -> (1, n); (n, k) -> (n, k, 1)
+        return t.unsqueeze(0) if rank == 2 else t.unsqueeze(-1)
+    return t.unsqueeze(0).unsqueeze(-1)  # (n,) -> (1, n, 1)
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least 1 dim (a 0-d one viewed as (1,)), as ``torch.atleast_1d``."""
+    return _at_least(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least 2 dims, as ``torch.atleast_2d``."""
+    return _at_least(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least 3 dims, as ``torch.atleast_3d``."""
+    return _at_least(tensors, 3)
+
+
+def hstack(tensors):
+    """``cat`` along dim 1 (dim 0 for vectors) of the tensors made at least 1-d."""
+    ts = [_one_at_least(t, 1) for t in _stack_list(tensors, "hstack")]
+    return _cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """``cat`` along dim 0 of the tensors made at least 2-d."""
+    return _cat([_one_at_least(t, 2) for t in _stack_list(tensors, "vstack")], 0)
+
+
+def dstack(tensors):
+    """``cat`` along dim 2 of the tensors made at least 3-d."""
+    return _cat([_one_at_least(t, 3) for t in _stack_list(tensors, "dstack")], 2)
+
+
+def column_stack(tensors):
+    """The tensors as columns (0-d and 1-d ones viewed as (n, 1)), joined along dim 1."""
+    ts = _stack_list(tensors, "column_stack")
+    return _cat([t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in ts], 1)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids (each a view, expanded), as ``torch.meshgrid``; without
+    ``indexing``, PyTorch's warning and ``"ij"``."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        _warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                   "indexing argument. (Triggered internally at /__w/pytorch/pytorch/aten/"
+                   "src/ATen/native/TensorShape.cpp:4215.)")
+        indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    if builtins.any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f"received: {indexing}")
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.numel() for t in ts)
+    grids = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        grids.append(t.view(view).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    """Every combination of the vectors' elements, one per row (``StackBackward0``)."""
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return apply(O.STACK, tuple(g.flatten() for g in grids), (1,))
+
+
+def block_diag(*tensors):
+    """The tensors (at most 2-d; a vector is a row) as diagonal blocks
+    (``BlockDiagBackward0``)."""
+    for k, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {k} has {t.ndim} dimensions")
+    if not tensors:
+        return _tensor(np.zeros((1, 0), dtype=np.float32))
+    return apply(O.BLOCK_DIAG, tuple(tensors))
+
+
+__all__ += ["block_diag", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack",
+            "column_stack", "meshgrid", "cartesian_prod"]

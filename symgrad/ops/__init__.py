@@ -43,7 +43,7 @@ Each :class:`Op` record carries everything the other layers need:
 
 The records are split by family (``arithmetic``, ``elementwise``, ``functions``, ``activations``, ``losses``, ``reductions``,
 ``linalg``, ``convolution``, ``pooling``, ``normalization``, ``shapes``, ``indexing``, ``inplace``, ``compare``, ``logical``, ``splitting``,
-``triangular``); adding an op is one
+``triangular``, ``tiling``); adding an op is one
 entry in one of them, and nothing else (``tests/ops/test_op_surfaces.py`` checks that).
 
 Layer 1: imports numpy and nothing of symgrad above ``symgrad.ops``.
@@ -73,5 +73,6 @@ from .logical import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .splitting import *  # noqa: F401,F403
 from .triangular import *  # noqa: F401,F403
+from .tiling import *  # noqa: F401,F403
 
 __all__ = ["Op", "OPS", "op_named", "node_name", "sympy_function", "subscribe", "unregister"]

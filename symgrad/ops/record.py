@@ -21,7 +21,7 @@ OPS: dict[str, "Op"] = {}
 #: dim ``(2**64 - 1,)``).  Attribute names mean the same in every record.
 INT64_NAMES = frozenset(("dim", "dims", "dim0", "dim1", "index", "start", "end", "step",
                          "ignore_index", "padding_idx", "pad", "dim2", "offset", "padding",
-                         "diagonal"))
+                         "diagonal", "shifts", "k"))
 
 
 def node_name(name: str, overload: int) -> str:

@@ -405,7 +405,7 @@ NOT_COMPARED = {
         "histogram", "histogram_edges", "bincount", "bincount1", "bucketize")},
     **{k: "several outputs, views: tests/tensor/test_shape_names_vs_torch.py compares them"
        for k in ("split", "split_with_sizes", "unbind", "tril", "triu", "diagonal",
-                 "diagonal_backward")},
+                 "diagonal_backward", "repeat", "roll", "rot90", "block_diag")},
     "matmul": "composite: no node of its own, it runs mm, mv, dot or bmm (compared above)",
     "outer": "composite: runs mul on views (compared above)",
     "kron": "composite: runs mul on views (compared above)",

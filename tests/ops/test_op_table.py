@@ -86,6 +86,8 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "left": [True],
         "self_is_result": [False], "is_result": [False, True],
         "diagonal": [0, -1],  # (tril's, triu's)
+        "repeats": [(2,) + (1,) * len(shape), (2,) * max(len(shape), 1)],
+        "shifts": [(1,) * max(len(shape), 1)],
         "nan": [0.5], "posinf": [None], "neginf": [-2.0], "rounding_mode": ["floor", "trunc"],
         "accumulate": [True],  # (put: without it, a repeated index has no derivative)
     }
@@ -267,7 +269,8 @@ BY_HAND |= {getattr(family, name).key
             for name in family.__all__ if isinstance(getattr(family, name), ops.Op)}
 # Several outputs (one node, a piece each): tests/tensor/test_shape_names_vs_torch.py checks
 # them against PyTorch to second order.
-BY_HAND |= {"split", "split_with_sizes", "unbind", "diagonal_backward"}
+BY_HAND |= {"split", "split_with_sizes", "unbind", "diagonal_backward",
+            "rot90"}  # (an attribute k: kthvalue's examples would be made too)
 # Order statistics with examples here but no SymPy form (which entry is the median is not a
 # SymPy expression): finite differences only here; tests/ops/test_quantiles_histograms_vs_
 # torch.py compares them with PyTorch.

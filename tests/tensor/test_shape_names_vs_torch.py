@@ -1,6 +1,8 @@
 """Shape names course notebooks call, against PyTorch 2.13: ``narrow``, ``split``,
 ``chunk``, ``unbind`` (one node of several outputs), ``tril``/``triu``, ``diagonal``,
-``movedim``, ``swapaxes``, ``broadcast_to``/``broadcast_tensors``, ``type_as``, ...
+``movedim``, ``swapaxes``, ``broadcast_to``/``broadcast_tensors``, ``type_as``, ``repeat``,
+``tile``, ``repeat_interleave``, ``roll``, ``rot90``, the stacks, ``meshgrid``, ``atleast_*d``,
+``ravel``, ``cartesian_prod``, ``block_diag``.
 
 Each scenario runs in both libraries on the same float64 input: values, dtypes, each
 output's grad_fn name, output_nr and next_functions, the saved attributes PyTorch shows,
@@ -118,6 +120,55 @@ ARRANGING = {
 }
 
 
+TILING = {
+    "repeat": (lambda L, x: x.repeat(2, 1, 2), (2, 3)),
+    "repeat-list": (lambda L, x: x.repeat([1, 3]), (2, 2)),
+    "repeat-ones": (lambda L, x: x.repeat(1, 1), (2, 2)),
+    "repeat-0d": (lambda L, x: x.sum().repeat(3), (2,)),
+    "tile": (lambda L, x: x.tile(2), (2, 3)),
+    "tile-more": (lambda L, x: L.tile(x, (2, 1, 1)), (2, 2)),
+    "repeat_interleave": (lambda L, x: x.repeat_interleave(2), (2, 2)),
+    "repeat_interleave-dim": (lambda L, x: L.repeat_interleave(x, 3, dim=1), (2, 2)),
+    "repeat_interleave-tensor": (lambda L, x: x.repeat_interleave(L.tensor([1, 0, 2]), dim=0),
+                                 (3, 2)),
+    "roll": (lambda L, x: x.roll(1, 1), (2, 3)),
+    "roll-flat": (lambda L, x: L.roll(x, -2), (2, 3)),
+    "roll-dims": (lambda L, x: x.roll((1, -1), (0, 1)), (2, 3)),
+    "rot90": (lambda L, x: x.rot90(), (2, 3)),
+    "rot90-k": (lambda L, x: L.rot90(x, -1, (1, 0)), (2, 3)),
+    "rot90-2": (lambda L, x: x.rot90(2, [0, 2]), (2, 2, 3)),
+    "hstack": (lambda L, x: L.hstack([x, x[:, :1]]), (2, 3)),
+    "hstack-vectors": (lambda L, x: L.hstack((x[0], x[1, :2], x[0, 0])), (2, 3)),
+    "vstack": (lambda L, x: L.vstack([x[0], x]), (2, 3)),
+    "dstack": (lambda L, x: L.dstack([x, x[0]]), (1, 3)),
+    "column_stack": (lambda L, x: L.column_stack([x[:, 0], x, x[0, 0].expand(2)]), (2, 3)),
+    "meshgrid-ij": (lambda L, x: L.meshgrid(x[0], x[1, :2], indexing="ij"), (2, 3)),
+    "meshgrid-xy": (lambda L, x: L.meshgrid([x[0], x[1, :2], x[0, 0]], indexing="xy"),
+                    (2, 3)),
+    "atleast_1d": (lambda L, x: L.atleast_1d(x.sum(), x), (2,)),
+    "atleast_2d": (lambda L, x: L.atleast_2d([x.sum(), x[0], x]), (2, 2)),
+    "atleast_3d": (lambda L, x: L.atleast_3d(x.sum(), x[0], x), (2, 2)),
+    "atleast_one": (lambda L, x: L.atleast_2d(x[0]), (2, 2)),
+    "ravel": (lambda L, x: x.ravel(), (2, 3)),
+    "ravel-transposed": (lambda L, x: L.ravel(x.t()), (2, 3)),
+    "cartesian_prod": (lambda L, x: L.cartesian_prod(x[0], x[1, :2]), (2, 3)),
+    "cartesian_prod-one": (lambda L, x: L.cartesian_prod(x[0]), (2, 3)),
+    "block_diag": (lambda L, x: L.block_diag(x, x[0], x[1, 1], x.t()), (2, 3)),
+    "block_diag-mixed": (lambda L, x: L.block_diag(L.tensor([[1, 2]]), x), (2, 2)),
+    "block_diag-none": (lambda L, x: L.block_diag(), (2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", TILING)
+def test_tiling_as_torch(name):
+    scenario, shape = TILING[name]
+    _same(scenario, shape)
+
+
+def test_meshgrid_warning_as_torch():
+    same_outcome(lambda L: L.meshgrid(L.arange(2.0), L.arange(3.0))[1], expect_error=False)
+
+
 @pytest.mark.parametrize("name", SPLITTING)
 def test_splitting_as_torch(name):
     scenario, shape = SPLITTING[name]
@@ -199,6 +250,25 @@ ERRORS = [
     lambda L: L.broadcast_tensors(L.zeros(3, 4), L.ones(3)),
     lambda L: L.movedim(L.zeros(3, 4), (0, 1), (0,)),
     lambda L: L.ones(2, 2, requires_grad=True).tril_(),
+    lambda L: L.zeros(2, 3).repeat(2),
+    lambda L: L.zeros(2, 3).repeat(-1, 2),
+    lambda L: L.zeros(2, 3).roll((1, 2), (0,)),
+    lambda L: L.zeros(2, 3).roll(1, 2),
+    lambda L: L.zeros(2, 3).roll([], []),
+    lambda L: L.zeros(2, 3).rot90(1, (0,)),
+    lambda L: L.zeros(3).rot90(),
+    lambda L: L.zeros(2, 3).rot90(1, (0, 0)),
+    lambda L: L.zeros(2, 3).rot90(1, (0, 2)),
+    lambda L: L.zeros(2, 3).repeat_interleave(-1),
+    lambda L: L.meshgrid(L.zeros(3), L.zeros(2, dtype=L.float64), indexing="ij"),
+    lambda L: L.meshgrid(indexing="ij"),
+    lambda L: L.meshgrid(L.zeros(3), indexing="zz"),
+    lambda L: L.hstack([]),
+    lambda L: L.vstack([]),
+    lambda L: L.column_stack([]),
+    lambda L: L.vstack([L.zeros(2, 3), L.zeros(2)]),
+    lambda L: L.cartesian_prod(L.zeros(2, 3)),
+    lambda L: L.block_diag(L.zeros(2), L.zeros(1, 1, 1)),
 ]
 
 
@@ -226,7 +296,9 @@ def _tangents(L, scenario, shape):
 
 
 @pytest.mark.parametrize("name", ["narrow", "split-sizes", "chunk-dim", "unbind-dim", "tril",
-                                  "triu_", "diagonal-dims", "swapaxes", "broadcast_tensors"])
+                                  "triu_", "diagonal-dims", "swapaxes", "broadcast_tensors",
+                                  "repeat", "roll-dims", "rot90-k", "meshgrid-xy", "ravel",
+                                  "block_diag"])
 def test_forward_mode_as_torch(name):
-    scenario, shape = {**SPLITTING, **ARRANGING}[name]
+    scenario, shape = {**SPLITTING, **ARRANGING, **TILING}[name]
     _close(_tangents(symgrad, scenario, shape), _tangents(torch, scenario, shape))
