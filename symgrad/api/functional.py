@@ -13,8 +13,8 @@ from ..ops import subscribe
 from ..ops.dtypes import result_type
 from .apply import apply
 from .construct import tensor
-from .gathering import (gather, index_select, scatter, scatter_add, take,  # noqa: F401
-                        take_along_dim)
+from .gathering import (diff, gather, index_select, masked_select, nonzero,  # noqa: F401
+                        scatter, scatter_add, searchsorted, take, take_along_dim)
 from .remainders import (count_nonzero, floor_divide, fmod, nan_to_num,  # noqa: F401
                          remainder, true_divide)
 from .core import Tensor
@@ -146,7 +146,8 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "block_diag",
                                      "gather", "index_select", "scatter", "scatter_add", "take",
                                      "take_along_dim", "remainder", "fmod", "floor_divide",
-                                     "true_divide", "nan_to_num", "count_nonzero"]
+                                     "true_divide", "nan_to_num", "count_nonzero", "nonzero",
+                                     "masked_select", "diff", "searchsorted"]
 #: The functions generated from the op table (and the namespaces that receive them).
 FUNCTIONS = Functions([globals()])
 subscribe(FUNCTIONS.added, FUNCTIONS.removed)

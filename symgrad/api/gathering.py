@@ -27,7 +27,12 @@ from .core import Tensor
 from .messages import _SCALAR_NAMES
 from .shapes import _broadcast_sizes, _wrap_dim
 
-__all__ = ["gather", "scatter", "scatter_add", "index_select", "take", "take_along_dim"]
+
+def _cat(tensors, dim):
+    return apply(O.CAT, tuple(tensors), (dim,))
+
+__all__ = ["gather", "scatter", "scatter_add", "index_select", "take", "take_along_dim",
+           "nonzero", "masked_select", "diff", "searchsorted"]
 
 _INTEGER = ("int64", "int32")
 
@@ -180,6 +185,62 @@ class _Gathering:
         return source.gather(d, indices)
 
 
+    def nonzero(self, *, as_tuple=False):
+        """The indices of the nonzero elements: an ``(n, ndim)`` int64 tensor, or one
+        tensor per dimension with ``as_tuple`` (no gradient)."""
+        data = np.asarray(self._data)
+        if as_tuple:
+            return tuple(tensor(ix) for ix in np.nonzero(np.atleast_1d(data)))
+        return tensor(np.argwhere(data).astype(np.int64))
+
+    def masked_select(self, mask):
+        """The elements where ``mask`` holds, as a 1-D tensor (``MaskedSelectBackward0``);
+        ``self`` and ``mask`` broadcast against each other."""
+        _require_tensor("masked_select", "mask", 2, mask)
+        if mask.dtype.name != "bool":
+            raise RuntimeError("masked_select: expected BoolTensor for mask")
+        shape = _broadcast_sizes(tuple(mask.shape), tuple(self.shape))
+        source = self if tuple(self.shape) == shape else self.expand(*shape)
+        return apply(O.MASKED_SELECT, (source,), (mask,))
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        """The ``n``-th forward difference along ``dim`` (slices subtracted, as PyTorch's
+        ``SubBackward0`` of two ``SliceBackward0``)."""
+        if self.ndim == 0:
+            raise RuntimeError("diff expects input to be at least one-dimensional")
+        if n < 0:
+            raise RuntimeError(f"order must be non-negative but got {n}")
+        d = _wrap_dim(dim, self.ndim)
+        parts = [t for t in (prepend, self, append) if t is not None]
+        out = self if len(parts) == 1 else _cat(parts, d)
+        before = (slice(None),) * d
+        for _ in range(n):
+            if out.shape[d] == 0:
+                break
+            out = out[before + (slice(1, None),)] - out[before + (slice(None, -1),)]
+        return out
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """Where ``input``'s values would go in ``sorted_sequence`` (along its last
+    dimension) to keep it sorted; no gradient."""
+    if side is not None:
+        right = side == "right"
+    seq = np.asarray(sorted_sequence._data)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, np.asarray(sorter._data), -1)
+    values = np.asarray(input._data if isinstance(input, Tensor) else input)
+    how = "right" if right else "left"
+    if seq.ndim <= 1:
+        out = np.searchsorted(seq, values, side=how)
+    else:
+        rows, vals = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+        out = np.stack([np.searchsorted(r, v, side=how) for r, v in zip(rows, vals)])
+        out = out.reshape(values.shape)
+    return tensor(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
+
+
 def _function(name: str):
     def fn(input, *args, **kwargs):
         if not isinstance(input, Tensor):
@@ -196,3 +257,6 @@ scatter_add = _function("scatter_add")
 index_select = _function("index_select")
 take = _function("take")
 take_along_dim = _function("take_along_dim")
+nonzero = _function("nonzero")
+masked_select = _function("masked_select")
+diff = _function("diff")

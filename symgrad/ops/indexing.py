@@ -10,7 +10,7 @@ from .tables import CHOOSES, INDEXING, NO_VECTOR_FORM
 __all__ = ["MASKED_FILL_SCALAR", "MASKED_FILL", "MASKED_SELECT", "SCATTER_SRC", "SCATTER_ADD",
            "GATHER", "SELECT", "SELECT_BACKWARD", "SLICE", "SLICE_BACKWARD", "INDEX",
            "INDEX_PUT_IMPL", "COPY_SLICES", "INDEX_PUT_", "SCATTER_VALUE", "INDEX_SELECT",
-           "INDEX_ADD", "TAKE", "PUT"]
+           "INDEX_ADD", "TAKE", "PUT", "MASKED_SCATTER"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
 # ``local=`` below overrides it where the printed rule reads worse than the label:
@@ -118,8 +118,30 @@ MASKED_FILL = Op("masked_fill", 1, inputs=("self", "value"), attrs=("mask",), sa
 
 MASKED_SELECT = Op("masked_select", attrs=("mask",), saves=("mask", "self"),
                    forward=lambda a, mask: np.asarray(a)[np.broadcast_to(mask, np.shape(a))],
-                   grads=(lambda m, grad, mask, self: _scatter(m, grad, m.shape(self), mask),),
+                   grads=(lambda m, grad, mask, self: m.call(
+                       MASKED_SCATTER, m.new_zeros(grad, m.shape(self)), grad, mask),),
                    local=("scatter",), doc="the elements of self where mask, as a 1-D tensor")
+
+
+def _masked_scatter(a, source, mask):
+    out = np.array(a, copy=True)
+    where = np.broadcast_to(mask, out.shape)
+    if int(np.count_nonzero(where)) != np.size(source):
+        raise ValueError("masked_scatter: source must have one element per True of mask")
+    out[where] = np.asarray(source).reshape(-1)
+    return out
+
+
+# masked_select's gradient, as PyTorch's: zeros_like(self).masked_scatter_(mask, grad).
+MASKED_SCATTER = Op("masked_scatter", inputs=("self", "source"), attrs=("mask",),
+                    forward=_masked_scatter, saves=("mask", "source_sym_sizes"),
+                    derive={"source_sym_sizes": lambda arrays, attrs: tuple(np.shape(arrays[1]))},
+                    grads=(lambda m, grad, mask, source_sym_sizes:
+                           m.call(MASKED_FILL_SCALAR, grad, mask, 0.0),
+                           lambda m, grad, mask, source_sym_sizes:
+                           m.reshape(m.call(MASKED_SELECT, grad, mask), tuple(source_sym_sizes))),
+                    local=("[not mask]", "masked-select"),
+                    doc="self with source's elements written where mask holds")
 
 
 # PyTorch's value_selecting_reduction_backward writes the gradient into zeros with
@@ -302,7 +324,7 @@ INDEX_PUT_ = Op("index_put_", inputs=("self", "values"), attrs=("index",), broad
 # What the matrix algebra knows of them: a gradient that scatters or gathers has no
 # vector form.
 NO_VECTOR_FORM.register(INDEXING, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHER,
-                        SCATTER_VALUE, INDEX_SELECT, INDEX_ADD, TAKE, PUT,
+                        SCATTER_VALUE, INDEX_SELECT, INDEX_ADD, TAKE, PUT, MASKED_SCATTER,
                         SELECT_BACKWARD, SLICE_BACKWARD, INDEX, SELECT, SLICE, INDEX_PUT_IMPL)
 # masked_fill picks the value where the mask holds (the matrix algebra's and the text's
 # ``where``).
@@ -317,7 +339,7 @@ from .tables import JVP as _JVP  # noqa: E402
 _JVP.register(_fwd.ELEMENT_WISE, MASKED_FILL_SCALAR)
 _JVP.register(_fwd.LINEAR, MASKED_FILL, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHER, SELECT,
               SELECT_BACKWARD, SLICE, SLICE_BACKWARD, INDEX, INDEX_PUT_IMPL, COPY_SLICES,
-              INDEX_PUT_, INDEX_SELECT, INDEX_ADD, TAKE, PUT)
+              INDEX_PUT_, INDEX_SELECT, INDEX_ADD, TAKE, PUT, MASKED_SCATTER)
 # (affine: the number written has no tangent)
 _JVP.register(lambda m, tangents, args, attrs, result, saved:
               m.call(SCATTER_VALUE, tangents[0], attrs[0], attrs[1], 0.0), SCATTER_VALUE)

@@ -384,7 +384,7 @@ NOT_COMPARED = {
         "squeeze_4", "unsqueeze", "expand", "cat", "stack", "clone", "clone_contiguous",
         "_to_copy", "zero", "fill2", "fill3", "copy", "flip", "constant_pad_nd",
         "diag_embed", "diagonal_copy", "diag", "embedding_dense_backward",
-        "scatter1", "index_select", "index_add", "take", "put",
+        "scatter1", "index_select", "index_add", "take", "put", "masked_scatter",
         )},
     **{k: _LINALG for k in ("linalg_det", "linalg_slogdet", "linalg_inv_ex",
                             "linalg_solve_ex", "logdet")},
