@@ -13,6 +13,7 @@ from ..ops import subscribe
 from ..ops.dtypes import result_type
 from .apply import apply
 from .construct import tensor
+from .einsum import einsum, inner, tensordot  # noqa: F401
 from .gathering import (diff, gather, index_select, masked_select, nonzero,  # noqa: F401
                         scatter, scatter_add, searchsorted, take, take_along_dim)
 from .remainders import (count_nonzero, floor_divide, fmod, nan_to_num,  # noqa: F401
@@ -25,8 +26,8 @@ from .shapes import _wrap_dim
 from .statistics import bucketize
 from .surface import Functions
 from .views import (atleast_1d, atleast_2d, atleast_3d, block_diag,  # noqa: F401
-                    broadcast_tensors, cartesian_prod, column_stack, dstack, hstack,
-                    meshgrid, vstack)
+                    broadcast_tensors, cartesian_prod, column_stack, diag_embed, dstack,
+                    hstack, meshgrid, vstack)
 
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
@@ -143,11 +144,12 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "broadcast_tensors", "atleast_1d", "atleast_2d",
                                      "atleast_3d", "hstack", "vstack", "dstack",
                                      "column_stack", "meshgrid", "cartesian_prod",
-                                     "block_diag",
+                                     "block_diag", "diag_embed",
                                      "gather", "index_select", "scatter", "scatter_add", "take",
                                      "take_along_dim", "remainder", "fmod", "floor_divide",
                                      "true_divide", "nan_to_num", "count_nonzero", "nonzero",
-                                     "masked_select", "diff", "searchsorted"]
+                                     "masked_select", "diff", "searchsorted", "einsum",
+                                     "inner", "tensordot"]
 #: The functions generated from the op table (and the namespaces that receive them).
 FUNCTIONS = Functions([globals()])
 subscribe(FUNCTIONS.added, FUNCTIONS.removed)

@@ -1,0 +1,158 @@
+"""``einsum``, ``tensordot`` and ``inner`` as compositions of other ops, as PyTorch runs
+them: diagonals and permutations of each operand, sums over labels only one operand has,
+and a contraction of two operands as one ``bmm`` between views (``tensordot``: one
+``mm``).
+
+Examples
+--------
+>>> import symgrad as torch
+>>> a = torch.ones(2, 3, requires_grad=True)
+>>> torch.einsum("ij->ji", a).grad_fn
+<PermuteBackward0 object at ...>
+"""
+from __future__ import annotations
+
+import math
+import string
+
+from .core import Tensor
+from .linalg import bmm, mm
+
+__all__ = ["einsum", "tensordot", "inner"]
+
+
+def _parse(equation: str, operands) -> tuple:
+    """(labels of each operand, labels of the output), ``...`` spelled out."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(terms) < len(operands) else
+                           "einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    spare = [c for c in string.ascii_uppercase + string.ascii_lowercase
+             if c not in equation][::-1]
+    ell = max((t.ndim - (len(term) - 3) for t, term in zip(operands, terms)
+               if "..." in term), default=0)
+    batch = "".join(spare.pop() for _ in range(ell))
+    labels = []
+    for t, term in zip(operands, terms):
+        if "..." in term:
+            n = t.ndim - (len(term) - 3)
+            term = term.replace("...", batch[ell - n:])
+        if len(term) != t.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({len(term)}) does not match the number of dimensions "
+                               f"({t.ndim}) for operand {len(labels)}"
+                               + ("" if "..." in lhs else " and no ellipsis was given"))
+        labels.append(term)
+    if arrow:
+        out = rhs.replace("...", batch)
+    else:
+        counts = {c: sum(term.count(c) for term in labels) for c in "".join(labels)}
+        out = batch + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in batch))
+    return labels, out
+
+
+def _diagonals(t: Tensor, term: str) -> tuple:
+    """``t`` with each repeated label taken once (its diagonal, last), and its labels."""
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        i = term.index(c)
+        j = term.index(c, i + 1)
+        t = t.diagonal(0, i, j)
+        term = term[:i] + term[i + 1:j] + term[j + 1:] + c
+    return t, term
+
+
+def _sum_labels(t: Tensor, term: str, keep: set) -> tuple:
+    drop = [k for k, c in enumerate(term) if c not in keep]
+    if not drop:
+        return t, term
+    return t.sum(drop), "".join(c for c in term if c in keep)
+
+
+def _pair(a: Tensor, ta: str, b: Tensor, tb: str, keep: set) -> tuple:
+    """The contraction of two operands over the labels they share that ``keep`` lacks."""
+    a, ta = _sum_labels(a, ta, keep | set(tb))
+    b, tb = _sum_labels(b, tb, keep | set(ta))
+    batch = [c for c in ta if c in tb and c in keep]
+    summed = [c for c in ta if c in tb and c not in keep]
+    left = [c for c in ta if c not in tb]
+    right = [c for c in tb if c not in ta]
+    size = {c: n for term, t in ((ta, a), (tb, b)) for c, n in zip(term, t.shape)}
+    for c in batch:
+        size[c] = max(a.shape[ta.index(c)], b.shape[tb.index(c)])
+    if not summed:
+        order = batch + left + right
+        ea = a.permute(*[ta.index(c) for c in batch + left]).reshape(
+            *[a.shape[ta.index(c)] for c in batch + left], *[1] * len(right))
+        eb = b.permute(*[tb.index(c) for c in batch + right]).reshape(
+            *[b.shape[tb.index(c)] for c in batch], *[1] * len(left),
+            *[b.shape[tb.index(c)] for c in right])
+        return ea * eb, "".join(order)
+    n = {k: math.prod(size[c] for c in cs) for k, cs in
+         (("b", batch), ("l", left), ("r", right), ("s", summed))}
+    pa = a.permute(*[ta.index(c) for c in batch + left + summed])
+    pb = b.permute(*[tb.index(c) for c in batch + summed + right])
+    pa = pa.expand(*[size[c] for c in batch + left + summed]).reshape(n["b"], n["l"], n["s"])
+    pb = pb.expand(*[size[c] for c in batch + summed + right]).reshape(n["b"], n["s"], n["r"])
+    out = bmm(pa, pb).view(*[size[c] for c in batch + left + right])
+    return out, "".join(batch + left + right)
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation over ``operands`` (a list of them is taken too)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    labels, out = _parse(equation, operands)
+    pieces = [_diagonals(t, term) for t, term in zip(operands, labels)]
+    if len(pieces) == 1:
+        t, term = _sum_labels(*pieces[0], set(out))
+        if term == out and len(term) < len(pieces[0][1]):
+            return t  # (a sum: SumBackward1, as PyTorch's)
+    else:
+        t, term = pieces[0]
+        for k, (u, tu) in enumerate(pieces[1:], 1):
+            later = set(out).union(*(set(p[1]) for p in pieces[k + 1:]))
+            t, term = _pair(t, term, u, tu, later)
+    if term == out and len(pieces) > 1:
+        return t
+    return t.permute(*[term.index(c) for c in out])
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    """Contract ``a``'s last and ``b``'s first ``dims`` dimensions (or the listed ones):
+    one ``mm`` between permuted, flattened views, as PyTorch's."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(-dims, 0)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} "
+                               f"in dim {y}")
+    da = [d % max(a.ndim, 1) for d in da]
+    db = [d % max(b.ndim, 1) for d in db]
+    fa = [d for d in range(a.ndim) if d not in da]
+    fb = [d for d in range(b.ndim) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    ma = a.permute(*fa, *da).reshape(math.prod(a.shape[d] for d in fa), k)
+    mb = b.permute(*db, *fb).reshape(k, math.prod(b.shape[d] for d in fb))
+    return mm(ma, mb).view(*[a.shape[d] for d in fa], *[b.shape[d] for d in fb])
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """The sum of products over the last dimensions (``tensordot``; 0-d: a product)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
