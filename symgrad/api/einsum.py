@@ -15,10 +15,13 @@ from __future__ import annotations
 import math
 import string
 
+from .. import ops as O
+from .apply import apply
 from .core import Tensor
 from .linalg import bmm, mm
+from .shapes import _wrap_dim
 
-__all__ = ["einsum", "tensordot", "inner"]
+__all__ = ["einsum", "tensordot", "inner", "addmv", "baddbmm", "dist", "logcumsumexp"]
 
 
 def _parse(equation: str, operands) -> tuple:
@@ -156,3 +159,55 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
     return tensordot(input, other, ([-1], [-1]))
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)`` (``AddmvBackward0``)."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    if mat.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({mat.shape[0]}), mat "
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    return apply(O.ADDMV, (input, mat, vec), (beta, alpha))
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` batch by batch (``BaddbmmBackward0``)."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if batch1.ndim != 3 else
+                           "batch2 must be a 3D tensor")
+    if batch1.shape[2] != batch2.shape[1] or batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: "
+                           f"[{batch2.shape[0]}, {batch2.shape[1]}].")
+    return apply(O.BADDBMM, (input, batch1, batch2), (beta, alpha))
+
+
+def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
+    """``||input - other||_p``, the operands broadcast (``DistBackward0``)."""
+    if p in (0, float("inf"), float("-inf")):
+        raise NotImplementedError(f"dist with p={p} is not supported")
+    return apply(O.DIST, (input, other), (p,))
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input), dim))``, computed stably (``LogcumsumexpBackward0``)."""
+    _wrap_dim(dim, input.ndim)
+    return apply(O.LOGCUMSUMEXP, (input,), (dim,))
+
+
+class _Products:
+    """The Tensor methods of this module (attached by :mod:`symgrad.api.tensor`)."""
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def dist(self, other, p=2):
+        return dist(self, other, p)
+
+    def logcumsumexp(self, dim):
+        return logcumsumexp(self, dim)

@@ -31,6 +31,7 @@ from .construct import _Construction, as_tensor, from_numpy, tensor
 from .core import Tensor, _make, attach
 from .gathering import _Gathering
 from .remainders import _Remainders
+from .einsum import _Products
 from .gradients import _Backward
 from .indexing import _Indexing
 from .inplace import _InPlace
@@ -54,7 +55,7 @@ from .methods import maximum, minimum  # noqa: F401
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_tensor", "from_numpy"]
 
 for _group in (_Construction, _Views, _Indexing, _InPlace, _LinearAlgebra, _Operations,
-               _Reductions, _Statistics, _Gathering, _Remainders, _Backward):
+               _Reductions, _Statistics, _Gathering, _Remainders, _Products, _Backward):
     attach(Tensor, _group)
 del _group
 #: The methods generated from the op table (those no group above writes by hand).

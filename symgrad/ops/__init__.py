@@ -71,6 +71,7 @@ from .inplace import *  # noqa: F401,F403
 from .compare import *  # noqa: F401,F403
 from .logical import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
+from .products import *  # noqa: F401,F403
 from .splitting import *  # noqa: F401,F403
 from .triangular import *  # noqa: F401,F403
 from .tiling import *  # noqa: F401,F403

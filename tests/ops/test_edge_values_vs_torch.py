@@ -406,6 +406,9 @@ NOT_COMPARED = {
     **{k: "several outputs, views: tests/tensor/test_shape_names_vs_torch.py compares them"
        for k in ("split", "split_with_sizes", "unbind", "tril", "triu", "diagonal",
                  "diagonal_backward", "repeat", "roll", "rot90", "block_diag")},
+    **{k: "compared with PyTorch at ordinary values, gradients to second order, in "
+          "tests/tensor/test_index_math_names_vs_torch.py"
+       for k in ("addmv", "baddbmm", "dist", "logcumsumexp")},
     "matmul": "composite: no node of its own, it runs mm, mv, dot or bmm (compared above)",
     "outer": "composite: runs mul on views (compared above)",
     "kron": "composite: runs mul on views (compared above)",

@@ -34,7 +34,8 @@ ATOL = 1e-6
 # --------------------------------------------------------------------------- sampler
 RANK_SHAPES = {0: (), 1: (3,), 2: (2, 3), 3: (2, 2, 3)}
 NAMED_SHAPES = {"mat2": {2: (3, 2), 3: (2, 3, 2)}, "mat1": {2: (2, 3)}, "vec": {1: (3,)}, "tensor": {1: (3,)},
-                "value": {0: ()}, "A": {2: (3, 3)}, "B": {1: (3,), 2: (3, 2)}}
+                "value": {0: ()}, "A": {2: (3, 3)}, "B": {1: (3,), 2: (3, 2)},
+                "mat": {2: (2, 3)}, "batch1": {3: (2, 2, 3)}, "batch2": {3: (2, 3, 2)}}
 
 
 def _attr_candidates(name: str, shape: tuple) -> list:
@@ -89,6 +90,7 @@ def _attr_candidates(name: str, shape: tuple) -> list:
         "repeats": [(2,) + (1,) * len(shape), (2,) * max(len(shape), 1)],
         "shifts": [(1,) * max(len(shape), 1)],
         "nan": [0.5], "posinf": [None], "neginf": [-2.0], "rounding_mode": ["floor", "trunc"],
+        "p": [2, 1, 3],
         "accumulate": [True],  # (put: without it, a repeated index has no derivative)
     }
     return table.get(name, [])  # an unknown name leaves the op without examples

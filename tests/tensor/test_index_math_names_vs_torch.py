@@ -420,3 +420,39 @@ def test_einsum_errors():
                lambda L: L.tensordot(L.ones(2, 3), L.ones(4, 2), dims=1),
                lambda L: L.inner(L.ones(2, 3), L.ones(2))):
         assert _outcome(fn, symgrad) == _outcome(fn, torch)
+
+
+# ------------------------------------------------- addmv, baddbmm, dist, logcumsumexp
+PRODUCT_CASES = {
+    "dist": (lambda L, x, y: L.dist(x, y), [A, B]),
+    "dist-p1": (lambda L, x, y: L.dist(x, y, 1), [A, B]),
+    "dist-p3-broadcast": (lambda L, x, y: x.dist(y[0], 3), [A, B]),
+    "dist-p1.5": (lambda L, x, y: L.dist(x, y, p=1.5), [A, B]),
+    "logcumsumexp": (lambda L, x: x.logcumsumexp(1), [A]),
+    "logcumsumexp-dim0": (lambda L, x: L.logcumsumexp(x, 0), [A]),
+    "addmv": (lambda L, x, y: L.addmv(x[0, :2], x, y[0]), [A, B]),
+    "addmv-beta-alpha": (lambda L, x, y: x[1, :2].addmv(y, x[0], beta=2, alpha=-1), [A, B]),
+    "addmv-broadcast": (lambda L, x, y: L.addmv(x[0, 0], y, x[1], alpha=0.5), [A, B]),
+    "baddbmm": (lambda L, x, y: L.baddbmm(x[:, :2].reshape(1, 2, 2), x.reshape(1, 2, 3),
+                                          y.reshape(1, 3, 2)), [A, B]),
+    "baddbmm-beta-alpha": (lambda L, x, y: x[0, :2].baddbmm(
+        x.reshape(1, 2, 3), y.reshape(1, 3, 2), beta=0.5, alpha=2), [A, B]),
+}
+
+
+@pytest.mark.parametrize("name", list(PRODUCT_CASES))
+def test_products_values_grads_second_order(name):
+    fn, arrays = PRODUCT_CASES[name]
+    # (logcumsumexp's gradient is one formula, PyTorch's a stabler sum of two exps)
+    want, got = _compare_grads(fn, arrays, nodes="logcumsumexp" not in name)
+    _same_saved(got, want)
+
+
+def test_products_errors():
+    for fn in (lambda L: L.addmv(L.ones(2), L.ones(2, 3), L.ones(2)),
+               lambda L: L.baddbmm(L.ones(2, 2), L.ones(1, 2, 3), L.ones(1, 2, 2)),
+               lambda L: L.logcumsumexp(L.ones(2), 1)):
+        assert _outcome(fn, symgrad) == _outcome(fn, torch)
+    # dist promotes (float32 with float64: float64)
+    got, want = (L.dist(L.ones(2), L.zeros(2, dtype=L.float64)) for L in (symgrad, torch))
+    assert str(got.dtype) == str(want.dtype) and float(got) == pytest.approx(float(want))

@@ -1,0 +1,160 @@
+"""Products with an added term and distances: ``addmv``, ``baddbmm``, ``dist``; and
+``logcumsumexp``.
+
+Gradients as PyTorch's ``derivatives.yaml`` writes them, through other ops of the table
+(``m.call``), so that one rule serves every backend and every order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype_rules as R
+from .arithmetic import _maybe_multiply
+from .compare import EQ
+from .elementwise import ABS, EXP, SIGN, WHERE
+from .kernels import _sympy
+from .linalg import BMM, MV, _matmul
+from .matrices import OUTER
+from .record import Op
+from .shapes import T, TRANSPOSE
+from .statistics import CUMSUM, _reversed_cumsum
+
+__all__ = ["ADDMV", "BADDBMM", "DIST", "LOGCUMSUMEXP"]
+
+
+def _ranks(name, *pairs) -> None:
+    for a, rank in pairs:
+        if np.ndim(a) != rank:
+            raise ValueError(f"{name}: an operand of rank {np.ndim(a)}, not {rank}")
+
+
+# beta * self + alpha * (mat @ vec), self broadcast (AddmvBackward0).
+ADDMV = Op("addmv", inputs=("self", "mat", "vec"), attrs=("beta", "alpha"),
+           forward=lambda b, mat, vec, beta, alpha: _ranks("addmv", (mat, 2), (vec, 1))
+           or beta * b + alpha * _matmul(mat, vec),
+           saves=("alpha", "beta", "mat", "vec"), broadcasts=True, dtype=R.promote_strict,
+           saved_for={"mat": ("vec",), "vec": ("mat",)},
+           ranks=((0, 1), (2,), (1,)),
+           grads=(lambda m, grad, alpha, beta, mat, vec: _maybe_multiply(m, grad, beta),
+                  lambda m, grad, alpha, beta, mat, vec:
+                  _maybe_multiply(m, m.call(OUTER, grad, vec), alpha),
+                  lambda m, grad, alpha, beta, mat, vec:
+                  _maybe_multiply(m, m.call(MV, m.call(T, mat), grad), alpha)),
+           local=("β", "α {vec}ᵀ", "α {mat}ᵀ"), symbol="addmv",
+           doc="beta * self + alpha * (mat @ vec)")
+
+
+# beta * self + alpha * (batch1 @ batch2), batch by batch (BaddbmmBackward0).
+BADDBMM = Op("baddbmm", inputs=("self", "batch1", "batch2"), attrs=("beta", "alpha"),
+             forward=lambda b, b1, b2, beta, alpha: _ranks("baddbmm", (b1, 3), (b2, 3))
+             or beta * b + alpha * _matmul(b1, b2),
+             saves=("alpha", "batch1", "batch2", "beta"), broadcasts=True,
+             dtype=R.promote_strict, saved_for={"batch1": ("batch2",), "batch2": ("batch1",)},
+             ranks=((0, 1, 2, 3), (3,), (3,)),
+             grads=(lambda m, grad, alpha, batch1, batch2, beta:
+                    _maybe_multiply(m, grad, beta),
+                    lambda m, grad, alpha, batch1, batch2, beta: _maybe_multiply(
+                        m, m.call(BMM, grad, m.call(TRANSPOSE, batch2, 1, 2)), alpha),
+                    lambda m, grad, alpha, batch1, batch2, beta: _maybe_multiply(
+                        m, m.call(BMM, m.call(TRANSPOSE, batch1, 1, 2), grad), alpha)),
+             local=("β", "α {batch2}ᵀ", "α {batch1}ᵀ"), symbol="baddbmm",
+             doc="beta * self + alpha * (batch1 @ batch2)")
+
+
+def _dist(a, b, p):
+    d = np.abs(np.asarray(a) - np.asarray(b))
+    if p == 2:
+        return np.sqrt(np.sum(d * d))
+    if p == 1:
+        return np.sum(d)
+    return np.sum(d ** p) ** (1.0 / p)
+
+
+def _sym_dist(a, b, p):
+    sp = _sympy()
+    d = np.asarray(a - b, dtype=object).ravel()
+    total = sum((sp.Abs(e) ** p for e in d), sp.Integer(0))
+    return np.array(total ** (sp.Integer(1) / p), dtype=object)
+
+
+def _sym_logcumsumexp(a, dim):
+    sp = _sympy()
+    a = np.asarray(a, dtype=object)
+    if a.ndim == 0:
+        return a.copy()
+    return np.frompyfunc(sp.log, 1, 1)(np.cumsum(np.frompyfunc(sp.exp, 1, 1)(a), axis=dim))
+
+
+def _dist_grad(m, grad, other, p, result, self):
+    # PyTorch's norm_backward on self - other: the difference times a scale that is 0
+    # where the norm is 0.
+    d = self - other
+    if p == 1:
+        return m.call(SIGN, d) * grad
+    if p == 2:
+        return d * m.call(WHERE, m.call(EQ, result, 0), 0.0, grad / result)
+    scale = m.call(WHERE, m.call(EQ, result, 0), 0.0, grad / result ** (p - 1))
+    return d * m.call(ABS, d) ** (p - 2) * scale
+
+
+# ||self - other||_p, operands broadcast (DistBackward0).
+DIST = Op("dist", inputs=("self", "other"), attrs=("p",), broadcasts=True, dtype=R.promote,
+          forward=_dist, saves=("other", "p", "result", "self"), sym=_sym_dist,
+          grads=(_dist_grad,
+                 lambda m, grad, other, p, result, self:
+                 -_dist_grad(m, grad, other, p, result, self)),
+          local=("(x - y)/‖x - y‖", "-(x - y)/‖x - y‖"), symbol="dist",
+          doc="the p-norm of self - other")
+
+
+def _logcumsumexp(a, dim):
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return np.array(a, copy=True)
+    return np.logaddexp.accumulate(a, axis=dim)
+
+
+# log(cumsum(exp(self))) along dim (LogcumsumexpBackward0): each input's gradient is the
+# sum over later outputs of grad * exp(self - result).
+LOGCUMSUMEXP = Op("logcumsumexp", attrs=("dim",), forward=_logcumsumexp, dtype=R.floating,
+                  sym=_sym_logcumsumexp,
+                  saves=("dim", "result", "self"),
+                  grads=(lambda m, grad, dim, result, self: grad if not m.shape(self) else
+                         m.call(EXP, self) * _reversed_cumsum(
+                             m, grad * m.call(EXP, -result), dim),),
+                  local=("softmax of earlier",), symbol="logcumsumexp dim={dim}",
+                  doc="log of the cumulative sum of exp(self) along dim")
+
+
+# -- forward mode (symgrad.ops.jvp) ----------------------------------------------------
+from . import jvp as _fwd  # noqa: E402
+from .tables import JVP as _JVP  # noqa: E402
+
+
+def _affine_product_jvp(op):
+    def jvp(m, tangents, args, attrs, result, saved):
+        # beta ṡ + alpha (ȧ b + a ḃ)
+        (_, a, b), (ts, ta, tb), (beta, alpha) = args, tangents, attrs
+        total = None
+        for term in ((m.call(op, ta, b) if ta is not None else None),
+                     (m.call(op, a, tb) if tb is not None else None)):
+            if term is not None:
+                term = m.mul_scalar(term, alpha)
+                total = term if total is None else total + term
+        if ts is not None:
+            term = m.mul_scalar(ts, beta)
+            if tuple(m.shape(term)) != tuple(m.shape(result)):
+                term = m.broadcast_to(term, m.shape(result))
+            total = term if total is None else total + term
+        return total
+    return jvp
+
+
+_JVP.register(_affine_product_jvp(MV), ADDMV)
+_JVP.register(_affine_product_jvp(BMM), BADDBMM)
+_JVP.register(_fwd.REDUCTION, DIST)
+# (the tangent: cumsum(ṫ exp(self)) exp(-result))
+_JVP.register(lambda m, tangents, args, attrs, result, saved:
+              tangents[0] if not m.shape(result) else
+              m.call(CUMSUM, tangents[0] * m.call(EXP, args[0]), attrs[0])
+              * m.call(EXP, -result), LOGCUMSUMEXP)
