@@ -27,8 +27,8 @@ from .shapes import _wrap_dim
 from .statistics import bucketize
 from .surface import Functions
 from .views import (atleast_1d, atleast_2d, atleast_3d, block_diag,  # noqa: F401
-                    broadcast_tensors, cartesian_prod, column_stack, dstack, hstack,
-                    meshgrid, vstack)
+                    broadcast_tensors, cartesian_prod, column_stack, diag_embed, dstack,
+                    hstack, meshgrid, vstack)
 
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
@@ -145,7 +145,7 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "broadcast_tensors", "atleast_1d", "atleast_2d",
                                      "atleast_3d", "hstack", "vstack", "dstack",
                                      "column_stack", "meshgrid", "cartesian_prod",
-                                     "block_diag",
+                                     "block_diag", "diag_embed",
                                      "gather", "index_select", "scatter", "scatter_add", "take",
                                      "take_along_dim", "remainder", "fmod", "floor_divide",
                                      "true_divide", "nan_to_num", "count_nonzero", "nonzero",

@@ -570,3 +570,16 @@ def block_diag(*tensors):
 
 __all__ += ["block_diag", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack",
             "column_stack", "meshgrid", "cartesian_prod"]
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """The last dim of ``input`` as the diagonals of matrices in dims ``dim1``, ``dim2``
+    (``DiagEmbedBackward0``)."""
+    d1, d2 = _wrap_dim(dim1, input.ndim + 1), _wrap_dim(dim2, input.ndim + 1)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(O.DIAG_EMBED, (input,), (int(offset), dim1, dim2))
+
+
+Tensor.diag_embed = diag_embed
+__all__ += ["diag_embed"]

@@ -94,9 +94,9 @@ def _numerical_jacobians(func, inputs: tuple, numels: list, eps: float) -> list:
         for k in range(flat.size):
             orig = flat[k].copy()
             flat[k] = orig - eps
-            outa = _all_outputs(func, inputs)
+            outa = _output_copies(func, inputs)
             flat[k] = orig + eps
-            outb = _all_outputs(func, inputs)
+            outb = _output_copies(func, inputs)
             flat[k] = orig
             for o in range(n_outputs):
                 # The library's subtraction, as PyTorch's: bool outputs raise its error.
@@ -114,6 +114,12 @@ def _numerical_jacobians(func, inputs: tuple, numels: list, eps: float) -> list:
 
 def _all_outputs(func, inputs) -> tuple:
     return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
+
+
+def _output_copies(func, inputs) -> tuple:
+    """The outputs copied, as PyTorch's finite differences take them: an output that is a
+    view of an input (the diagonal of a gradient) would change with the next perturbation."""
+    return tuple(o.detach().clone() for o in _all_outputs(func, inputs))
 
 
 def _analytical_jacobians(output: Tensor, inputs: tuple) -> list:

@@ -15,6 +15,7 @@ from .kernels import _sympy
 from .layers import CONSTANT_PAD_ND as _PAD
 from .record import Op
 from .shapes import TRANSPOSE, UNSQUEEZE
+from .triangular import DIAGONAL
 from . import shape_rules as W
 from .tables import DECOMPOSED, INVERSE_OF, RATIONAL, ROLES, TRANSPOSE_INVARIANT, WORK
 
@@ -185,13 +186,17 @@ LINALG_SOLVE_EX = Op("linalg_solve_ex", inputs=("A", "B"), attrs=("left",), forw
 
 # -- diagonals ---------------------------------------------------------------------------------
 def _diag_embed(v, offset, dim1, dim2):
+    # the last dim of v as the diagonals of (batches of) matrices in dims dim1, dim2
     v = np.asarray(v)
     n = v.shape[-1] + abs(offset)
-    out = np.zeros((n, n), dtype=v.dtype) if v.dtype != object else np.full((n, n), 0,
-                                                                            dtype=object)
+    shape = v.shape[:-1] + (n, n)
+    out = np.zeros(shape, dtype=v.dtype) if v.dtype != object else np.full(shape, 0,
+                                                                           dtype=object)
     idx = np.arange(v.shape[-1])
-    out[idx + max(-offset, 0), idx + max(offset, 0)] = v
-    return out
+    out[..., idx + max(-offset, 0), idx + max(offset, 0)] = v
+    if v.ndim == 1 and dim1 % 2 == 0 and dim2 % 2 == 1:
+        return out
+    return np.ascontiguousarray(np.moveaxis(out, (-2, -1), (dim1 % out.ndim, dim2 % out.ndim)))
 
 
 def _diagonal(a, offset, dim1, dim2):
@@ -199,9 +204,9 @@ def _diagonal(a, offset, dim1, dim2):
 
 
 DIAG_EMBED = Op("diag_embed", attrs=("offset", "dim1", "dim2"), forward=_diag_embed,
-                saves=("dim1", "dim2", "offset"), ranks=((1,),),
-                grads=(lambda m, grad, dim1, dim2, offset:
-                       m.call(DIAGONAL_COPY, grad, offset, 0, 1),),
+                saves=("dim1", "dim2", "offset"), ranks=((1, 2),),
+                grads=(lambda m, grad, dim1, dim2, offset:  # (a view: DiagonalBackward0)
+                       m.call(DIAGONAL, grad, offset, dim1, dim2),),
                 local=("the diagonal",), symbol="diag")
 
 

@@ -2,7 +2,7 @@
 ``chunk``, ``unbind`` (one node of several outputs), ``tril``/``triu``, ``diagonal``,
 ``movedim``, ``swapaxes``, ``broadcast_to``/``broadcast_tensors``, ``type_as``, ``repeat``,
 ``tile``, ``repeat_interleave``, ``roll``, ``rot90``, the stacks, ``meshgrid``, ``atleast_*d``,
-``ravel``, ``cartesian_prod``, ``block_diag``.
+``ravel``, ``cartesian_prod``, ``block_diag``, ``diag_embed``.
 
 Each scenario runs in both libraries on the same float64 input: values, dtypes, each
 output's grad_fn name, output_nr and next_functions, the saved attributes PyTorch shows,
@@ -156,6 +156,10 @@ TILING = {
     "block_diag": (lambda L, x: L.block_diag(x, x[0], x[1, 1], x.t()), (2, 3)),
     "block_diag-mixed": (lambda L, x: L.block_diag(L.tensor([[1, 2]]), x), (2, 2)),
     "block_diag-none": (lambda L, x: L.block_diag(), (2, 2)),
+    "diag_embed": (lambda L, x: L.diag_embed(x), (3,)),
+    "diag_embed-batch": (lambda L, x: x.diag_embed(1), (2, 3)),
+    "diag_embed-dims": (lambda L, x: L.diag_embed(x, offset=-1, dim1=2, dim2=0), (2, 3)),
+    "diag": (lambda L, x: L.diag(x, 1), (3,)),
 }
 
 
@@ -269,6 +273,9 @@ ERRORS = [
     lambda L: L.vstack([L.zeros(2, 3), L.zeros(2)]),
     lambda L: L.cartesian_prod(L.zeros(2, 3)),
     lambda L: L.block_diag(L.zeros(2), L.zeros(1, 1, 1)),
+    lambda L: L.zeros(2, 3).diag_embed(0, 1, 1),
+    lambda L: L.zeros(2, 3).diag_embed(0, 3, 1),
+    lambda L: L.tensor(1.0).diag_embed(),
 ]
 
 
@@ -298,7 +305,7 @@ def _tangents(L, scenario, shape):
 @pytest.mark.parametrize("name", ["narrow", "split-sizes", "chunk-dim", "unbind-dim", "tril",
                                   "triu_", "diagonal-dims", "swapaxes", "broadcast_tensors",
                                   "repeat", "roll-dims", "rot90-k", "meshgrid-xy", "ravel",
-                                  "block_diag"])
+                                  "block_diag", "diag_embed-dims"])
 def test_forward_mode_as_torch(name):
     scenario, shape = {**SPLITTING, **ARRANGING, **TILING}[name]
     _close(_tangents(symgrad, scenario, shape), _tangents(torch, scenario, shape))
