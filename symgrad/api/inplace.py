@@ -46,6 +46,16 @@ def _leaf_in_place_error(view: bool = False):
                         "is being used in an in-place operation.")
 
 
+def _multi_view_error(t):
+    """PyTorch's error for an in-place change of a piece of split, chunk or unbind."""
+    name = t.grad_fn.name().rsplit("Backward", 1)[0]
+    return RuntimeError(
+        f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view "
+        "is the output of a function that returns multiple views. Such functions do not "
+        "allow the output views to be modified inplace. You should replace the inplace "
+        "operation by an out-of-place one.")
+
+
 def _is_view_of_leaf(t) -> bool:
     """Is ``t`` a view (through view ops only) of a leaf that requires grad?"""
     fn = t.grad_fn
@@ -178,6 +188,8 @@ class _InPlace:
                 raise _leaf_in_place_error()
             if self.grad_fn is not None and _is_view_of_leaf(self):
                 raise _leaf_in_place_error(view=True)
+            if self.grad_fn is not None and self._multi_output and self._view_of is not None:
+                raise _multi_view_error(self)
             track = self.grad_fn is not None or builtins.any(
                 isinstance(o, Tensor) and o.requires_grad for o in others)
         else:

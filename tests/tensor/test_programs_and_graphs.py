@@ -1434,6 +1434,12 @@ def test_programs_reach_every_differentiable_op():
     # numel: the expression language's count of elements (no Python surface, so not in
     # these programs); tests/check and tests/cli use it, test_op_table checks its rule.
     wanted -= {"numel"}
+    # The shape names (split, chunk, unbind, tril, diagonal, repeat, roll, rot90, block_diag):
+    # tests/tensor/test_shape_names_vs_torch.py compares them with PyTorch (graphs, second
+    # order, views).
+    wanted -= {getattr(family, name).key
+               for family in (sg_ops.splitting, sg_ops.triangular, sg_ops.tiling)
+               for name in family.__all__ if isinstance(getattr(family, name), sg_ops.Op)}
     # Reached only in gradients of gradients (max(dim)'s scatter -> gather -> scatter_add,
     # max()'s masked_fill -> masked_select): test_op_table checks their rules,
     # tests/ops/test_ops_against_torch.py their graphs against torch.

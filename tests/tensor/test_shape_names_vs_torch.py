@@ -217,6 +217,10 @@ def test_pieces_share_one_node_and_memory():
         r = y.view(3, 2).unbind()[1]
         y.add_(1)
         assert r.tolist() == [5.0, 4.0] and r._version == 2
+        with L.no_grad():  # (a piece of a graph changed in place: allowed without grad)
+            w = L.arange(4.0, requires_grad=True) * 1
+            w.split(2)[1].mul_(2)
+            assert w.tolist() == [0.0, 1.0, 4.0, 6.0]
         n = y.narrow(0, 1, 2)
         n.zero_()
         assert y.tolist() == [1.0, 0.0, 0.0, 4.0, 5.0, 6.0] and n._base is y
@@ -276,6 +280,9 @@ ERRORS = [
     lambda L: L.zeros(2, 3).diag_embed(0, 1, 1),
     lambda L: L.zeros(2, 3).diag_embed(0, 3, 1),
     lambda L: L.tensor(1.0).diag_embed(),
+    lambda L: (L.arange(6.0, requires_grad=True) * 1).split([2, 4])[1].mul_(2),
+    lambda L: (L.arange(6.0, requires_grad=True) * 1).unbind()[2].add_(1),
+    lambda L: (L.arange(6.0, requires_grad=True) * 1).chunk(2)[0].zero_(),
 ]
 
 
