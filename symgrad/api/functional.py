@@ -28,15 +28,14 @@ from .statistics import bucketize
 from .surface import Functions
 from .views import (atleast_1d, atleast_2d, atleast_3d, block_diag,  # noqa: F401
                     broadcast_tensors, cartesian_prod, column_stack, diag_embed, dstack,
-                    hstack, meshgrid, vstack)
+                    hstack, meshgrid, repeat_interleave, vstack)
 
 # Tensor methods that PyTorch also has as functions but that are no op of the table
 # (their front ends choose ops: reshape a view or a copy).  The ops' own functions are
 # generated from the table (see the end of this module and ``surface``).
 _METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile", "nanquantile",
                      "narrow", "split", "chunk", "unbind", "movedim", "moveaxis", "diagonal",
-                     "swapaxes", "swapdims", "broadcast_to", "tile", "roll", "rot90", "ravel",
-                     "repeat_interleave")
+                     "swapaxes", "swapdims", "broadcast_to", "tile", "roll", "rot90", "ravel")
 
 
 def _method(name: str):
@@ -145,7 +144,7 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "broadcast_tensors", "atleast_1d", "atleast_2d",
                                      "atleast_3d", "hstack", "vstack", "dstack",
                                      "column_stack", "meshgrid", "cartesian_prod",
-                                     "block_diag", "diag_embed",
+                                     "block_diag", "diag_embed", "repeat_interleave",
                                      "gather", "index_select", "scatter", "scatter_add", "take",
                                      "take_along_dim", "remainder", "fmod", "floor_divide",
                                      "true_divide", "nan_to_num", "count_nonzero", "nonzero",

@@ -409,7 +409,12 @@ class _Tiling:
     def ravel(self):
         return self.contiguous().view(-1)
 
-    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+        if repeats is None:
+            raise TypeError(
+                "repeat_interleave() received an invalid combination of arguments - got (), "
+                "but expected one of:\n * (Tensor repeats, int dim = None, *, int output_size "
+                "= None)\n * (int repeats, int dim = None, *, int output_size = None)\n")
         if isinstance(repeats, Tensor):
             if repeats.ndim:
                 if dim is None:
@@ -581,5 +586,21 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return apply(O.DIAG_EMBED, (input,), (int(offset), dim1, dim2))
 
 
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """``torch.repeat_interleave``: ``input.repeat_interleave(repeats, dim)``; given one
+    tensor of counts only, the indices repeated by them (``[1, 0, 2]`` -> ``[0, 2, 2]``)."""
+    if repeats is not None:
+        return input.repeat_interleave(repeats, dim, output_size=output_size)
+    if input.dtype.is_floating_point:
+        raise NotImplementedError('"repeat_interleave_cpu" not implemented for '
+                                  f"'{_LEGACY_NAMES[input.dtype.name][:-6]}'")
+    if input.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    counts = input.tolist()
+    if builtins.any(c < 0 for c in counts):
+        raise RuntimeError("repeats can not be negative")
+    return _int64(np.repeat(np.arange(len(counts), dtype=np.int64), counts))
+
+
 Tensor.diag_embed = diag_embed
-__all__ += ["diag_embed"]
+__all__ += ["diag_embed", "repeat_interleave"]

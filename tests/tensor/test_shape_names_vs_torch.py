@@ -280,6 +280,10 @@ ERRORS = [
     lambda L: L.zeros(2, 3).diag_embed(0, 1, 1),
     lambda L: L.zeros(2, 3).diag_embed(0, 3, 1),
     lambda L: L.tensor(1.0).diag_embed(),
+    lambda L: L.repeat_interleave(L.tensor([1.0, 2.0])),
+    lambda L: L.repeat_interleave(L.tensor([[1, 2]])),
+    lambda L: L.repeat_interleave(L.tensor([1, -2])),
+    lambda L: L.tensor([2, 1]).repeat_interleave(),
     lambda L: (L.arange(6.0, requires_grad=True) * 1).split([2, 4])[1].mul_(2),
     lambda L: (L.arange(6.0, requires_grad=True) * 1).unbind()[2].add_(1),
     lambda L: (L.arange(6.0, requires_grad=True) * 1).chunk(2)[0].zero_(),
@@ -292,7 +296,9 @@ def test_errors_as_torch(k):
 
 
 def test_empty_dims_as_torch():
-    for scenario in (lambda L: [t.shape for t in L.zeros(0, 3).split(2)],
+    for scenario in (lambda L: L.repeat_interleave(L.tensor([1, 0, 2])),
+                     lambda L: L.repeat_interleave(L.tensor([], dtype=L.int64)),
+                     lambda L: [t.shape for t in L.zeros(0, 3).split(2)],
                      lambda L: [t.shape for t in L.zeros(0, 3).chunk(2)],
                      lambda L: [t.grad_fn.name() for t in
                                 L.zeros(0, 3, requires_grad=True).chunk(2)],
