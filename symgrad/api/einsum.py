@@ -18,10 +18,13 @@ import string
 from .. import ops as O
 from .apply import apply
 from .core import Tensor
+from .construct import tensor
 from .linalg import bmm, mm
+from .return_types import _pair as _named_pair
 from .shapes import _wrap_dim
 
-__all__ = ["einsum", "tensordot", "inner", "addmv", "baddbmm", "dist", "logcumsumexp"]
+__all__ = ["einsum", "tensordot", "inner", "addmv", "baddbmm", "dist", "logcumsumexp",
+           "cummax", "cummin"]
 
 
 def _parse(equation: str, operands) -> tuple:
@@ -197,6 +200,28 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     return apply(O.LOGCUMSUMEXP, (input,), (dim,))
 
 
+_CUMMAX = _named_pair("cummax", "values", "indices", "``torch.return_types.cummax``.")
+_CUMMIN = _named_pair("cummin", "values", "indices", "``torch.return_types.cummin``.")
+
+
+def _cumulative(input: Tensor, dim: int, kind: str):
+    _wrap_dim(dim, input.ndim)
+    op = O.CUMMAX if kind == "max" else O.CUMMIN
+    values = apply(op, (input,), (dim,))
+    indices = tensor(O.products.INDICES[kind](input._data, dim)[1])
+    return (_CUMMAX if kind == "max" else _CUMMIN)(values, indices)
+
+
+def cummax(input: Tensor, dim: int):
+    """The running maximum along ``dim`` and its indices (``CummaxBackward0``)."""
+    return _cumulative(input, dim, "max")
+
+
+def cummin(input: Tensor, dim: int):
+    """The running minimum along ``dim`` and its indices (``CumminBackward0``)."""
+    return _cumulative(input, dim, "min")
+
+
 class _Products:
     """The Tensor methods of this module (attached by :mod:`symgrad.api.tensor`)."""
 
@@ -211,3 +236,9 @@ class _Products:
 
     def logcumsumexp(self, dim):
         return logcumsumexp(self, dim)
+
+    def cummax(self, dim):
+        return cummax(self, dim)
+
+    def cummin(self, dim):
+        return cummin(self, dim)

@@ -1,5 +1,5 @@
-"""Products with an added term and distances: ``addmv``, ``baddbmm``, ``dist``; and
-``logcumsumexp``.
+"""Products with an added term and distances: ``addmv``, ``baddbmm``, ``dist``; and the
+cumulative ``logcumsumexp``, ``cummax``, ``cummin``.
 
 Gradients as PyTorch's ``derivatives.yaml`` writes them, through other ops of the table
 (``m.call``), so that one rule serves every backend and every order.
@@ -12,6 +12,7 @@ from . import dtype_rules as R
 from .arithmetic import _maybe_multiply
 from .compare import EQ
 from .elementwise import ABS, EXP, SIGN, WHERE
+from .indexing import GATHER, SCATTER_ADD
 from .kernels import _sympy
 from .linalg import BMM, MV, _matmul
 from .matrices import OUTER
@@ -19,7 +20,7 @@ from .record import Op
 from .shapes import T, TRANSPOSE
 from .statistics import CUMSUM, _reversed_cumsum
 
-__all__ = ["ADDMV", "BADDBMM", "DIST", "LOGCUMSUMEXP"]
+__all__ = ["ADDMV", "BADDBMM", "DIST", "LOGCUMSUMEXP", "CUMMAX", "CUMMIN"]
 
 
 def _ranks(name, *pairs) -> None:
@@ -126,6 +127,43 @@ LOGCUMSUMEXP = Op("logcumsumexp", attrs=("dim",), forward=_logcumsumexp, dtype=R
                   doc="log of the cumulative sum of exp(self) along dim")
 
 
+def _cumulative_extreme(kind: str):
+    """cummax's (``kind`` "max") or cummin's (values, indices) along dim, as PyTorch's
+    kernel: a tie takes the later index, a NaN stays."""
+    def run(a, dim):
+        a = np.asarray(a)
+        if a.ndim == 0:
+            return np.array(a, copy=True), np.zeros((), dtype=np.int64)
+        x = np.moveaxis(a, dim, -1)
+        values, indices = np.empty_like(x), np.zeros(x.shape, dtype=np.int64)
+        best, at = x[..., 0], np.zeros(x.shape[:-1], dtype=np.int64)
+        for i in range(x.shape[-1]):
+            v = x[..., i]
+            better = v >= best if kind == "max" else v <= best
+            if x.dtype.kind == "f":
+                better = np.isnan(v) | (~np.isnan(best) & better)
+            best, at = np.where(better, v, best), np.where(better, i, at)
+            values[..., i], indices[..., i] = best, at
+        return np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
+    return run
+
+
+def _cumulative_op(kind: str) -> Op:
+    run = _cumulative_extreme(kind)
+    return Op(f"cum{kind}", attrs=("dim",), forward=lambda a, dim: run(a, dim)[0],
+              saves=("dim", "indices", "self"),
+              derive={"indices": lambda arrays, attrs: run(arrays[0], attrs[0])[1]},
+              # PyTorch's cummaxmin_backward: zeros(self).scatter_add_(dim, indices, grad)
+              grads=(lambda m, grad, dim, indices, self: grad if not m.shape(self) else
+                     m.call(SCATTER_ADD, m.zeros_like(self), grad, dim, indices),),
+              local=(f"[{{self}} = running {kind}]",), symbol=f"cum{kind} dim={{dim}}",
+              doc=f"the running {kind} along dim")
+
+
+CUMMAX, CUMMIN = _cumulative_op("max"), _cumulative_op("min")
+INDICES = {"max": _cumulative_extreme("max"), "min": _cumulative_extreme("min")}
+
+
 # -- forward mode (symgrad.ops.jvp) ----------------------------------------------------
 from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
@@ -153,6 +191,11 @@ def _affine_product_jvp(op):
 _JVP.register(_affine_product_jvp(MV), ADDMV)
 _JVP.register(_affine_product_jvp(BMM), BADDBMM)
 _JVP.register(_fwd.REDUCTION, DIST)
+# (the tangent at the running extreme's index)
+for _op in (CUMMAX, CUMMIN):
+    _JVP.register(lambda m, tangents, args, attrs, result, saved: tangents[0]
+                  if not m.shape(result) else
+                  m.call(GATHER, tangents[0], attrs[0], saved[1]), _op)
 # (the tangent: cumsum(ṫ exp(self)) exp(-result))
 _JVP.register(lambda m, tangents, args, attrs, result, saved:
               tangents[0] if not m.shape(result) else

@@ -277,6 +277,9 @@ BY_HAND |= {"split", "split_with_sizes", "unbind", "diagonal_backward",
 # SymPy expression): finite differences only here; tests/ops/test_quantiles_histograms_vs_
 # torch.py compares them with PyTorch.
 NO_SYMPY = {"median", "median1", "nanmedian", "nanmedian1"}
+# (and the running extremes: which entry is the running max is no SymPy expression either;
+# tests/tensor/test_index_math_names_vs_torch.py compares them with PyTorch)
+NO_SYMPY |= {"cummax", "cummin"}
 # Ops PyTorch has no second derivative of (its gradient's node is "NotImplemented"):
 # tests/ops/test_activations_vs_torch.py compares that error.
 FIRST_ORDER_ONLY = {"hardsigmoid"}

@@ -456,3 +456,32 @@ def test_products_errors():
     # dist promotes (float32 with float64: float64)
     got, want = (L.dist(L.ones(2), L.zeros(2, dtype=L.float64)) for L in (symgrad, torch))
     assert str(got.dtype) == str(want.dtype) and float(got) == pytest.approx(float(want))
+
+
+# ---------------------------------------------------------------------- cummax, cummin
+CUMULATIVE = {
+    "cummax": lambda L, x: x.cummax(1).values,
+    "cummax-dim0": lambda L, x: L.cummax(x, 0).values,
+    "cummin": lambda L, x: L.cummin(x, -1).values,
+    "cummin-ties": lambda L, x: (x * 0 + L.tensor([1.0, 1.0, 0.5], dtype=L.float64)).cummin(1)
+    .values * x,
+}
+
+
+@pytest.mark.parametrize("name", list(CUMULATIVE))
+def test_cumulative_extremes(name):
+    want, got = _compare_grads(CUMULATIVE[name], [A])
+    _same_saved(got, want)
+
+
+def test_cumulative_extremes_indices_ties_nan():
+    data = [[1.0, -2.0, 3.0, 3.0], [0.5, 2.0, float("nan"), -1.0]]
+    got, want = ((L.tensor(data).cummax(1), L.cummin(L.tensor(data), 0),
+                  L.tensor([3, 1, 1, 2]).cummin(0), L.tensor(2.0).cummax(0))
+                 for L in (symgrad, torch))
+    for g, w in zip(got, want):
+        assert repr(g).split("(", 1)[0] == repr(w).split("(", 1)[0]
+        np.testing.assert_array_equal(_np(g.values), _np(w.values))
+        np.testing.assert_array_equal(_np(g.indices), _np(w.indices))
+        assert str(g.values.dtype) == str(w.values.dtype)
+        assert str(g.indices.dtype) == str(w.indices.dtype)

@@ -1440,6 +1440,13 @@ def test_programs_reach_every_differentiable_op():
     wanted -= {getattr(family, name).key
                for family in (sg_ops.splitting, sg_ops.triangular, sg_ops.tiling)
                for name in family.__all__ if isinstance(getattr(family, name), sg_ops.Op)}
+    # The index and math names (index_select, take, scatter with a number, remainder,
+    # fmod, nan_to_num, addmv, baddbmm, dist, logcumsumexp, cummax, ...) and their
+    # gradients' ops: tests/tensor/test_index_math_names_vs_torch.py compares them with
+    # PyTorch (graphs, saved values, second order).
+    wanted -= {"index_select", "index_add", "take", "put", "scatter1", "masked_scatter",
+               "remainder", "remainder1", "fmod", "fmod1", "div2", "nan_to_num", "addmv",
+               "baddbmm", "dist", "logcumsumexp", "cummax", "cummin"}
     # Reached only in gradients of gradients (max(dim)'s scatter -> gather -> scatter_add,
     # max()'s masked_fill -> masked_select): test_op_table checks their rules,
     # tests/ops/test_ops_against_torch.py their graphs against torch.
