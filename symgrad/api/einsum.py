@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import string
+import warnings
 
 from .. import ops as O
 from .apply import apply
@@ -21,10 +22,10 @@ from .core import Tensor
 from .construct import tensor
 from .linalg import bmm, mm
 from .return_types import _pair as _named_pair
-from .shapes import _wrap_dim
+from .shapes import _broadcast_sizes, _wrap_dim
 
 __all__ = ["einsum", "tensordot", "inner", "addmv", "baddbmm", "dist", "logcumsumexp",
-           "cummax", "cummin"]
+           "cummax", "cummin", "cross"]
 
 
 def _parse(equation: str, operands) -> tuple:
@@ -222,6 +223,32 @@ def cummin(input: Tensor, dim: int):
     return _cumulative(input, dim, "min")
 
 
+def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
+    """The vector product along ``dim`` (``LinalgCrossBackward0``); without ``dim``, the
+    first dimension of length 3, with PyTorch's deprecation warning."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {_NAMES[input.dtype.name]} but found "
+                           f"{_NAMES[other.dtype.name]}")
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                      "Please either pass the dim explicitly or simply use torch.linalg.cross."
+                      "\nThe default value of dim will change to agree with that of "
+                      "linalg.cross in a future release.", UserWarning, stacklevel=2)
+        sizes = _broadcast_sizes(tuple(input.shape), tuple(other.shape))
+        dim = next((d for d, n in enumerate(sizes) if n == 3), -1)
+    d = _wrap_dim(dim, input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    return apply(O.LINALG_CROSS, (input, other), (dim,))
+
+
+_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+          "float16": "Half", "bool": "Bool"}
+
+
 class _Products:
     """The Tensor methods of this module (attached by :mod:`symgrad.api.tensor`)."""
 
@@ -242,3 +269,6 @@ class _Products:
 
     def cummin(self, dim):
         return cummin(self, dim)
+
+    def cross(self, other, dim=None):
+        return cross(self, other, dim)

@@ -20,7 +20,7 @@ from .record import Op
 from .shapes import T, TRANSPOSE
 from .statistics import CUMSUM, _reversed_cumsum
 
-__all__ = ["ADDMV", "BADDBMM", "DIST", "LOGCUMSUMEXP", "CUMMAX", "CUMMIN"]
+__all__ = ["ADDMV", "BADDBMM", "DIST", "LOGCUMSUMEXP", "CUMMAX", "CUMMIN", "LINALG_CROSS"]
 
 
 def _ranks(name, *pairs) -> None:
@@ -164,6 +164,27 @@ CUMMAX, CUMMIN = _cumulative_op("max"), _cumulative_op("min")
 INDICES = {"max": _cumulative_extreme("max"), "min": _cumulative_extreme("min")}
 
 
+def _cross(a, b, dim):
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    if np.shape(a)[dim] != 3:
+        raise ValueError("cross: the dimension must have length 3")
+    x, y = np.moveaxis(a, dim, -1), np.moveaxis(b, dim, -1)
+    out = np.stack([x[..., 1] * y[..., 2] - x[..., 2] * y[..., 1],
+                    x[..., 2] * y[..., 0] - x[..., 0] * y[..., 2],
+                    x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]], axis=-1)
+    return np.moveaxis(out, -1, dim)
+
+
+# The vector product along dim (LinalgCrossBackward0): bilinear, each gradient a product.
+LINALG_CROSS = Op("linalg_cross", inputs=("self", "other"), attrs=("dim",), broadcasts=True,
+                  dtype=R.promote, forward=_cross, saves=("dim", "other", "self"),
+                  saved_for={"other": ("self",), "self": ("other",)},
+                  grads=(lambda m, grad, dim, other, self: m.call(LINALG_CROSS, other, grad, dim),
+                         lambda m, grad, dim, other, self: m.call(LINALG_CROSS, grad, self, dim)),
+                  local=("{other} ×", "× {self}"), symbol="×",
+                  doc="the vector product of self and other along dim")
+
+
 # -- forward mode (symgrad.ops.jvp) ----------------------------------------------------
 from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
@@ -191,6 +212,7 @@ def _affine_product_jvp(op):
 _JVP.register(_affine_product_jvp(MV), ADDMV)
 _JVP.register(_affine_product_jvp(BMM), BADDBMM)
 _JVP.register(_fwd.REDUCTION, DIST)
+_JVP.register(_fwd.MULTILINEAR, LINALG_CROSS)
 # (the tangent at the running extreme's index)
 for _op in (CUMMAX, CUMMIN):
     _JVP.register(lambda m, tangents, args, attrs, result, saved: tangents[0]

@@ -408,7 +408,8 @@ NOT_COMPARED = {
                  "diagonal_backward", "repeat", "roll", "rot90", "block_diag")},
     **{k: "compared with PyTorch at ordinary values, gradients to second order, in "
           "tests/tensor/test_index_math_names_vs_torch.py"
-       for k in ("addmv", "baddbmm", "dist", "logcumsumexp", "cummax", "cummin")},
+       for k in ("addmv", "baddbmm", "dist", "logcumsumexp", "cummax", "cummin",
+                 "linalg_cross")},
     "matmul": "composite: no node of its own, it runs mm, mv, dot or bmm (compared above)",
     "outer": "composite: runs mul on views (compared above)",
     "kron": "composite: runs mul on views (compared above)",

@@ -485,3 +485,28 @@ def test_cumulative_extremes_indices_ties_nan():
         np.testing.assert_array_equal(_np(g.indices), _np(w.indices))
         assert str(g.values.dtype) == str(w.values.dtype)
         assert str(g.indices.dtype) == str(w.indices.dtype)
+
+
+# ------------------------------------------------------------------------------ cross
+CROSS = {
+    "cross-dim": lambda L, x, y: L.cross(x, y, dim=1),
+    "cross-method-negative": lambda L, x, y: x.cross(y, -1),
+    "cross-broadcast": lambda L, x, y: L.cross(x, y[:1], dim=1),
+}
+
+
+@pytest.mark.parametrize("name", list(CROSS))
+def test_cross(name):
+    want, got = _compare_grads(CROSS[name], [A, B])
+    _same_saved(got, want)
+
+
+def test_cross_default_dim_warning_and_errors():
+    for L in LIBS:
+        with pytest.warns(UserWarning, match="without specifying the dim arg is deprecated"):
+            r = L.cross(L.tensor(A), L.tensor(B))
+        assert r.shape == (2, 3)
+    for fn in (lambda L: L.cross(L.ones(2, 3), L.ones(3), dim=1),
+               lambda L: L.cross(L.ones(2, 3), L.ones(2, 3), dim=0),
+               lambda L: L.cross(L.ones(2, 3), L.ones(2, 3, dtype=L.float64), dim=1)):
+        assert _outcome(fn, symgrad) == _outcome(fn, torch)
