@@ -16,6 +16,8 @@ import math
 import string
 import warnings
 
+import numpy as np
+
 from .. import ops as O
 from .apply import apply
 from .core import Tensor
@@ -25,7 +27,7 @@ from .return_types import _pair as _named_pair
 from .shapes import _broadcast_sizes, _wrap_dim
 
 __all__ = ["einsum", "tensordot", "inner", "addmv", "baddbmm", "dist", "logcumsumexp",
-           "cummax", "cummin", "cross"]
+           "cummax", "cummin", "cross", "unique"]
 
 
 def _parse(equation: str, operands) -> tuple:
@@ -245,6 +247,25 @@ def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
     return apply(O.LINALG_CROSS, (input, other), (dim,))
 
 
+def unique(input: Tensor, sorted=True, return_inverse=False, return_counts=False,
+           dim=None):
+    """The distinct values (or slices along ``dim``), sorted, with the inverse indices and
+    the counts if asked (``Unique2Backward0``/``UniqueDimBackward0``: no derivative)."""
+    data = np.asarray(input._data)
+    if dim is None:
+        values = apply(O.UNIQUE2, (input,), (sorted, return_inverse, return_counts))
+        _, inverse, counts = np.unique(data, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(data.shape)
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        values = apply(O.UNIQUE_DIM, (input,), (d, sorted, return_inverse, return_counts))
+        _, inverse, counts = np.unique(data, axis=d, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+    out = (values,) + ((tensor(inverse.astype(np.int64)),) if return_inverse else ()) + (
+        (tensor(counts.astype(np.int64)),) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
 _NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
           "float16": "Half", "bool": "Bool"}
 
@@ -272,3 +293,6 @@ class _Products:
 
     def cross(self, other, dim=None):
         return cross(self, other, dim)
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        return unique(self, sorted, return_inverse, return_counts, dim)

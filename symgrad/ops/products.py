@@ -16,11 +16,12 @@ from .indexing import GATHER, SCATTER_ADD
 from .kernels import _sympy
 from .linalg import BMM, MV, _matmul
 from .matrices import OUTER
-from .record import Op
+from .record import Op, not_implemented
 from .shapes import T, TRANSPOSE
 from .statistics import CUMSUM, _reversed_cumsum
 
-__all__ = ["ADDMV", "BADDBMM", "DIST", "LOGCUMSUMEXP", "CUMMAX", "CUMMIN", "LINALG_CROSS"]
+__all__ = ["ADDMV", "BADDBMM", "DIST", "LOGCUMSUMEXP", "CUMMAX", "CUMMIN", "LINALG_CROSS",
+           "UNIQUE2", "UNIQUE_DIM"]
 
 
 def _ranks(name, *pairs) -> None:
@@ -185,6 +186,17 @@ LINALG_CROSS = Op("linalg_cross", inputs=("self", "other"), attrs=("dim",), broa
                   doc="the vector product of self and other along dim")
 
 
+# unique: values only; PyTorch records a node whose backward raises.
+UNIQUE2 = Op("_unique2", attrs=("sorted", "return_inverse", "return_counts"),
+             forward=lambda a, *flags: np.unique(np.asarray(a)),
+             grads=(not_implemented("the derivative for '_unique2' is not implemented."),),
+             local=("—",), doc="the distinct values of self, sorted")
+UNIQUE_DIM = Op("unique_dim", attrs=("dim", "sorted", "return_inverse", "return_counts"),
+                forward=lambda a, dim, *flags: np.unique(np.asarray(a), axis=dim),
+                grads=(not_implemented("the derivative for 'unique_dim' is not implemented."),),
+                local=("—",), doc="the distinct slices of self along dim, sorted")
+
+
 # -- forward mode (symgrad.ops.jvp) ----------------------------------------------------
 from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
@@ -213,6 +225,8 @@ _JVP.register(_affine_product_jvp(MV), ADDMV)
 _JVP.register(_affine_product_jvp(BMM), BADDBMM)
 _JVP.register(_fwd.REDUCTION, DIST)
 _JVP.register(_fwd.MULTILINEAR, LINALG_CROSS)
+_JVP.register(_fwd.not_yet("_unique2"), UNIQUE2)
+_JVP.register(_fwd.not_yet("unique_dim"), UNIQUE_DIM)
 # (the tangent at the running extreme's index)
 for _op in (CUMMAX, CUMMIN):
     _JVP.register(lambda m, tangents, args, attrs, result, saved: tangents[0]

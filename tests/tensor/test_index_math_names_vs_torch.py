@@ -510,3 +510,36 @@ def test_cross_default_dim_warning_and_errors():
                lambda L: L.cross(L.ones(2, 3), L.ones(2, 3), dim=0),
                lambda L: L.cross(L.ones(2, 3), L.ones(2, 3, dtype=L.float64), dim=1)):
         assert _outcome(fn, symgrad) == _outcome(fn, torch)
+
+
+# ----------------------------------------------------------------------------- unique
+UNIQUE = {
+    "values": lambda L: L.unique(L.tensor([3.0, 1, 2, 3, 1])),
+    "unsorted-flag": lambda L: L.unique(L.tensor([3, 1, 2, 3, 1]), sorted=False),
+    "inverse-counts": lambda L: L.tensor([[1, 2], [1, 2], [0, 1]]).unique(
+        return_inverse=True, return_counts=True),
+    "dim": lambda L: L.unique(L.tensor([[1, 2], [1, 2], [0, 1]]), dim=0,
+                              return_inverse=True, return_counts=True),
+    "dim1": lambda L: L.unique(L.tensor([[1, 1, 0], [2, 2, 1]]), dim=1, return_counts=True),
+}
+
+
+@pytest.mark.parametrize("name", list(UNIQUE))
+def test_unique(name):
+    got, want = UNIQUE[name](symgrad), UNIQUE[name](torch)
+    got, want = (got,) if not isinstance(got, tuple) else got, \
+        (want,) if not isinstance(want, tuple) else want
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert str(g.dtype) == str(w.dtype)
+        np.testing.assert_array_equal(_np(g), _np(w))
+
+
+def test_unique_has_no_derivative():
+    out = []
+    for L in LIBS:
+        x = L.tensor([3.0, 1, 2, 3, 1], requires_grad=True)
+        u, v = L.unique(x), L.unique(x.reshape(5, 1), dim=0)
+        out.append((type(u.grad_fn).__name__, type(v.grad_fn).__name__,
+                    _outcome(lambda L: u.sum().backward(), L)))
+    assert out[0] == out[1]
