@@ -27,7 +27,7 @@ from .return_types import _pair as _named_pair
 from .shapes import _broadcast_sizes, _wrap_dim
 
 __all__ = ["einsum", "tensordot", "inner", "addmv", "baddbmm", "dist", "logcumsumexp",
-           "cummax", "cummin", "cross", "unique"]
+           "cummax", "cummin", "cross", "unique", "cdist"]
 
 
 def _parse(equation: str, operands) -> tuple:
@@ -264,6 +264,21 @@ def unique(input: Tensor, sorted=True, return_inverse=False, return_counts=False
     out = (values,) + ((tensor(inverse.astype(np.int64)),) if return_inverse else ()) + (
         (tensor(counts.astype(np.int64)),) if return_counts else ())
     return out[0] if len(out) == 1 else out
+
+
+def cdist(x1: Tensor, x2: Tensor, p=2.0, compute_mode=None) -> Tensor:
+    """The ``p``-norm distances between the rows of ``x1`` and those of ``x2``
+    (``CdistBackward0``)."""
+    if x1.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return apply(O.CDIST, (x1, x2), (float(p),))
 
 
 _NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",

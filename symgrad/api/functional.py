@@ -14,7 +14,7 @@ from ..ops.dtypes import result_type
 from .apply import apply
 from .construct import tensor
 from .einsum import (addmv, baddbmm, cross, cummax, cummin, dist, einsum, inner,  # noqa: F401
-                     logcumsumexp, tensordot, unique)
+                     logcumsumexp, tensordot, unique, cdist)
 from .gathering import (diff, gather, index_select, masked_select, nonzero,  # noqa: F401
                         scatter, scatter_add, searchsorted, take, take_along_dim)
 from .remainders import (count_nonzero, floor_divide, fmod, nan_to_num,  # noqa: F401
@@ -150,7 +150,8 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "true_divide", "nan_to_num", "count_nonzero", "nonzero",
                                      "masked_select", "diff", "searchsorted", "einsum",
                                      "inner", "tensordot", "addmv", "baddbmm", "dist",
-                                     "logcumsumexp", "cummax", "cummin", "cross", "unique"]
+                                     "logcumsumexp", "cummax", "cummin", "cross", "unique",
+                                     "cdist"]
 #: The functions generated from the op table (and the namespaces that receive them).
 FUNCTIONS = Functions([globals()])
 subscribe(FUNCTIONS.added, FUNCTIONS.removed)

@@ -21,7 +21,7 @@ from .shapes import T, TRANSPOSE
 from .statistics import CUMSUM, _reversed_cumsum
 
 __all__ = ["ADDMV", "BADDBMM", "DIST", "LOGCUMSUMEXP", "CUMMAX", "CUMMIN", "LINALG_CROSS",
-           "UNIQUE2", "UNIQUE_DIM"]
+           "UNIQUE2", "UNIQUE_DIM", "CDIST", "CDIST_BACKWARD"]
 
 
 def _ranks(name, *pairs) -> None:
@@ -197,6 +197,57 @@ UNIQUE_DIM = Op("unique_dim", attrs=("dim", "sorted", "return_inverse", "return_
                 local=("—",), doc="the distinct slices of self along dim, sorted")
 
 
+def _pairwise(x1, x2):
+    x1, x2 = np.asarray(x1), np.asarray(x2)
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError("cdist: two batches of row vectors of one length")
+    return x1[..., :, None, :] - x2[..., None, :, :]
+
+
+def _cdist(x1, x2, p):
+    d = np.abs(_pairwise(x1, x2))
+    if p == float("inf"):
+        return np.max(d, axis=-1)
+    if p == 0:
+        return np.sum(d != 0, axis=-1).astype(d.dtype)
+    return np.sum(d ** p, axis=-1) ** (1.0 / p)
+
+
+def _cdist_backward(grad, x1, x2, cdist, p):
+    diff = _pairwise(x1, x2)
+    dist = np.asarray(cdist)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 1:
+            scale = np.sign(diff)
+        elif p == float("inf"):
+            scale = np.sign(diff) * (np.abs(diff) == dist)
+        elif p == 0:
+            scale = np.zeros_like(diff)
+        else:
+            scale = diff * np.abs(diff) ** (p - 2) / dist ** (p - 1)
+        scale = np.where(dist == 0, 0.0, scale)
+    return np.sum(np.asarray(grad)[..., None] * scale, axis=-2)
+
+
+_NO_CDIST_DOUBLE = not_implemented("the derivative for '_cdist_backward' is not implemented.")
+
+# The distances between rows of x1 and rows of x2 (CdistBackward0); its gradient is an op of
+# its own without a derivative (CdistBackwardBackward0), as in PyTorch.
+CDIST = Op("cdist", inputs=("x1", "x2"), attrs=("p",), dtype=R.promote, forward=_cdist,
+           saves=("p", "result", "x1", "x2"),
+           grads=(lambda m, grad, p, result, x1, x2:
+                  m.call(CDIST_BACKWARD, grad, x1, x2, result, p),
+                  lambda m, grad, p, result, x1, x2:
+                  m.call(CDIST_BACKWARD, m.call(TRANSPOSE, grad, -1, -2), x2, x1,
+                         m.call(TRANSPOSE, result, -1, -2), p)),
+           local=("(x1 - x2)/d", "(x2 - x1)/d"), symbol="cdist",
+           doc="the p-norm distances between the rows of x1 and of x2")
+CDIST_BACKWARD = Op("_cdist_backward", inputs=("grad", "x1", "x2", "cdist"), attrs=("p",),
+                    dtype=R.promote, forward=_cdist_backward,
+                    grads=(_NO_CDIST_DOUBLE,) * 4, local=("—",) * 4,
+                    doc="cdist's gradient with respect to x1")
+
+
 # -- forward mode (symgrad.ops.jvp) ----------------------------------------------------
 from . import jvp as _fwd  # noqa: E402
 from .tables import JVP as _JVP  # noqa: E402
@@ -227,6 +278,8 @@ _JVP.register(_fwd.REDUCTION, DIST)
 _JVP.register(_fwd.MULTILINEAR, LINALG_CROSS)
 _JVP.register(_fwd.not_yet("_unique2"), UNIQUE2)
 _JVP.register(_fwd.not_yet("unique_dim"), UNIQUE_DIM)
+_JVP.register(_fwd.not_yet("_cdist_forward"), CDIST)
+_JVP.register(_fwd.not_yet("_cdist_backward"), CDIST_BACKWARD)
 # (the tangent at the running extreme's index)
 for _op in (CUMMAX, CUMMIN):
     _JVP.register(lambda m, tangents, args, attrs, result, saved: tangents[0]

@@ -47,7 +47,9 @@ def _some(cases, per_op: int = 3) -> list:
     return chosen
 
 
-CASES = _some(ALL_CASES, 2)
+# (ops whose forward mode PyTorch does not implement, cdist: their JVP raises its error)
+CASES = [c for c in _some(ALL_CASES, 2)
+         if not getattr(J.jvp_of(c.op), "unsupported", None)]
 
 # Ops with no JVP of their own: forward mode transposes their gradient rule (correct where
 # the rule is, at the cost of a backward pass; see symgrad.api.forward.transposed).

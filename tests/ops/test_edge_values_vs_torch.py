@@ -409,7 +409,7 @@ NOT_COMPARED = {
     **{k: "compared with PyTorch at ordinary values, gradients to second order, in "
           "tests/tensor/test_index_math_names_vs_torch.py"
        for k in ("addmv", "baddbmm", "dist", "logcumsumexp", "cummax", "cummin",
-                 "linalg_cross", "_unique2", "unique_dim")},
+                 "linalg_cross", "_unique2", "unique_dim", "cdist", "_cdist_backward")},
     "matmul": "composite: no node of its own, it runs mm, mv, dot or bmm (compared above)",
     "outer": "composite: runs mul on views (compared above)",
     "kron": "composite: runs mul on views (compared above)",

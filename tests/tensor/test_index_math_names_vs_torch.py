@@ -543,3 +543,29 @@ def test_unique_has_no_derivative():
         out.append((type(u.grad_fn).__name__, type(v.grad_fn).__name__,
                     _outcome(lambda L: u.sum().backward(), L)))
     assert out[0] == out[1]
+
+
+# ------------------------------------------------------------------------------ cdist
+@pytest.mark.parametrize("p", [2, 1, 3, float("inf")])
+def test_cdist_values_grads_and_no_second_order(p):
+    out = []
+    for L in LIBS:
+        x1, x2 = _leaves(L, [A, np.vstack([B, A[:1]])])
+        r = L.cdist(x1, x2, p=p)
+        gs = L.autograd.grad((r * r).sum(), [x1, x2], create_graph=True)
+        out.append((r, gs, [type(g.grad_fn).__name__ for g in gs], r.grad_fn._saved_p,
+                    _outcome(lambda L: L.autograd.grad(sum((g * g).sum() for g in gs),
+                                                       [x1, x2]), L)))
+    (s, sg, sn, sp, se), (t, tg, tn, tp, te) = out
+    _same(s, t)
+    _same_saved(s, t)
+    for a, b in zip(sg, tg):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
+    assert (sn, sp, se) == (tn, tp, te)
+
+
+def test_cdist_errors():
+    for fn in (lambda L: L.cdist(L.ones(3), L.ones(2, 3)),
+               lambda L: L.cdist(L.ones(2, 3), L.ones(2, 2)),
+               lambda L: L.cdist(L.ones(2, 3), L.ones(2, 3), p=-1)):
+        assert _outcome(fn, symgrad) == _outcome(fn, torch)

@@ -1446,7 +1446,8 @@ def test_programs_reach_every_differentiable_op():
     # PyTorch (graphs, saved values, second order).
     wanted -= {"index_select", "index_add", "take", "put", "scatter1", "masked_scatter",
                "remainder", "remainder1", "fmod", "fmod1", "div2", "nan_to_num", "addmv",
-               "baddbmm", "dist", "logcumsumexp", "cummax", "cummin", "linalg_cross"}
+               "baddbmm", "dist", "logcumsumexp", "cummax", "cummin", "linalg_cross",
+               "cdist"}
     # Reached only in gradients of gradients (max(dim)'s scatter -> gather -> scatter_add,
     # max()'s masked_fill -> masked_select): test_op_table checks their rules,
     # tests/ops/test_ops_against_torch.py their graphs against torch.
