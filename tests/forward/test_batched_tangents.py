@@ -25,6 +25,7 @@ import symgrad.autograd.forward_ad as fwAD
 from symgrad.func import forward as F
 from symgrad.func.batched import NotBatchable
 from symgrad.func.pytree import tree_flatten
+from symgrad.ops.jvp import jvp_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ops"))
 from test_op_table import CASES as ALL_CASES, _call, _sample  # noqa: E402
@@ -49,8 +50,10 @@ def _chosen(cases) -> list:
     return list(smallest.values()) + [c for k, c in widest.items() if c is not smallest[k]]
 
 
+# (not the ops whose forward mode PyTorch does not implement, cdist: their JVP raises)
 CASES = [c for c in _chosen(ALL_CASES)
-         if any(c.differentiable(i) for i in range(len(c.shapes)))]
+         if any(c.differentiable(i) for i in range(len(c.shapes)))
+         and not getattr(jvp_of(c.op), "unsupported", None)]
 
 
 def _tensors(case, arrays):
