@@ -43,8 +43,9 @@ def _require_tensor(name: str, what: str, position: int, x) -> None:
                         f"not {type(x).__name__}")
 
 
-def _along_checks(name: str, self: Tensor, dim: int, index: Tensor, src=None) -> int:
-    """PyTorch's gather/scatter shape checks; the dim, wrapped."""
+def _along_checks(name: str, self: Tensor, dim: int, index: Tensor, src=None, *,
+                  reads: bool = False) -> int:
+    """PyTorch's gather (``reads``) and scatter shape checks; the dim, wrapped."""
     _require_tensor(name, "index", 3, index)
     d = _wrap_dim(dim, self.ndim)
     if index.dtype.name not in _INTEGER:
@@ -52,13 +53,13 @@ def _along_checks(name: str, self: Tensor, dim: int, index: Tensor, src=None) ->
     if isinstance(src, Tensor) and src.dtype is not self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if builtins.max(index.ndim, 1) != builtins.max(self.ndim, 1):
-        what = "input" if name == "gather" else "self"
+        what = "input" if reads else "self"
         raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} "
                            "tensor")
     if index.numel() == 0:
         return d
     ishape, sshape = list(index.shape), list(self.shape)
-    if name == "gather":
+    if reads:
         for k in range(index.ndim):
             if k != d and ishape[k] > sshape[k]:
                 raise RuntimeError(f"Size does not match at dimension {k} expected index "
@@ -92,10 +93,10 @@ class _Gathering:
 
     def gather(self, dim, index, *, sparse_grad=False):
         """The elements at ``index`` along ``dim`` (``GatherBackward0``)."""
-        _along_checks("gather", self, dim, index)
+        _along_checks("gather", self, dim, index, reads=True)
         return apply(O.GATHER, (self,), (dim, index))
 
-    def _scatter_args(self, name, dim, index, src, value, reduce):
+    def _scatter_args(self, name, dim, index, src, value, reduce, adds=False):
         if reduce is not None:
             raise NotImplementedError(f"{name}(reduce=...) is not supported: use "
                                       "scatter_reduce")
@@ -104,7 +105,7 @@ class _Gathering:
         if isinstance(src, Tensor):
             _along_checks(name, self, dim, index, src)
             return O.SCATTER_SRC, (_src_like_index(src, index),), (dim, index)
-        if name == "scatter_add":
+        if adds:
             _require_tensor(name, "src", 3, src)
         _along_checks(name, self, dim, index)
         return O.SCATTER_VALUE, (), (dim, index, src)

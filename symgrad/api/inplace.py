@@ -133,7 +133,7 @@ class CopySlices(node_class(O.COPY_SLICES)):
         if not index:
             base_grad = m.reshape(r0, ()) if r0 is not None else g * 0
         else:
-            base_grad = m.put(g, index, 0.0 if r0 is None else r0)
+            base_grad = m.set_at(g, index, 0.0 if r0 is None else r0)
         return [base_grad] + list(grads[1:])
 
 

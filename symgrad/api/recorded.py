@@ -124,7 +124,7 @@ class _Recorded:
         # A constant: PyTorch's zeros_like(grad) in a formula is no edge of the graph.
         return _make(np.zeros(np.shape(a._data), a.dtype.np), a.dtype)
 
-    def put(self, a, index, value):
+    def set_at(self, a, index, value):
         return apply(O.INDEX_PUT_, (a, value), (index,))
 
     def value_selecting_backward(self, grad, dim, indices, sizes, keepdim):

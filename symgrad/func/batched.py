@@ -317,8 +317,8 @@ class _Batched:
         return _per_sample(self.inner, lambda g, i: self.inner.value_selecting_backward(
             g, dim, i, sizes, keepdim), (grad, indices))
 
-    def put(self, a, index, value):
-        return _per_sample(self.inner, lambda x, v: self.inner.put(x, index, v), (a, value))
+    def set_at(self, a, index, value):
+        return _per_sample(self.inner, lambda x, v: self.inner.set_at(x, index, v), (a, value))
 
 
 BATCHED_NUMPY = _Batched(NUMPY)

@@ -63,7 +63,7 @@ class Backend(Protocol):
     def first_true(self, mask: Any, dim: int) -> Any: ...
     def value_selecting_backward(self, grad: Any, dim: int, indices: Any, sizes: tuple,
                                  keepdim: bool) -> Any: ...
-    def put(self, a: Any, index: Any, value: Any) -> Any: ...
+    def set_at(self, a: Any, index: Any, value: Any) -> Any: ...
 
     # -- what the engine asks of the backend it runs a pass with --------------------------
     def saved(self, s: Any) -> Any: ...
@@ -199,7 +199,7 @@ class _Numpy:
         return np.zeros(tuple(shape), dtype=np.result_type(like))
 
     @staticmethod
-    def put(a, index, value):
+    def set_at(a, index, value):
         """``a`` with ``value`` written at ``index`` (a copy)."""
         out = np.array(a, copy=True)
         out[index] = value

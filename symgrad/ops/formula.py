@@ -334,7 +334,7 @@ class _Text:
     def value_selecting_backward(self, *args: Any) -> Formula:
         raise NoFormula("a scatter")
 
-    def put(self, a: Any, index: Any, value: Any) -> Formula:
+    def set_at(self, a: Any, index: Any, value: Any) -> Formula:
         raise NoFormula("a scatter")
 
     # (no engine pass runs on text)

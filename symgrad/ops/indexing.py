@@ -316,7 +316,7 @@ INDEX_PUT_ = Op("index_put_", inputs=("self", "values"), attrs=("index",), broad
                 node="IndexPutBackward0", forward=lambda a, v, ix: _put(a, ix, v),
                 saves=("indices",), consts={"accumulate": False},
                 derive={"indices": lambda arrays, attrs: attrs[0]},  # PyTorch's name
-                grads=(lambda m, grad, index: m.put(grad, index, 0.0),
+                grads=(lambda m, grad, index: m.set_at(grad, index, 0.0),
                        lambda m, grad, index: m.call(INDEX, grad, index)),
                 local=("[not written]", "gather"), doc="self with values put at index")
 

@@ -97,7 +97,7 @@ class _Matrix(_Numpy):
     def _indexing(*args, **kwargs):
         raise NoVectorForm(T.INDEXING)
 
-    value_selecting_backward = put = new_zeros = _indexing
+    value_selecting_backward = set_at = new_zeros = _indexing
 
 
 def _choose(cond, a, b):
