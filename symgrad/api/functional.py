@@ -15,8 +15,7 @@ from .apply import apply
 from .construct import tensor
 from .einsum import (addmv, baddbmm, cross, cummax, cummin, dist, einsum, inner,  # noqa: F401
                      logcumsumexp, tensordot, unique, cdist)
-from .gathering import (diff, gather, index_select, masked_select, nonzero,  # noqa: F401
-                        scatter, scatter_add, searchsorted, take, take_along_dim)
+from .gathering import searchsorted  # noqa: F401
 from .remainders import (count_nonzero, floor_divide, fmod, nan_to_num,  # noqa: F401
                          remainder, true_divide)
 from .core import Tensor
@@ -35,7 +34,9 @@ from .views import (atleast_1d, atleast_2d, atleast_3d, block_diag,  # noqa: F40
 # generated from the table (see the end of this module and ``surface``).
 _METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile", "nanquantile",
                      "narrow", "split", "chunk", "unbind", "movedim", "moveaxis", "diagonal",
-                     "swapaxes", "swapdims", "broadcast_to", "tile", "roll", "rot90", "ravel")
+                     "swapaxes", "swapdims", "broadcast_to", "tile", "roll", "rot90", "ravel",
+                     "gather", "scatter", "scatter_add", "index_select", "take", "take_along_dim",
+                     "nonzero", "masked_select", "diff")
 
 
 def _method(name: str):

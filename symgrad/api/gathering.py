@@ -31,8 +31,7 @@ from .shapes import _broadcast_sizes, _wrap_dim
 def _cat(tensors, dim):
     return apply(O.CAT, tuple(tensors), (dim,))
 
-__all__ = ["gather", "scatter", "scatter_add", "index_select", "take", "take_along_dim",
-           "nonzero", "masked_select", "diff", "searchsorted"]
+__all__ = ["searchsorted"]  # (the other torch functions are the methods: api.functional)
 
 _INTEGER = ("int64", "int32")
 
@@ -240,24 +239,3 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         out = np.stack([np.searchsorted(r, v, side=how) for r, v in zip(rows, vals)])
         out = out.reshape(values.shape)
     return tensor(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
-
-
-def _function(name: str):
-    def fn(input, *args, **kwargs):
-        if not isinstance(input, Tensor):
-            input = tensor(input)
-        return getattr(input, name)(*args, **kwargs)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``symgrad.{name}(input, ...)`` is ``input.{name}(...)``."
-    return fn
-
-
-gather = _function("gather")
-scatter = _function("scatter")
-scatter_add = _function("scatter_add")
-index_select = _function("index_select")
-take = _function("take")
-take_along_dim = _function("take_along_dim")
-nonzero = _function("nonzero")
-masked_select = _function("masked_select")
-diff = _function("diff")
