@@ -7,12 +7,17 @@ Two functions of the Jacobians tutorial's shape, ``tanh(W x + b)``:
   PyTorch), forward mode 1024 tangents;
 * **tall** (n = 16 inputs, m = 1024 outputs): the other way round.
 
+and the Hessian of the tutorial's ``tanh(W x + b)`` at its sizes (R^512 -> R^32: a
+32x512x512 Hessian) three ways: ``jacrev(jacrev(f))`` (reverse over reverse: 16,384 rows of
+the inner Jacobian, in batched backward passes of chunks of rows), ``hessian(f)``
+(``jacfwd(jacrev(f))``) and ``jacfwd(jacfwd(f))``.
+
 Each is timed in symgrad (``symgrad.func``) and PyTorch (``torch.func``, one thread) in the
 same run, best of N after a warm-up, and the Jacobians are compared first (a wrong answer aborts).
 Printed: the times, ``jacfwd / jacrev`` for each library (> 1: reverse mode wins), and
 symgrad / PyTorch for each transform.
 
-    python bench/bench_func.py [--n 1024] [--m 16] [--repeat 5]
+    python bench/bench_func.py [--n 1024] [--m 16] [--repeat 5] [--hessian 512x32]
 
 symgrad is imported from this checkout.
 """
@@ -56,11 +61,50 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
+def _hessians(libs: dict, n_in: int, n_out: int, repeat: int) -> int:
+    """The tutorial's Hessian three ways in each library; 1 if one disagrees with torch."""
+    print()
+    print(f"Hessian of tanh(W x + b), R^{n_in} -> R^{n_out}: the first call (as a tutorial "
+          f"makes it) and the best of {repeat}")
+    print(f"{'transform':18} {'symgrad':>19} {'torch':>19} {'symgrad/torch':>14}")
+    print(f"{'':18} {'first':>9} {'best':>9} {'first':>9} {'best':>9} {'first':>6} "
+          f"{'best':>6}")
+    ways = {"jacrev(jacrev)": lambda f, func: func.jacrev(func.jacrev(f, argnums=2), argnums=2),
+            "hessian": lambda f, func: func.hessian(f, argnums=2),
+            "jacfwd(jacfwd)": lambda f, func: func.jacfwd(func.jacfwd(f, argnums=2), argnums=2)}
+    ref = None
+    for way, make in ways.items():
+        times = {}
+        for lib_name in ("torch", "symgrad"):  # (torch's first Hessian is the reference)
+            lib = libs[lib_name]
+            f, inputs = _case(lib, n_in, n_out, seed=2)
+            hess = make(f, lib.func)
+            runs, value = [], None
+            for _ in range(max(1, repeat)):  # (seconds each: no warm-up)
+                t0 = time.perf_counter()
+                value = hess(*inputs)
+                runs.append(time.perf_counter() - t0)
+            value = np.asarray(value.detach().numpy())
+            ref = value if ref is None else ref
+            if not np.allclose(value, ref, rtol=1e-4, atol=1e-4):
+                print(f"bench_func: {lib_name}'s {way} disagrees with torch's "
+                      f"(largest difference {np.abs(value - ref).max():.3g})")
+                return 1
+            times[lib_name] = runs[0], min(runs)
+        (s0, s), (t0, t) = times["symgrad"], times["torch"]
+        print(f"{way:18} {s0:8.3f}s {s:8.3f}s {t0:8.3f}s {t:8.3f}s {s0 / t0:6.2f} {s / t:6.2f}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1024, help="the long side (default 1024)")
     parser.add_argument("--m", type=int, default=16, help="the short side (default 16)")
     parser.add_argument("--repeat", type=int, default=5, help="best of N (default 5)")
+    parser.add_argument("--hessian", default="512x32",
+                        help="the Hessian case's inputs x outputs (default 512x32; 0: skip)")
+    parser.add_argument("--hessian-repeat", type=int, default=2,
+                        help="best of N for the Hessians (default 2)")
     args = parser.parse_args(argv)
     try:
         import torch
@@ -97,7 +141,15 @@ def main(argv=None) -> int:
         ratios = [times[n, lib_name, "jacfwd"] / times[n, lib_name, "jacrev"] for n in shapes]
         print(f"{lib_name:24} {ratios[0]:8.2f} {ratios[1]:8.2f}")
     print("(> 1: reverse mode is faster; the lesson: jacrev for wide, jacfwd for tall)")
-    return 0
+    if args.hessian == "0":
+        return 0
+    try:
+        n_in, n_out = (int(v) for v in args.hessian.lower().split("x"))
+    except ValueError:
+        print(f"bench_func: --hessian wants INPUTSxOUTPUTS (such as 512x32), got "
+              f"{args.hessian!r}")
+        return 2
+    return _hessians(libs, n_in, n_out, args.hessian_repeat)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ..api.creation import eye, zeros, zeros_like
+import numpy as np
+
+from ..api.core import _make
+from ..api.creation import zeros, zeros_like
 from ..api.functional import cat, stack
 from ..api.gradients import grad as _autograd_grad
 from ..api.dual import DUAL
@@ -315,6 +318,15 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None,
 BATCH_ELEMENTS = 2 ** 25
 
 
+def _basis_rows(n: int, start: int, stop: int, out: Tensor) -> Tensor:
+    """Rows ``start:stop`` of the identity of size ``n``, each shaped as ``out``: one chunk
+    of cotangents (the whole identity is never built: for the 16,384 outputs of a
+    32x512 Jacobian it would be 1 GB)."""
+    rows = np.zeros((stop - start, n), out.dtype.np)
+    rows[np.arange(stop - start), np.arange(start, stop)] = 1
+    return _make(rows.reshape((stop - start,) + tuple(out.shape)), out.dtype)
+
+
 def _jacobian_of(out: Tensor, inputs: list, keep: bool, chunk_size: int | None) -> list:
     """d out / d each input, shaped ``out.shape + input.shape``: batched backward passes,
     ``chunk_size`` rows each (by default as many as :data:`BATCH_ELEMENTS` allows; all of
@@ -324,10 +336,9 @@ def _jacobian_of(out: Tensor, inputs: list, keep: bool, chunk_size: int | None) 
     n = out.numel()
     width = n + sum(t.numel() for t in inputs)
     chunk = chunk_size or max(1, BATCH_ELEMENTS // width)
-    basis = eye(n, dtype=out.dtype).view(n, *out.shape)
     try:
-        parts = [batched_grad([out], [basis[i:i + chunk]], inputs, keep)
-                 for i in range(0, n, chunk)]
+        parts = [batched_grad([out], [_basis_rows(n, i, min(n, i + chunk), out)], inputs,
+                              keep) for i in range(0, n, chunk)]
     except Exception:  # noqa: BLE001 - anything the batched pass does not model
         parts = None
     if parts is not None:
