@@ -40,7 +40,7 @@ from ..engine.reverse import run_backward
 from ..ir.backends import NUMPY
 from ..ops.tables import POINTWISE
 
-__all__ = ["Batch", "NotBatchable", "batched_grad", "pointwise"]
+__all__ = ["fold_matmul", "Batch", "NotBatchable", "batched_grad", "pointwise"]
 
 
 class NotBatchable(Exception):
@@ -153,13 +153,36 @@ def _matmul(a, b):
         once = ra >= 1 and rb <= 2
     else:
         once = rb >= 2 and ra <= 2
+    if once and isinstance(a, Batch) != isinstance(b, Batch):
+        return Batch(fold_matmul(a.data, b) if isinstance(a, Batch)
+                     else fold_matmul(a, b.data, batched_right=True))
     if once:
-        return Batch((a.data if isinstance(a, Batch) else a)
-                     @ (b.data if isinstance(b, Batch) else b))
+        return Batch(a.data @ b.data)
     size = _size((a, b))
     outs = [(a.data[i] if isinstance(a, Batch) else a) @ (b.data[i] if isinstance(b, Batch)
                                                            else b) for i in range(size)]
     return Batch(_stack(outs))
+
+
+def fold_matmul(x, y, batched_right: bool = False):
+    """``x @ y`` for every sample of a batch against one operand of at most two dimensions,
+    as one matrix product: the batch folded into the rows (as PyTorch's ``matmul`` and its
+    vmap rule for ``mm`` do), not one small product per sample (numpy's stacked ``@``).
+
+    ``x`` is the batch, ``(B, ..., k)`` against ``y`` of shape ``(k, m)`` or ``(k,)``; with
+    ``batched_right`` ``y`` is the batch, ``(B, ..., k, m)`` against ``x`` of shape
+    ``(n, k)`` or ``(k,)`` (folded through the transposes).  Works on arrays and tensors."""
+    if batched_right:
+        if y.ndim < 2:
+            return x @ y
+        other = x.swapaxes(-1, -2) if x.ndim == 2 else x
+        out = fold_matmul(y.swapaxes(-1, -2), other)
+        return out.swapaxes(-1, -2) if x.ndim == 2 else out
+    if x.ndim < 2:
+        return x @ y
+    lead = tuple(x.shape[:-1])
+    out = x.reshape(-1, x.shape[-1]) @ y
+    return out.reshape(lead + tuple(out.shape[1:]))
 
 
 def _size(args) -> int:

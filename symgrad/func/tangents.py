@@ -43,7 +43,7 @@ from ..api.forward import result_tangent
 from ..api.functional import stack
 from ..api.recorded import TENSOR
 from ..ops.jvp import jvp_of
-from .batched import Batch, NotBatchable, _Batched
+from .batched import Batch, NotBatchable, _Batched, fold_matmul
 
 __all__ = ["Tangents"]
 
@@ -173,13 +173,13 @@ def _matmul(args):
     a, b = args
     if isinstance(a, Batch) and not isinstance(b, Batch):
         if b.dim() <= 2:  # (B, ..., k) @ (k[, m]): the batch is a leading dimension
-            return Batch(a.data @ b)
+            return Batch(fold_matmul(a.data, b))
         return None
     if isinstance(b, Batch) and not isinstance(a, Batch):
         if a.dim() > 2:
             return None
         if b.ndim >= 2:  # (n, k) @ (B, ..., k, m)
-            return Batch(a @ b.data)
+            return Batch(fold_matmul(a, b.data, batched_right=True))
         # a vector: (B, k) @ aᵀ
         return Batch(b.data @ (a.transpose(0, 1) if a.dim() == 2 else a))
     if a.ndim == b.ndim >= 2:
