@@ -125,8 +125,21 @@ class CopySlices(node_class(O.COPY_SLICES)):
     def _custom_backward(self, g, m, needed) -> list:
         fn, view_shape = self._fn, self._view_shape
         index = self.attrs[0]
-        part = m.call(O.INDEX, g, index) if index else m.reshape(g, view_shape)
         first = fn.inputs[0]
+        if m.records and index:
+            # As PyTorch records it: the gradient copied into a new tensor (CopyBackwards),
+            # the view's part of it cloned (AsStridedBackward0, CloneBackward0) for fn's
+            # rules, whose first result is copied back into that part (CopySlices).
+            result = _make(np.empty(g.shape, g.dtype.np), g.dtype).copy_(g)
+            part = _at_view(result, index, view_shape)
+            grads = input_grads(fn, part.clone(), m, lambda x: x is first or needed is None
+                                or needed(x))
+            if grads[0] is not None:
+                part.copy_(grads[0])
+            else:
+                result = m.set_at(g, index, 0.0)
+            return [result] + list(grads[1:])
+        part = m.call(O.INDEX, g, index) if index else m.reshape(g, view_shape)
         grads = input_grads(fn, part, m, lambda x: x is first or needed is None
                             or needed(x))
         r0 = grads[0]

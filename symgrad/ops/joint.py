@@ -40,13 +40,16 @@ def one_hot(k: int, n: int) -> tuple:
     return tuple(i == k for i in range(n))
 
 
-def gradient(m, op, which: int, operands: tuple, attrs: tuple, mask: tuple):
+def gradient(m, op, which: int, operands: tuple, attrs: tuple, mask: tuple, run=None):
     """Output ``which`` of the several-output ``op`` on ``operands`` (then ``attrs`` and an
     output mask).  On a recorded backend, ``mask`` (the outputs the node's rules will ask
     for) is computed by one call whose outputs the following rules of the same node take
-    (one node, as PyTorch's); on others, output ``which`` alone."""
+    (one node, as PyTorch's); on others, output ``which`` alone.  ``run(m, *operands,
+    *attrs, mask)``, if given, is called instead of ``op`` (a composite: PyTorch's
+    formula of several ops whose intermediate values the outputs share)."""
+    call = m.call if run is None else (lambda _, *args: run(m, *args))
     if not m.records:
-        return m.call(op, *operands, *attrs, one_hot(which, len(mask)))[which]
+        return call(op, *operands, *attrs, one_hot(which, len(mask)))[which]
     last = _LAST
     key = last.key
     given = tuple(operands) + tuple(attrs)  # (the same objects: one node's saved values)
@@ -58,7 +61,7 @@ def gradient(m, op, which: int, operands: tuple, attrs: tuple, mask: tuple):
             last.key, last.outputs = None, ()
         return out
     mask = tuple(bool(b) or i == which for i, b in enumerate(mask))
-    outputs = m.call(op, *operands, *attrs, mask)
+    outputs = call(op, *operands, *attrs, mask)
     last.key, last.outputs, last.left = (op, given), outputs, sum(mask) - 1
     if last.left <= 0:
         last.key, last.outputs = None, ()

@@ -23,6 +23,8 @@ from .functions import RSQRT
 from .kernels import _sym_map, total
 from .joint import gradient
 from .record import Op, not_implemented
+from .reductions import MEAN_DIM
+from .statistics import UNSQUEEZE_
 from .tables import EVERY_OUTPUT
 
 __all__ = ["NATIVE_BATCH_NORM", "NATIVE_BATCH_NORM_BACKWARD", "NATIVE_GROUP_NORM",
@@ -301,52 +303,105 @@ def _group_stats(x, N, group, eps):
     return flat, mean, rstd
 
 
-def _group_norm(x, weight, bias, N, C, HxW, group, eps):
+def _gn_forward(x, weight, bias, N, C, HxW, group, eps, output_mask):
+    """The output, each group's mean and rstd ``(N, group)`` (PyTorch's three outputs)."""
     x = np.asarray(x)
     flat, mean, rstd = _group_stats(x, N, group, eps)
-    return _affine(((flat - mean) * rstd).reshape(x.shape), weight, bias)
+    y = _affine(((flat - mean) * rstd).reshape(x.shape), weight, bias)
+    return tuple(o if wanted else None for o, wanted in
+                 zip((y, mean.reshape(N, group), rstd.reshape(N, group)), output_mask))
 
 
 def _gn_saved(k):
     def derive(arrays, attrs):
-        N, C, HxW, group, eps = attrs
+        N, C, HxW, group, eps, _ = attrs
         _, mean, rstd = _group_stats(arrays[0], N, group, eps)
         return (mean, rstd)[k].reshape(N, group)
     return derive
 
 
-def _gn_xhat(m, input, N, group, eps):
-    flat = m.reshape(input, (N, group, -1))
-    xhat, rstd, n = _normalized(m, flat, (2,), eps)
-    return flat, xhat, rstd, n
+def _var_mean_backward(m, dvar, dmean, X, n):
+    """PyTorch's var_mean_backward over dims 2 and 3 (kept), correction 0."""
+    part = m.mul_scalar(dvar, 2.0 / n) * (X - m.call(MEAN_DIM, X, (2, 3), True))
+    return part + m.div_scalar(m.broadcast_to(dmean, m.shape(X)), n)
 
 
-def _gn_grad_input(m, grad, C, HxW, N, eps, group, input, result1, result2, weight):
-    shape = m.shape(input)
-    _, xhat, rstd, n = _gn_xhat(m, input, N, group, eps)
-    g = m.reshape(_weighted(m, grad, weight), (N, group, -1))
-    return m.reshape(_dx(m, g, xhat, rstd, (2,), n), shape)
+def _gn_backward(m, dY, dmean, drstd, input, result1, result2, weight, N, C, HxW, group,
+                 eps, mask):
+    """PyTorch's ``infinitely_differentiable_native_group_norm_backward``, op for op (its
+    graph under ``create_graph``): ``(dX, dgamma, dbeta)`` as ``mask`` asks.  The mean and
+    rstd are the node's outputs 1 and 2 (as ``F.group_norm`` saves them), through which a
+    further order reaches the input (``dmean``, ``drstd``)."""
+    G, D = group, C // group
+    s = 1.0 / (D * HxW)
+    if m.records and not hasattr(result1, "grad_fn"):
+        # (the op applied bare, its statistics saved as constants: recomputed, so that a
+        # further order sees them depend on the input)
+        centred = m.reshape(input, (N, G, -1))
+        result1 = m.div_scalar(total(m, centred, 2, False), D * HxW)
+        centred = centred - m.reshape(result1, (N, G, 1))
+        result2 = m.call(RSQRT, m.add_scalar(
+            m.div_scalar(total(m, centred * centred, 2, False), D * HxW), eps))
+    X = m.reshape(input, (N, G, D, HxW))
+    mean, rstd = m.reshape(result1, (N, G, 1, 1)), m.reshape(result2, (N, G, 1, 1))
+    gamma_shape = (C,) if weight is not None or not m.records else (0,)
+    dX = dgamma = dbeta = None
+    if dY is not None:
+        dY = m.reshape(dY, (N, G, D, HxW))
+        ds = m.call(UNSQUEEZE_, total(m, dY * X, 3, False), -1)
+        db = m.call(UNSQUEEZE_, total(m, dY, 3, False), -1)
+    both = dmean is not None and drstd is not None
+    if mask[0]:
+        gamma = None if weight is None else m.reshape(weight, (1, G, D, 1))
+        rstd_cube = rstd * rstd * rstd
+        if both:
+            dvar = m.mul_scalar(rstd_cube, -0.5) * m.reshape(drstd, (N, G, 1, 1))
+            extra = _var_mean_backward(m, dvar, m.reshape(dmean, (N, G, 1, 1)), X, D * HxW)
+        if dY is not None:
+            a = rstd if gamma is None else rstd * gamma
+            b = m.call(UNSQUEEZE_, total(m, ds if gamma is None else ds * gamma, 2, False), -2)
+            c = m.call(UNSQUEEZE_, total(m, db if gamma is None else db * gamma, 2, False), -2)
+            b = m.mul_scalar((c * mean - b) * rstd_cube, s)
+            c = -b * mean - m.mul_scalar(c * rstd, s)
+            dX = a * dY + b * X + c
+            if both:
+                dX = dX + extra
+            dX = m.reshape(dX, m.shape(input))
+        elif both:
+            dX = m.reshape(extra, m.shape(input))
+    if mask[1] and dY is not None:
+        dgamma = m.reshape(total(m, (ds - db * mean) * rstd, 0, False), gamma_shape)
+    if mask[2] and dY is not None:
+        if weight is None and not m.records:  # (PyTorch's kernel, given no weight)
+            raise RuntimeError("tensor does not have a device")
+        dbeta = m.reshape(total(m, db, 0, False), gamma_shape)
+    return dX, dgamma, dbeta
 
 
-def _gn_grad_weight(m, grad, C, HxW, N, eps, group, input, result1, result2, weight):
-    shape = m.shape(input)
-    xhat = m.reshape(_gn_xhat(m, input, N, group, eps)[1], shape)
-    return total(m, grad * xhat, _bn_axes(len(shape)), False)
-
-
-def _gn_grad_bias(m, grad, C, HxW, N, eps, group, input, result1, result2, weight):
-    return total(m, grad, _bn_axes(len(m.shape(input))), False)
+def _gn_grad(which):
+    """The rule of input ``which``: output ``which`` of :func:`_gn_backward` (one
+    computation for the three under ``create_graph``, see symgrad.ops.joint)."""
+    def rule(m, grads, C, HxW, N, eps, group, input, result1, result2, weight):
+        # (the bias is not saved: its rule, when it runs, runs first under create_graph)
+        mask = (_wanted(input), weight is not None and _wanted(weight), False)
+        return gradient(m, _gn_backward, which,
+                        (*grads, input, result1, result2, weight),
+                        (N, C, HxW, group, eps), mask, run=_gn_backward)
+    rule.__name__ = ("grad_input", "grad_weight", "grad_bias")[which]
+    return rule
 
 
 NATIVE_GROUP_NORM = Op(
     "native_group_norm", inputs=("input", "weight", "bias"), functional="group_norm",
-    attrs=("N", "C", "HxW", "group", "eps"), forward=_group_norm,
+    attrs=("N", "C", "HxW", "group", "eps", "output_mask"), forward=_gn_forward,
+    outputs=("result0", "result1", "result2"),
     saves=_GN_SAVES,
     derive={"result1": _gn_saved(0), "result2": _gn_saved(1)},
-    grads=tuple(_every_save(f) for f in (_gn_grad_input, _gn_grad_weight,
-                                                    _gn_grad_bias)),
+    grads=tuple(_every_save(_gn_grad(k)) for k in range(3)),
     local=("rstd(g - mean g - x̂ mean(g x̂))", "x̂", "1"), symbol="group_norm",
-    doc="each sample's groups of channels normalised, then scaled and shifted per channel")
+    doc="each sample's groups of channels normalised, then scaled and shifted per channel; "
+        "also each group's mean and rstd (outputs 1 and 2, the node saves them)")
+EVERY_OUTPUT.register(True, NATIVE_GROUP_NORM)
 
 
 # -- forward mode: the JVPs (symgrad.ops.jvp) ---------------------------------------------------
@@ -385,15 +440,21 @@ def _bn_jvp(m, tangents, args, attrs, result, saved):
 
 
 def _gn_jvp(m, tangents, args, attrs, result, saved):
-    """As batch norm's, over each sample's groups."""
+    """As batch norm's, over each sample's groups; the mean's and rstd's tangents (outputs
+    1 and 2): ``mean ẋ`` and ``-rstd²·mean(x̂·ẋ)`` per group."""
     input, weight = args[0], args[1]
-    N, C, HxW, group, eps = attrs
+    N, C, HxW, group, eps, mask = attrs
+    k = mask.index(True)
     shape = m.shape(input)
-    _, xh, rstd, n = _gn_xhat(m, input, N, group, eps)
-    d = None
-    if tangents[0] is not None:
-        d = m.reshape(_dx(m, m.reshape(tangents[0], (N, group, -1)), xh, rstd, (2,), n),
-                      shape)
+    flat = m.reshape(input, (N, group, -1))
+    xh, rstd, n = _normalized(m, flat, (2,), eps)
+    t = None if tangents[0] is None else m.reshape(tangents[0], (N, group, -1))
+    if k == 1:
+        return None if t is None else m.div_scalar(total(m, t, 2, False), n)
+    if k == 2:
+        return None if t is None else m.reshape(m.mul_scalar(
+            rstd * rstd * m.div_scalar(total(m, xh * t, 2, True), n), -1.0), (N, group))
+    d = None if t is None else m.reshape(_dx(m, t, xh, rstd, (2,), n), shape)
     return _affine_jvp(m, d, m.reshape(xh, shape), weight, tangents, shape)
 
 

@@ -121,14 +121,14 @@ EXAMPLES = (
         _RUNNING_2 + (False, 1e-5, (True, True, False))),
        (ops.NATIVE_BATCH_NORM_BACKWARD, ((3, 2, 2), (3, 2, 2), (2,), (2,), (2,)),
         (None, None, True, 1e-5, (True, False, True))),
-       (ops.NATIVE_GROUP_NORM, ((2, 4, 3), (4,), (4,)), (2, 4, 3, 2, 1e-5)),
-       (ops.NATIVE_GROUP_NORM, ((1, 2, 2), (2,), (2,)), (1, 2, 2, 1, 1e-5))]
+       (ops.NATIVE_GROUP_NORM, ((2, 4, 3), (4,), (4,)), (2, 4, 3, 2, 1e-5, (True,) * 3)),
+       (ops.NATIVE_GROUP_NORM, ((1, 2, 2), (2,), (2,)), (1, 2, 2, 1, 1e-5, (True,) * 3))]
 )
 
 
 # (the several-output ops: their outputs' ops are checked against SymPy one by one)
-NO_SYMPY = {ops.CONVOLUTION_BACKWARD, ops.NATIVE_BATCH_NORM_BACKWARD}
-SYMPY_FIRST_ORDER = {ops.MAX_POOL2D_WITH_INDICES, ops.NATIVE_BATCH_NORM, ops.NATIVE_GROUP_NORM}
+NO_SYMPY = {ops.CONVOLUTION_BACKWARD, ops.NATIVE_BATCH_NORM_BACKWARD, ops.NATIVE_GROUP_NORM}
+SYMPY_FIRST_ORDER = {ops.MAX_POOL2D_WITH_INDICES, ops.NATIVE_BATCH_NORM}
 
 
 def _cases() -> list:
