@@ -50,6 +50,7 @@ from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Repo
 from .sampling import (Claim, close, finite_difference_witness, forgive_rounding, wide_sweep,
                        point_value, random_point, sample)
 from .sizes import counterexample_at_other_sizes, proved_for_every_size
+from .slips import named_slip
 
 __all__ = ["check", "verify"]
 
@@ -195,10 +196,14 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         per_var[k]["numeric"] = "cannot evaluate"
         if shapes[k] != ():
             per_var[k]["true_vector"] = _vector_form(f, k, base, labels)
+        slip = named_slip(f, claims[k], k, [], shapes, rtol, atol, base)
         return Report(WRONG, f.text, per_var, 0, None,
+                      [f"{k}: {slip}"] * (slip is not None) +
                       [f"{k}: wrong shape: the claimed gradient cannot be evaluated "
                        f"({e})"], notes)
-    diagnosis = shape_mismatches(found.shape_bad)
+    diagnosis = [f"{k}: {w}" for k in found.shape_bad
+                 if (w := named_slip(f, claims[k], k, [], shapes, rtol, atol, base))]
+    diagnosis += shape_mismatches(found.shape_bad)
 
     # Symbolic: true gradient from reverse mode on the IR, claimed from its own IR; a
     # difference of the numbers counts only where exact evaluation confirms it.

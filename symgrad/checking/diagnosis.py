@@ -28,6 +28,7 @@ from ..symbolic.expression import Expression
 from .domain import abstract_kinks
 from .sampling import Samples, close, random_point
 from .sizes import size_classes
+from .slips import named_slip
 
 __all__ = ["SIMPLIFY_OPS", "explain", "diagnose", "diagnose_all", "factor_text",
            "shape_mismatches"]
@@ -394,7 +395,14 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             if m is not None:
                 words = [f"transposed {m}: the claim has {m} where the true gradient has "
                          f"{m}.T (it is right with {m} replaced by {m}.T)"]
-        if not (words and words[0].startswith(_NUMERIC_KINDS + ("transposed",))):
+        if _constant_ratio(evidence, rtol, atol) is None and not found.per_var[k].get(
+                "where") and not (words and (words[0].startswith(_NAMED)
+                                             or " are swapped: " in words[0])):
+            # (one rewrite of the claim that makes it right says more than a ratio or a
+            # difference of two forms in exponentials)
+            slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol)
+            words = [slip] if slip is not None else words
+        if not (words and words[0].startswith(_NUMERIC_KINDS + _SLIPS + ("transposed",))):
             sym = _symmetric_only(f, claims[k], k, evidence, shapes, rtol, atol)
             if sym is not None:
                 words = [f"right only when {sym} is symmetric: the true gradient "
@@ -409,6 +417,12 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
 
 
 _FACTOR_KINDS = ("wrong sign", "missing factor", "extra factor")
+# Diagnoses that name the mistake already (no rewrite of the claim is tried), and the
+# rewrites' own words.
+_NAMED = ("wrong variable", "transposed", "the product rule")
+_SLIPS = ("missing transpose", "extra transpose", "sign inside sigmoid", "assumes sum(",
+          "sigmoid's derivative belongs", "the elementwise factor belongs", "a matrix product",
+          "an elementwise product")
 
 
 def _size_factor(f: Expression, claim, name: str, evidence: list, shapes: dict,

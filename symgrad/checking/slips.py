@@ -1,0 +1,408 @@
+"""Slips of hand-derived gradients of neural-network expressions, each named by the one
+rewrite of the claim's own text that makes it right.
+
+A claim in the expression language is rewritten at one place (or at every place of one
+kind) and evaluated where the true gradient is known; a rewrite that gives the true
+gradient at every such point names the slip in a teacher's words:
+
+* a **missing transpose** (``A @ y`` for ``A.T @ y``: a gradient passes back through a
+  matrix product as its transpose), or an extra one;
+* the **sign inside a sigmoid** (``sigmoid(-x)`` for ``sigmoid(x)``);
+* a **missing factor of sigmoid's derivative** ``sigmoid(u)*(1 - sigmoid(u))`` (the claim
+  has ``sigmoid(u)`` or ``1 - sigmoid(u)`` alone);
+* cross-entropy's gradient written **as if sum(y) = 1** (``softmax(z) - y`` for
+  ``softmax(z)*sum(y) - y``);
+* an elementwise factor (sigmoid's derivative, say) on the **wrong side of a matrix
+  product** (``(W.T @ y) * s`` for ``W.T @ (y * s)``; ``@`` and ``*`` bind equally and
+  group from the left), or ``@`` where ``*`` is meant, or the other way.
+
+Words only: the verdict never rests on them (it comes from the numbers and the proofs).
+Bounded: at most :data:`MAX_REWRITES` rewrites of a claim of at most :data:`MAX_NODES`
+nodes, each evaluated at up to three points, stopping at the first that fails.
+
+Examples
+--------
+>>> import numpy as np
+>>> from symgrad import parse
+>>> from symgrad.checking.sampling import Claim
+>>> f = parse("log(sigmoid(x))")
+>>> point = {"x": np.float64(0.5)}
+>>> true = np.float64(f.gradient(**point)["x"])
+>>> named_slip(f, Claim("1 - sigmoid(-x)", ["x"]), "x", [(None, true, None, point)], {},
+...            1e-6, 1e-9)
+'sign inside sigmoid: the claim has sigmoid(-x) where the true gradient has sigmoid(x) \
+(sigmoid(-u) = 1 - sigmoid(u), not sigmoid(u))'
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import islice
+
+import numpy as np
+
+from .. import ops
+from ..autograd import no_grad
+from ..symbolic import parser as P
+from ..symbolic.expression import Expression
+from ..symbolic.syntax import BinOp, Call, Name, Neg, Num, Transpose, to_text
+from .sampling import close, fit, random_point
+
+__all__ = ["MAX_REWRITES", "MAX_NODES", "named_slip"]
+
+#: Rewrites tried per claim (each kind at most a third of them).
+MAX_REWRITES = 60
+#: Claims with more nodes than this are not rewritten.
+MAX_NODES = 200
+_PER_KIND = MAX_REWRITES // 3
+_PRODUCTS = ("*", "@")
+_MAX_CHAIN = 5  # (operands of a chain of * and @ regrouped: 14 groupings at 5)
+
+
+def named_slip(f: Expression, claim, name: str, evidence: list, shapes: dict,
+               rtol: float, atol: float, base: dict | None = None) -> str | None:
+    """Words for the slip that one rewrite of the claim corrects, or None.
+
+    Parameters
+    ----------
+    f : Expression
+        The function.
+    claim : sampling.Claim
+        The claimed gradient of ``name`` (only a claim given as text is rewritten).
+    evidence : list
+        ``(claimed, true, all true gradients, point)`` per point checked; the first
+        three points are used.  Empty (a claim that cannot be evaluated at all): the
+        points are ``base`` and random ones.
+    shapes : dict
+        Variable -> shape.
+    rtol, atol : float
+        The check's tolerance.
+    base : dict, optional
+        A point to use first when ``evidence`` is empty.
+    """
+    expr = claim.expression
+    if expr is None or _size(expr.tree) > MAX_NODES:
+        return None
+    points = [(ev[3], np.asarray(ev[1], dtype=np.float64)) for ev in evidence[:3]]
+    if not points:
+        points = _points(f, name, shapes, base)
+    if not points:
+        return None
+    for tree, words in islice(_rewrites(expr, f, shapes), MAX_REWRITES):
+        if _gives(tree, points, rtol, atol):
+            return words
+    return None
+
+
+def _points(f: Expression, name: str, shapes: dict, base: dict | None) -> list:
+    """Up to three points with the true gradient of ``name``: ``base``, then random."""
+    rng = np.random.default_rng(2)
+    out = []
+    for point in [base] * (base is not None) + [random_point(rng, shapes, 1)
+                                                for _ in range(4)]:
+        try:
+            true = np.asarray(f.gradient(**point)[name], dtype=np.float64)
+        except Exception:  # noqa: BLE001 - a point outside the domain: the next
+            continue
+        if np.all(np.isfinite(true)):
+            out.append((point, true))
+        if len(out) == 3:
+            break
+    return out
+
+
+def _gives(tree, points: list, rtol: float, atol: float) -> bool:
+    """Whether the claim ``tree`` is the true gradient at every point."""
+    expr = Expression(to_text(tree), tree)
+    for point, true in points:
+        try:
+            with no_grad(), np.errstate(all="ignore"):
+                got = expr.evaluate(**{v: point[v] for v in expr.variables})
+            got = fit(np.asarray(got.detach().numpy(), dtype=np.float64), true.shape)
+        except Exception:  # noqa: BLE001 - a rewrite that does not evaluate is no fix
+            return False
+        if got is None or not np.all(close(got, true, rtol, atol)):
+            return False
+    return True
+
+
+# -- the tree: sites (path, node) and one-site replacement --------------------------------
+def _children(node) -> tuple:
+    if isinstance(node, BinOp):
+        return (node.left, node.right)
+    if isinstance(node, (Neg, Transpose)):
+        return (node.operand,)
+    if isinstance(node, Call):
+        return node.args
+    return ()
+
+
+def _with_children(node, kids: tuple):
+    if isinstance(node, BinOp):
+        return replace(node, left=kids[0], right=kids[1])
+    if isinstance(node, (Neg, Transpose)):
+        return replace(node, operand=kids[0])
+    if isinstance(node, Call):
+        return replace(node, args=tuple(kids))
+    return node
+
+
+def _sites(tree, path: tuple = ()):
+    """``(path, node, parent)`` for every node, outermost first."""
+    stack = [(path, tree, None)]
+    while stack:
+        p, n, parent = stack.pop()
+        yield p, n, parent
+        kids = _children(n)
+        for i in reversed(range(len(kids))):
+            stack.append((p + (i,), kids[i], n))
+
+
+def _size(tree) -> int:
+    return sum(1 for _ in islice(_sites(tree), MAX_NODES + 1))
+
+
+def _put(tree, path: tuple, new):
+    """``tree`` with the node at ``path`` replaced by ``new``."""
+    if not path:
+        return new
+    kids = list(_children(tree))
+    kids[path[0]] = _put(kids[path[0]], path[1:], new)
+    return _with_children(tree, tuple(kids))
+
+
+def _is(node, op) -> bool:
+    return isinstance(node, Call) and P.FUNCTION_OPS.get(node.func) is op
+
+
+def _call(op, *args) -> Call:
+    return Call(op.exprs[0], tuple(args))
+
+
+def _negated(u):
+    """``-u`` as a reader writes it (``-w*x``, not ``-(w*x)``; ``x`` for ``-x``)."""
+    if isinstance(u, Neg):
+        return u.operand
+    if isinstance(u, BinOp) and u.op in ("*", "/"):
+        return replace(u, left=_negated(u.left))
+    return Neg(u)
+
+
+def _text(node) -> str:
+    """``node`` as text, products and powers written tight (``sigmoid(w*x)``)."""
+    return to_text(node).replace(" ** ", "**").replace(" * ", "*").replace(" / ", "/")
+
+
+# -- the rewrites, one kind after another ----------------------------------------------
+def _rewrites(expr: Expression, f: Expression, shapes: dict):
+    tree = expr.tree
+    sites = list(_sites(tree))
+    for kind in (_transposes, _back_products, _sigmoid_signs, _sigmoid_factors,
+                 _sums_of_targets, _regroupings, _products_swapped):
+        yield from islice(kind(tree, sites, f, shapes, expr.text), _PER_KIND)
+
+
+def _context(tree, path: tuple):
+    """The path of the innermost matrix product holding the node at ``path`` (the node's
+    own when there is none): the part of the claim a diagnosis quotes."""
+    for cut in range(len(path), 0, -1):
+        node = tree
+        for i in path[:cut - 1]:
+            node = _children(node)[i]
+        if isinstance(node, BinOp) and node.op == "@":
+            return path[:cut - 1]
+    return path
+
+
+def _at(tree, path: tuple):
+    for i in path:
+        tree = _children(tree)[i]
+    return tree
+
+
+def _transposes(tree, sites, f, shapes, text):
+    """A matrix variable transposed (``A`` -> ``A.T``), or a transpose dropped."""
+    for path, node, parent in sites:
+        if isinstance(node, Name) and len(shapes.get(node.name, ())) == 2 and not \
+                isinstance(parent, Transpose):
+            new, words = Transpose(node), "missing transpose"
+        elif isinstance(node, Transpose) and isinstance(node.operand, Name):
+            new, words = node.operand, "extra transpose"
+        else:
+            continue
+        fixed = _put(tree, path, new)
+        where = _context(tree, path)
+        yield fixed, (f"{words}: the claim has {_text(_at(tree, where))} where the true "
+                      f"gradient has {_text(_at(fixed, where))} (a gradient passes back "
+                      "through a matrix product as its transpose)")
+
+
+def _back_products(tree, sites, f, shapes, text):
+    """The claim multiplied by ``A.T @`` (or ``@ A``) for a matrix product ``A @ u`` (or
+    ``u @ A``) of f: the chain rule's last step left out."""
+    seen = set()
+    for _, node, _ in _sites(f.tree):
+        if not (isinstance(node, BinOp) and node.op == "@"):
+            continue
+        for side, m in (("left", node.left), ("right", node.right)):
+            if not (isinstance(m, Name) and len(shapes.get(m.name, ())) == 2) or (
+                    side, m.name) in seen:
+                continue
+            seen.add((side, m.name))
+            new = BinOp("@", Transpose(m), tree) if side == "left" else \
+                BinOp("@", tree, Transpose(m))
+            step = f"{m.name}.T @" if side == "left" else f"@ {m.name}.T"
+            yield new, (f"missing {step} from the chain rule through {_text(node)}: the true "
+                        f"gradient is {_text(new)}")
+
+
+def _sigmoid_signs(tree, sites, f, shapes, text):
+    """The argument of one sigmoid negated, then of every sigmoid."""
+    calls = [(path, node) for path, node, _ in sites if _is(node, ops.SIGMOID)]
+    law = " (sigmoid(-u) = 1 - sigmoid(u), not sigmoid(u))"
+    for path, node in calls:
+        new = replace(node, args=(_negated(node.args[0]),))
+        yield _put(tree, path, new), (f"sign inside sigmoid: the claim has {_text(node)} "
+                                      f"where the true gradient has {_text(new)}" + law)
+    if len(calls) > 1:
+        fixed = tree
+        for path, node in calls:
+            fixed = _put(fixed, path, replace(node, args=(_negated(node.args[0]),)))
+        yield fixed, ("sign inside sigmoid: every sigmoid(u) of the claim should be "
+                      "sigmoid(-u) or the other way" + law)
+
+
+def _sigmoid_factors(tree, sites, f, shapes, text):
+    """``sigmoid(u)`` made ``sigmoid(u)*(1 - sigmoid(u))``; ``1 - sigmoid(u)`` too."""
+    law = "sigmoid'(u) = sigmoid(u)*(1 - sigmoid(u))"
+    for path, node, parent in sites:
+        if _is(node, ops.SIGMOID) and not _one_minus(parent):
+            lack = BinOp("-", Num(1), node)
+            new = BinOp("*", node, lack)
+            has = node
+        elif _one_minus(node):
+            lack, has = node.right, node
+            new = BinOp("*", node.right, node)
+        else:
+            continue
+        yield _put(tree, path, new), (f"missing factor {_text(lack)} of sigmoid's "
+                                      f"derivative: {law}, the claim has {_text(has)} alone")
+
+
+def _one_minus(node) -> bool:
+    return (isinstance(node, BinOp) and node.op == "-" and isinstance(node.left, Num)
+            and node.left.value == 1 and _is(node.right, ops.SIGMOID))
+
+
+def _sums_of_targets(tree, sites, f, shapes, text):
+    """``softmax(z)`` (or ``exp(z)/sum(exp(z))``) made ``softmax(z)*sum(y)`` for a vector
+    variable ``y`` of f: cross-entropy's gradient when ``y`` need not sum to 1."""
+    targets = [v for v in f.variables if len(shapes.get(v, ())) >= 1]
+    for path, node, _ in sites:
+        expanded = (isinstance(node, BinOp) and node.op == "/" and _is(node.right, ops.SUM)
+                    and node.right.args[:1] == (node.left,) and _is(node.left, ops.EXP))
+        if not (_is(node, ops.SOFTMAX) or expanded):
+            continue
+        for y in targets:
+            new = BinOp("*", node, _call(ops.SUM, Name(y)))
+            yield _put(tree, path, new), (
+                f"assumes sum({y}) = 1: the true gradient has {_text(new)} where the claim "
+                f"has {_text(node)}; the two agree only when the entries of {y} sum to 1 "
+                "(a one-hot or probability vector)")
+        for y in targets:  # (a sum of log-probabilities: a target of ones)
+            new = BinOp("*", node, _call(ops.NUMEL, Name(y)))
+            yield _put(tree, path, new), (
+                f"missing factor numel({y}) on {_text(node)}: the true gradient has "
+                f"{_text(new)} (a sum of numel({y}) log-probabilities, each contributing "
+                f"{_text(node)})")
+
+
+def _chain(node) -> list | None:
+    """The operands and operators of a chain of ``*`` and ``@`` that mixes both, read
+    left to right, or None."""
+    if not (isinstance(node, BinOp) and node.op in _PRODUCTS):
+        return None
+    out: list = []
+
+    def walk(n):
+        if isinstance(n, BinOp) and n.op in _PRODUCTS:
+            walk(n.left)
+            out.append(n.op)
+            walk(n.right)
+        else:
+            out.append(n)
+    walk(node)
+    ops_used = set(out[1::2])
+    return out if ops_used == set(_PRODUCTS) and len(out) <= 2 * _MAX_CHAIN - 1 else None
+
+
+def _groupings(items: list):
+    """Every grouping of a chain ``[a, op, b, op, c, ...]`` into binary operations."""
+    if len(items) == 1:
+        yield items[0]
+        return
+    for i in range(1, len(items), 2):
+        for left in _groupings(items[:i]):
+            for right in _groupings(items[i + 1:]):
+                yield BinOp(items[i], left, right)
+
+
+def _left_grouped(items: list):
+    out = items[0]
+    for i in range(1, len(items), 2):
+        out = BinOp(items[i], out, items[i + 1])
+    return out
+
+
+def _shown(node) -> str:
+    """A product written with the parentheses that show its grouping (where ``@`` and
+    ``*`` meet, and on the right of either)."""
+    if not (isinstance(node, BinOp) and node.op in _PRODUCTS):
+        return _text(node)
+    left, right = _shown(node.left), _shown(node.right)
+    if isinstance(node.left, BinOp) and (node.left.op in ("+", "-") or (
+            node.left.op in _PRODUCTS and node.left.op != node.op)):
+        left = f"({left})"
+    if isinstance(node.right, (BinOp, Neg)) and not (isinstance(node.right, BinOp)
+                                                    and node.right.op == "**"):
+        right = f"({right})"
+    return f"{left} {node.op} {right}"
+
+
+def _regroupings(tree, sites, f, shapes, text):
+    """A chain of ``*`` and ``@`` grouped otherwise."""
+    for path, node, parent in sites:
+        if isinstance(parent, BinOp) and parent.op in _PRODUCTS:
+            continue  # (the whole chain only)
+        items = _chain(node)
+        if items is None:
+            continue
+        mine = _shown(node)
+        bare = "".join(to_text(node).split()) in "".join(text.split())
+        # (one split into two left-grouped sides first: the change a reader means)
+        simple = [BinOp(items[i], _left_grouped(items[:i]), _left_grouped(items[i + 1:]))
+                  for i in range(1, len(items), 2)]
+        for new in dict.fromkeys([*simple, *_groupings(items)]):
+            if new == node:
+                continue
+            inside = new.op == "@"  # (the true gradient's last step is the matrix product)
+            factor = "sigmoid's derivative" if any(_is(n, ops.SIGMOID) for _, n, _ in
+                                                    _sites(node)) else "the elementwise factor"
+            yield _put(tree, path, new), (
+                f"{factor} belongs {'inside' if inside else 'outside'} the matrix product: "
+                f"the claim computes {mine}, the true gradient {_shown(new)}" +
+                (" (@ and * bind equally and group from the left: the parentheses are "
+                 "needed)" if bare else ""))
+
+
+
+def _products_swapped(tree, sites, f, shapes, text):
+    """One ``@`` made ``*`` or one ``*`` made ``@``."""
+    for path, node, _ in sites:
+        if not (isinstance(node, BinOp) and node.op in _PRODUCTS):
+            continue
+        new = replace(node, op="*" if node.op == "@" else "@")
+        what = ("a matrix product where the true gradient multiplies elementwise"
+                if node.op == "@" else
+                "an elementwise product where the true gradient has a matrix product")
+        yield _put(tree, path, new), (f"{what}: the claim has {_shown(node)} where the true "
+                                      f"gradient has {_shown(new)}")
