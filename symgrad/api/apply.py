@@ -24,6 +24,7 @@ from ..ops.dtypes import dtype as _dtype
 from ..ops.record import pack_order
 from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, Packed
 from . import compiled as _compiled
+from . import viewmeta as _viewmeta
 from .core import VMAP, Tensor, _new
 from .dual import DUAL
 from .shapes import Size
@@ -139,6 +140,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         out._vc = a0._vc
         out._view_of = (a0, op, attrs)
         out._view_version = a0._vc[0]
+        if not data.ndim or not a0._data.ndim:  # (numpy's result is no view of the base)
+            out._data = _viewmeta.shared(a0, op, attrs, data)
     else:
         out._vc = [0]
     if VMAP.running:
@@ -317,6 +320,7 @@ def _refresh_view(v) -> None:
     if base.requires_grad:
         if not GRAD_MODE.enabled:
             return  # regenerated when it is next used with grad mode on
+        _viewmeta.check_rebased(v)  # (a piece of split, unbind ...: PyTorch's error)
         v.grad_fn = _at_view(base, index, np.shape(data), v).grad_fn
     v._view_version = v._vc[0]
 

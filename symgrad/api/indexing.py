@@ -32,6 +32,7 @@ from .core import VMAP, Tensor, _make
 from .dual import DUAL
 from .inplace import _leaf_in_place_error
 from .shapes import _INT64_MAX
+from .viewmeta import check_in_place, creation
 
 __all__: list = []
 
@@ -310,6 +311,8 @@ def _setitem_recorded(t: Tensor, index, value) -> None:
             value = value.view(stripped)
             if value.shape != target:
                 value = value.expand(target)
+    if view and t._view_of is not None and creation(t) is not None:
+        check_in_place(_getitem(t, index), (value,))  # (PyTorch writes into t[index])
     if view:
         t._in_place(O.COPY_SLICES, (value,), (index,))
     elif advanced:

@@ -35,6 +35,7 @@ from .draws import normal, uniform
 from .dual import DUAL
 from .messages import _c_name
 from .shapes import Size
+from .viewmeta import check_in_place
 
 __all__ = ["CopySlices"]
 
@@ -44,16 +45,6 @@ _ndarray = np.ndarray
 def _leaf_in_place_error(view: bool = False):
     return RuntimeError(f"a {'view of a ' if view else ''}leaf Variable that requires grad "
                         "is being used in an in-place operation.")
-
-
-def _multi_view_error(t):
-    """PyTorch's error for an in-place change of a piece of split, chunk or unbind."""
-    name = t.grad_fn.name().rsplit("Backward", 1)[0]
-    return RuntimeError(
-        f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view "
-        "is the output of a function that returns multiple views. Such functions do not "
-        "allow the output views to be modified inplace. You should replace the inplace "
-        "operation by an out-of-place one.")
 
 
 def _is_view_of_leaf(t) -> bool:
@@ -108,9 +99,9 @@ def _in_place_on_view(v, op, others, attrs, track) -> None:
         base.grad_fn = _copy_slices(base, result.grad_fn, index, np.shape(v._data))
     base._data[index] = np.asarray(v._data) if index else np.asarray(v._data).reshape(())
     v._vc[0] += 1
-    if track:
+    if track:  # (else, as PyTorch, regenerated when next used with grad mode on)
         v.grad_fn = _at_view(base, index, np.shape(v._data), v).grad_fn
-    v._view_version = v._vc[0]
+        v._view_version = v._vc[0]
 
 
 class CopySlices(node_class(O.COPY_SLICES)):
@@ -194,15 +185,15 @@ class _InPlace:
     def _in_place(self, op, others=(), attrs=()):
         if VMAP.running:  # (PyTorch's errors for a batch written into an unbatched tensor)
             VMAP.guard("in_place", self, op, others)
-        if self._view_of is not None and self._vc[0] != self._view_version:
-            _refresh_view(self)
+        if self._view_of is not None:
+            check_in_place(self, others)  # (a piece of split, unbind ...: PyTorch's error)
+            if self._vc[0] != self._view_version:
+                _refresh_view(self)
         if GRAD_MODE.enabled:
             if self.grad_fn is None and self._requires_grad:
                 raise _leaf_in_place_error()
             if self.grad_fn is not None and _is_view_of_leaf(self):
                 raise _leaf_in_place_error(view=True)
-            if self.grad_fn is not None and self._multi_output and self._view_of is not None:
-                raise _multi_view_error(self)
             track = self.grad_fn is not None or builtins.any(
                 isinstance(o, Tensor) and o.requires_grad for o in others)
         else:

@@ -1,6 +1,7 @@
 """Tensor's view methods: ``view``, ``reshape``, ``t``, ``transpose``, ``permute``,
 ``squeeze``, ``unsqueeze``, ``expand``, ``flatten``, ``T``, ``mT``, ``contiguous``;
-``narrow`` (a slice), ``split``, ``chunk`` and ``unbind`` (one node, an output per piece),
+``narrow`` (a slice), ``select``, ``split``, ``chunk`` and ``unbind`` (one node, an output
+per piece; :mod:`symgrad.api.viewmeta` keeps what PyTorch forbids of the pieces),
 ``diagonal``, ``tril``/``triu``, ``swapaxes``, ``broadcast_to``, ``type_as``.
 
 A view shares its base's data and version counter (``apply`` records that for view ops;
@@ -31,6 +32,7 @@ from .construct import tensor as _tensor
 from .messages import _LEGACY_NAMES, _warn_once
 from .shapes import (_broadcast_sizes, _check_dims, _contiguous, _infer_shape, _shape_args,
                      _viewable, _wrap_dim)
+from .viewmeta import mark_pieces, share_piece
 
 __all__: list = []
 
@@ -48,6 +50,9 @@ def _pieces(x, op, attrs: tuple, dim: int, bounds: list, select: bool = False) -
     for k, (t, (s, e)) in enumerate(zip(outs, bounds)):
         t._vc, t._view_version = x._vc, x._vc[0]
         t._view_of = (x, O.SELECT, (dim, k)) if select else (x, O.SLICE, (dim, s, e, 1))
+        if select and not t.ndim:  # (numpy's 0-d piece is a scalar, not the base's memory)
+            share_piece(t, x, dim, k)
+    mark_pieces(outs)  # (PyTorch refuses in-place changes of these views)
     return outs
 
 
@@ -305,6 +310,20 @@ class _Views:
         d = _wrap_dim(dim, self.ndim)
         return _pieces(self, O.UNBIND, (dim,), d, [(k, k + 1) for k in range(self.shape[d])],
                        select=True)
+
+    def select(self, dim, index):
+        if isinstance(index, Tensor) and not index.ndim and not index.dtype.is_floating_point:
+            index = int(index.item())
+        if not _integer(index):
+            raise TypeError("select(): argument 'index' (position 2) must be int, not "
+                            f"{type(index).__name__}")
+        if self.ndim == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        d = _wrap_dim(dim, self.ndim)
+        if not -self.shape[d] <= index < self.shape[d]:
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"{list(self.shape)} at dimension {d}")
+        return apply(O.SELECT, (self,), (dim, index))  # dim and index as given
 
     def tril(self, diagonal=0):
         return apply(O.TRIL, (_at_least_2d(self, "tril"),), (int(diagonal),))

@@ -1,0 +1,135 @@
+"""What a view keeps of how it was made, as PyTorch's view metadata.
+
+Two things PyTorch keeps for a view and symgrad keeps here:
+
+* memory shared with its base also where numpy hands back a copy: a 0-d view (``x[1]``,
+  ``x.select(0, 1)``, ``x.unbind()[k]``) and a view of a 0-d base (``x.view(1)``) hold a
+  numpy array into the base's storage, so that a later write to the base shows in the
+  view (and one through the view in the base);
+* how it was made (PyTorch's ``CreationMeta``): a piece of ``split``, ``chunk`` or
+  ``unbind`` (functions that return several views), and any view of one, may not be
+  changed in place while autograd records, nor used with grad mode on once its base (or
+  another view of it) was changed in place.  The errors are PyTorch's.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> x = torch.tensor([1., 2., 3.])
+>>> p = x.unbind()[1]
+>>> x.add_(10)
+tensor([11., 12., 13.])
+>>> p, p._version
+(tensor(12.), 1)
+>>> y = torch.ones(4, requires_grad=True) * 1
+>>> y.split(2)[1].mul_(2)
+Traceback (most recent call last):
+...
+RuntimeError: Output 1 of Split is a view and is being modified inplace. This view is ...
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops as O
+from ..ir.node import GRAD_MODE
+from ..ops.indexing import _select_index
+
+__all__: list = []
+
+_ndarray = np.ndarray
+
+MULTI = "multi-output"  # a piece of split/chunk/unbind made with grad mode on
+NO_GRAD = "no_grad"  # a piece made in no_grad mode
+
+_MULTI_TAIL = (" This view is the output of a function that returns multiple views. Such "
+               "functions do not allow the output views to be modified inplace. You should "
+               "replace the inplace operation by an out-of-place one.")
+_NO_GRAD_TAIL = (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                 "can clarify your code by moving both the view and the inplace either both "
+                 "inside the no_grad block (if you don't want the inplace to be tracked) or "
+                 "both outside (if you want the inplace to be tracked).")
+
+
+def shared(base, op, attrs: tuple, data):
+    """The data of the view ``op(base, *attrs)`` (computed: ``data``) as memory of
+    ``base``'s storage where either is 0-d (numpy computes those on a scalar, a copy);
+    ``data`` itself where no view of the storage can be taken."""
+    storage = base._data
+    if op is O.SELECT and storage.ndim:  # (basic indexing ending in ``...``: a 0-d view)
+        index = [slice(None)] * storage.ndim
+        index[attrs[0]] = attrs[1]
+        index.append(Ellipsis)
+        d = storage[tuple(index)]
+    elif not storage.ndim:
+        storage = base._storage()  # (a 0-d base held as a numpy scalar becomes an array)
+        d = op.forward(storage, *attrs)  # reshape, expand, unsqueeze ... of a 0-d array
+        if d.__class__ is not _ndarray or not np.may_share_memory(d, storage):
+            return data
+    else:
+        return data
+    return d if d.flags.writeable and d.dtype == data.dtype else data
+
+
+def share_piece(piece, base, dim: int, k: int) -> None:
+    """The 0-d piece ``k`` of ``base.unbind(dim)`` as memory of ``base``'s storage."""
+    storage = base._storage()
+    piece._data = storage[_select_index(storage.shape, dim, k) + (Ellipsis,)]
+
+
+def mark_pieces(pieces) -> None:
+    """Note that ``pieces`` come from a function that returns several views."""
+    made = MULTI if GRAD_MODE.enabled else NO_GRAD
+    for t in pieces:
+        t._created = made
+
+
+def creation(t) -> str | None:
+    """How the view ``t`` was made, as far as in-place changes care: :data:`MULTI`,
+    :data:`NO_GRAD` (from the piece nearest its base, as PyTorch propagates it) or None."""
+    found = None
+    while t._view_of is not None:
+        found = getattr(t, "_created", None) or found
+        t = t._view_of[0]
+    return found
+
+
+def _rebase_error(t, made: str, indirect: bool) -> RuntimeError:
+    """PyTorch's error for a view made as ``made`` that is changed in place (or whose
+    base was, ``indirect``)."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    fn = t.grad_fn
+    name = None if fn is None else fn.name().rsplit("Backward", 1)[0]
+    if made == NO_GRAD or fn is None:
+        prefix = ("A view was created in" if fn is None else
+                  f"Output {t._output_nr} of {name} is a view of a view which was created in")
+        text = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        text = f"Output {t._output_nr} of {name} is a view and {what} modified inplace."
+    return RuntimeError(text + (_MULTI_TAIL if made == MULTI else _NO_GRAD_TAIL))
+
+
+def check_in_place(t, others=()) -> None:
+    """Raise PyTorch's error if the view ``t`` may not be changed in place with
+    ``others`` while autograd records (grad mode on, ``t`` or one of ``others`` requiring
+    grad)."""
+    if not GRAD_MODE.enabled or t._view_of is None:
+        return
+    made = creation(t)
+    if made is None:
+        return
+    base = t._view_of[0]
+    while base._view_of is not None:
+        base = base._view_of[0]
+    # (PyTorch: a view of a base that requires grad requires grad, made in no_grad too)
+    if t.requires_grad or base.requires_grad or any(
+            getattr(o, "requires_grad", False) for o in others):
+        raise _rebase_error(t, made, indirect=False)
+
+
+def check_rebased(v) -> None:
+    """Raise PyTorch's error if the view ``v``, whose base requires grad and changed in
+    place since ``v`` was taken, may not be regenerated (a piece of a function that
+    returns several views)."""
+    made = creation(v)
+    if made is not None:
+        raise _rebase_error(v, made, indirect=True)
