@@ -22,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import math
 import multiprocessing
 import os
 import pickle
@@ -30,6 +31,11 @@ import sys
 import tempfile
 import threading
 from typing import Any, Callable, Iterator
+
+try:
+    import resource
+except ImportError:  # (not on Windows: there only the wall-clock limit holds)
+    resource = None
 
 __all__ = ["run_with_timeout", "deep", "start_child", "stop", "stop_all", "children",
            "signals_deferred", "raise_lost_signal", "atomic_file", "write_atomic",
@@ -155,21 +161,61 @@ class signals_deferred:
             signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
 
 
-def _child(conn, fn, args) -> None:
+#: The exit status of a child that used up its CPU time (:func:`_limit_cpu`).
+_CPU_EXIT = 124
+# (how such a child ends: its own exit, or the kernel's signals past RLIMIT_CPU)
+_CPU_ENDS = {_CPU_EXIT} | {-getattr(signal, n) for n in ("SIGXCPU", "SIGKILL")
+                           if hasattr(signal, n)}
+
+
+def _limit_cpu(seconds: float) -> None:
+    """In the child only: end it after ``seconds`` of its own CPU time (a profiling
+    timer, SIGPROF: between two Python steps), and at the latest a second or two later
+    (``RLIMIT_CPU`` in whole seconds: SIGXCPU, then SIGKILL, even inside a long C
+    call)."""
+    def end(signum, frame) -> None:
+        os._exit(_CPU_EXIT)
+    if hasattr(signal, "setitimer"):
+        signal.signal(signal.SIGPROF, end)
+        signal.setitimer(signal.ITIMER_PROF, max(seconds, 1e-3))
+    if resource is None:
+        return
+    if hasattr(signal, "SIGXCPU"):
+        signal.signal(signal.SIGXCPU, end)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY or soft + 1 <= hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+
+
+def _child(conn, fn, args, cpu: float | None = None) -> None:
+    if cpu is not None:
+        _limit_cpu(cpu)
     try:
-        conn.send(("ok", fn(*args)))
+        result = ("ok", fn(*args))
     except BaseException as e:  # noqa: BLE001 - report any failure to the parent
-        conn.send(("error", f"{type(e).__name__}: {e}"))
+        result = ("error", f"{type(e).__name__}: {e}")
+    if cpu is not None and hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_PROF, 0)  # (done: the answer goes out whole)
+    try:
+        try:
+            conn.send(result)
+        except Exception as e:  # noqa: BLE001 - an unpicklable result
+            conn.send(("error", f"{type(e).__name__}: {e}"))
     finally:
         conn.close()
 
 
-def run_with_timeout(fn: Callable, args: tuple, timeout: float) -> tuple[str, Any]:
+def run_with_timeout(fn: Callable, args: tuple, timeout: float, cpu: float | None = None
+                     ) -> tuple[str, Any]:
     """Run ``fn(*args)`` in a child process; ``("timeout", None)`` after ``timeout`` s.
 
     The child is killed on timeout (and when the caller is interrupted), with every
     process it started, so nothing (SymPy's ``simplify`` included) can hang the caller
-    or outlive it.
+    or outlive it.  With ``cpu`` the child is also stopped after ``cpu`` seconds of its
+    own CPU time (``("timeout", "cpu")``), whatever else runs on the machine: then the
+    work done does not depend on the load, and ``timeout`` is only a safety net.
 
     Parameters
     ----------
@@ -179,12 +225,16 @@ def run_with_timeout(fn: Callable, args: tuple, timeout: float) -> tuple[str, An
     args : tuple
         Its positional arguments.
     timeout : float
-        Seconds to wait for the result.
+        Seconds of wall time to wait for the result.
+    cpu : float, optional
+        Seconds of CPU time the child may use (a profiling timer ends it between two
+        Python steps; ``RLIMIT_CPU`` a second later ends it even inside a long C call).
 
     Returns
     -------
     tuple
-        ``("ok", result)``, ``("error", message)`` or ``("timeout", None)``.
+        ``("ok", result)``, ``("error", message)``, ``("timeout", None)`` (wall time) or
+        ``("timeout", "cpu")`` (CPU time).
 
     Examples
     --------
@@ -196,12 +246,15 @@ def run_with_timeout(fn: Callable, args: tuple, timeout: float) -> tuple[str, An
     parent, child = _context().Pipe(duplex=False)
     proc = None
     try:
-        proc = start_child(_child, (child, fn, args))
+        proc = start_child(_child, (child, fn, args, cpu))
         child.close()
         if parent.poll(timeout):
             try:
                 return parent.recv()
             except EOFError:
+                proc.join(1.0)
+                if cpu is not None and proc.exitcode in _CPU_ENDS:
+                    return ("timeout", "cpu")
                 return ("error", "the symbolic worker stopped")
         return ("timeout", None)
     finally:

@@ -3,9 +3,9 @@
 ``simplify(claimed - true)`` per element, after dropping what holds only on a null set
 (:func:`~symgrad.symbolic.bridge.almost_everywhere`); where kinks (``Abs``, ``sign``,
 ``Max``, ...) remain, each sign pattern of their arguments is a smooth case, decided on
-its own.  The comparison runs in a child process with a time budget
+its own.  The comparison runs in a child process bounded by its own CPU time
 (:func:`symgrad._util.run_with_timeout`), so a hard simplification never hangs the
-caller.
+caller and the work done does not depend on the machine's load.
 
 Examples
 --------
@@ -31,13 +31,19 @@ from .domain import abstract_kinks, exact
 from .regions import equal_where_positive, regions, sign_regions, where_text
 from .sampling import fit
 
-__all__ = ["WALL_FACTOR", "GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact",
+__all__ = ["CPU_FACTOR", "WALL_FACTOR", "MIN_WALL", "GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact",
            "proved_different", "symbolic_job", "symbolic_pairs", "compare_symbolically"]
 
 
-#: The symbolic job is killed after this many times its budget of wall time (it stops by
-#: itself after 0.8 times the budget of CPU time, between two steps).
-WALL_FACTOR = 3
+#: The symbolic job stops by itself after 0.8 times its budget of CPU time (between two
+#: steps) and is ended after this many times the budget of its own CPU time (one SymPy
+#: step past its deadline): the same work on a busy machine as on an idle one.
+CPU_FACTOR = 2
+
+#: The wall-clock safety net: the job is killed after this many times its budget of wall
+#: time (at least :data:`MIN_WALL` s), only when the machine gives it almost no CPU.
+WALL_FACTOR = 20
+MIN_WALL = 10.0
 
 #: ``cancel`` of the exponential rewrite runs on differences of at most this many operations
 #: (a two-layer tanh net's gradient in another form: 32 operations, 0.15 s; 56: 1.5 s).
@@ -437,12 +443,18 @@ def compare_symbolically(f: Expression, claims: dict, shapes: dict, per_var: dic
     for k, (_, t) in zip(claims, sym_pairs):
         per_var[k]["true"] = _show(np.asarray(t, dtype=object).reshape(shapes[k]))
     differ = [per_var[k]["numeric"] == "differ" for k in claims]
-    # The job stops its proofs after 0.8 * timeout s of its own CPU time; it is killed
-    # after WALL_FACTOR * timeout s of wall time (one SymPy step past its deadline).
+    # The job stops its proofs after 0.8 * timeout s of its own CPU time; it is ended
+    # after CPU_FACTOR * timeout s of it (one SymPy step past its deadline), or after a
+    # wall time far longer, a safety net for a machine that gives it no CPU.
+    bound = CPU_FACTOR * timeout
     status, result = run_with_timeout(symbolic_job, (sym_pairs, differ, function, timeout),
-                                      WALL_FACTOR * timeout)
+                                      max(WALL_FACTOR * timeout, MIN_WALL), cpu=bound)
     if status == "timeout":
-        notes.append(f"symbolic simplification did not finish within {timeout:g} s")
+        notes.append(f"symbolic simplification reached its bound ({bound:g} s of CPU time)"
+                     if result == "cpu" else
+                     "symbolic simplification did not finish within "
+                     f"{max(WALL_FACTOR * timeout, MIN_WALL):g} s of wall time (a busy "
+                     f"machine; its bound is {bound:g} s of CPU time)")
         for k in claims:
             per_var[k]["symbolic"] = "timeout"
         return sym_pairs, None
@@ -457,7 +469,7 @@ def compare_symbolically(f: Expression, claims: dict, shapes: dict, per_var: dic
     # (tidied only within a budget: the 400 elements of a 20x20 took 10 s)
     shown = tidy_all({k: np.asarray(t, dtype=object) for k, (_, t) in zip(claims, sym_pairs)},
                      "auto" if budget.closed_form_ops(prog, 10 ** 9, budget.MAX_TIDIED_OPS) else
-                     "none", timeout)
+                     "none", timeout, cpu=True)
     for k in claims:
         per_var[k]["true"] = _show(shown[k].reshape(shapes[k]))
     return sym_pairs, result

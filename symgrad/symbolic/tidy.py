@@ -80,11 +80,14 @@ def _rewrite_each(exprs: list, full: bool) -> list:
     return [[sp.simplify(e)] if full else _cheap(e) for e in exprs]
 
 
-def tidy_all(arrays: dict, mode: str = "auto", timeout: float = 10.0) -> dict:
+def tidy_all(arrays: dict, mode: str = "auto", timeout: float = 10.0,
+             cpu: bool = False) -> dict:
     """:func:`tidy` every element of ``arrays`` (name -> object array or 0-d) and, by
     ``mode``, rewrite the small ones cheaply ("auto") or simplify all ("full"); "none"
-    keeps every element as it is.  Rewrites run in one child process killed after ``timeout`` seconds (``SMALL_BUDGET``
-    in "auto"), keeping a rewritten form only where it has fewer operations."""
+    keeps every element as it is.  Rewrites run in one child process killed after
+    ``timeout`` seconds (``SMALL_BUDGET`` in "auto"; with ``cpu``, seconds of its own CPU
+    time, a wall time of 20 times that the safety net: the same forms on a busy machine
+    as on an idle one), keeping a rewritten form only where it has fewer operations."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     keep = (lambda e: e) if mode == "none" else tidy
@@ -98,7 +101,8 @@ def tidy_all(arrays: dict, mode: str = "auto", timeout: float = 10.0) -> dict:
         if picks:
             budget = timeout if mode == "full" else min(timeout, SMALL_BUDGET)
             status, forms = run_with_timeout(
-                _rewrite_each, ([done[e] for e in picks], mode == "full"), budget)
+                _rewrite_each, ([done[e] for e in picks], mode == "full"),
+                max(20 * budget, 10.0) if cpu else budget, cpu=budget if cpu else None)
             if status == "ok":
                 for e, candidates in zip(picks, forms):
                     best = min(candidates, key=_ops)
