@@ -26,7 +26,7 @@ import numpy as np
 from ..api import compiled
 from ..api.core import VMAP, Tensor
 
-__all__ = ["depth", "transform", "vmap_randomness", "vmapping", "mark_sample", "mark_wrapped",
+__all__ = ["depth", "vmaps", "transform", "vmap_randomness", "vmapping", "mark_sample", "mark_wrapped",
            "RANDOM_ERROR", "WRAPPED_ERROR",
            "ITEM_ERROR",
            "CONTROL_FLOW_ERROR", "DATA_ERROR", "DYNAMIC_MASK_ERROR", "dynamic_error"]
@@ -65,6 +65,11 @@ class _State(threading.local):
 
 
 _STATE = _State()
+
+
+def vmaps() -> int:
+    """How many vmaps are running in this thread."""
+    return len(_STATE.running)
 
 
 def depth() -> int:

@@ -44,6 +44,7 @@ from ..ops import OPS
 from ..ops.dtypes import bool as _bool
 from . import levels
 from .batched import NotBatchable, pointwise
+from .pergrad import vmap_grad
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["vmap", "elementwise_op_of"]
@@ -267,6 +268,13 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
                     raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not "
                                      "return a BatchedTensor when out_dim is None")
                 return out.movedim(0, dims[0])
+            per_sample = getattr(func, "per_sample", None)
+            if per_sample is not None and per_sample[0] is func and not kwargs:
+                try:
+                    return _moved(func, out_dims, vmap_grad(
+                        per_sample, size, flat_dims, flat_args, spec, randomness, token))
+                except NotBatchable:
+                    pass
             rule = getattr(func, "vmap_rule", None)
             if rule is not None and not kwargs:
                 try:

@@ -170,6 +170,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
         grads = finish(tree_unflatten(grads, spec), keep)
         value = finish(output, keep)
         return (grads, (value, finish(aux, keep))) if has_aux else (grads, value)
+    wrapper.per_sample = (wrapper, func, argnums, has_aux, True)  # (vmap: symgrad.func.pergrad)
     return wrapper
 
 
@@ -194,6 +195,7 @@ def grad(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
     def wrapper(*args, **kwargs):
         grads, value = inner(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads
+    wrapper.per_sample = (wrapper, func, argnums, has_aux, False)
     return wrapper
 
 

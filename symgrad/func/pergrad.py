@@ -1,0 +1,353 @@
+"""``vmap(grad(f))`` without a loop over the samples: the function traced once, its program
+run once on the whole batch, one backward pass for every sample's gradient.
+
+How it runs
+-----------
+1. **Trace.**  ``grad(f)`` runs on the first sample as the loop would run it, while every
+   op that :func:`~symgrad.api.apply.apply` runs is written down (``op``, operands,
+   attributes, result).  Under ``vmap`` the program cannot depend on a sample's values
+   (``.item()``, ``bool``, data-dependent shapes are refused as PyTorch refuses them), so
+   it is the program of every sample.
+2. **Replay on the batch.**  The samples' inputs are the whole batch (batch first), each
+   differentiated input that is not batched (the parameters of per-sample gradients) is
+   expanded to one copy per sample, and the program runs once on these
+   :class:`~.batched.Batch` values: views, reductions, matrix products, convolutions,
+   pooling and the point-wise ops run once on all samples (:data:`_RULES`, and those of
+   :mod:`.tangents`), any other op sample by sample (numpy calls, stacked).  All of it is
+   recorded by autograd.
+3. **One backward.**  No sample's result depends on another sample's inputs or copies of
+   the parameters, so the gradient of the sum of the per-sample results with respect to
+   the batched inputs and the expanded parameters is, row by row, each sample's gradient.
+4. **Checked.**  The batched gradients of the first and the last sample are compared
+   with the loop's (the trace's own pass, and one more sample run as the loop runs it).
+
+Anything the replay does not model raises :class:`~.batched.NotBatchable`, and ``vmap``
+runs its loop: an in-place op on a value of the sample, an operand that depends on the
+sample but was not computed by a recorded op, an attribute that holds an array, random
+draws with ``randomness='different'``, ``has_aux``, a transform around the ``vmap`` or
+inputs that require grad (results that must stay differentiable), a check that fails.
+
+Examples
+--------
+>>> import symgrad as torch
+>>> from symgrad.func import grad, vmap
+>>> w = torch.tensor([1., 2.])
+>>> vmap(grad(lambda w, x: (w * x).sin().sum()), in_dims=(None, 0))(w, torch.eye(2))
+tensor([[0.5403, 0.0000],
+        [0.0000, -0.4161]])
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .. import ops as O
+from ..api import creation
+from ..api.dual import DUAL
+from ..api.core import _make
+from ..api.recorded import TENSOR
+from ..api.tensor import Tensor
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..engine.reverse import run_backward
+from ..ir.backends import NUMPY
+from . import levels
+from .batched import Batch, NotBatchable
+from .pytree import tree_flatten, tree_unflatten
+from .reverse import _chosen, _grads, _one, _replace, argnums_of, wrap_inputs
+from .tangents import _Forward
+
+__all__ = ["vmap_grad", "STATS"]
+
+#: How often the batched path ran and fell back (``{"batched": n, "loop": m}``).
+STATS = {"batched": 0, "loop": 0}
+
+_LEVEL = -24  # (the level the trace opens: no tensor ever has a tangent there)
+
+
+# --------------------------------------------------------------------------- rules
+def _rows(a, size: int):
+    """``a``'s data with the batch first (a plain operand expanded to the batch)."""
+    return a.data if isinstance(a, Batch) else a.expand(size, *a.shape)
+
+
+def _convolution(args):
+    """A convolution of a batch: the batch folded into the images' dimension when the
+    weight is shared, else into the channels with one group per sample."""
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
+    if transposed or not isinstance(x, Batch) or x.ndim < 3:
+        return None
+    size = x.size_
+    data = x.data
+    lone = x.ndim == w.dim() - 1 if not isinstance(w, Batch) else x.ndim == w.ndim - 1
+    if lone:  # unbatched images (C, *spatial): one image per sample
+        data = data.unsqueeze(1)
+    n = data.shape[1]
+    attrs = (stride, padding, dilation, transposed, output_padding, groups)
+    if not isinstance(w, Batch) and not isinstance(b, Batch):
+        out = TENSOR.call(O.CONVOLUTION, data.reshape(size * n, *data.shape[2:]), w, b,
+                          *attrs)
+        out = out.reshape(size, n, *out.shape[1:])
+    else:
+        w = _rows(w, size)
+        ws = w.reshape(size * w.shape[1], *w.shape[2:])
+        bs = None if b is None else _rows(b, size).reshape(-1)
+        xs = data.movedim(0, 1).reshape(n, size * data.shape[2], *data.shape[3:])
+        out = TENSOR.call(O.CONVOLUTION, xs, ws, bs, *attrs[:-1], groups * size)
+        out = out.reshape(n, size, -1, *out.shape[2:]).movedim(1, 0)
+    return Batch(out[:, 0] if lone else out)
+
+
+def _pool(op, rank: int):
+    """A pooling op of ``rank`` spatial dimensions: the batch folded into the images'."""
+    def rule(args):
+        x, *attrs = args
+        if not isinstance(x, Batch) or x.ndim not in (rank + 1, rank + 2):
+            return None
+        size, data = x.size_, x.data
+        if x.ndim == rank + 1:  # (C, *spatial) samples: the batch is the images' dimension
+            return Batch(TENSOR.call(op, data, *attrs))
+        out = TENSOR.call(op, data.reshape(size * data.shape[1], *data.shape[2:]), *attrs)
+        return Batch(out.reshape(size, data.shape[1], *out.shape[1:]))
+    return rule
+
+
+def _addmm(args):
+    """``beta * bias + alpha * (m1 @ m2)`` of each sample, the product once."""
+    bias, m1, m2, beta, alpha = args
+    size = next(a.size_ for a in (bias, m1, m2) if isinstance(a, Batch))
+    m1, m2 = _rows(m1, size), m2
+    product = m1 @ m2.data if isinstance(m2, Batch) else m1 @ m2
+    if alpha != 1:
+        product = product * alpha
+    bias = bias.data.unsqueeze(1) if isinstance(bias, Batch) and bias.ndim == 1 else (
+        bias.data if isinstance(bias, Batch) else bias)
+    return Batch(product + (bias if beta == 1 else bias * beta))
+
+
+_RULES = {
+    O.CONVOLUTION: _convolution, O.ADDMM: _addmm,
+    O.MAX_POOL2D_WITH_INDICES: _pool(O.MAX_POOL2D_WITH_INDICES, 2),
+    O.AVG_POOL2D: _pool(O.AVG_POOL2D, 2),
+}
+
+
+class _Replay(_Forward):
+    """The batched backend of the replay: :class:`~.tangents._Forward`'s rules and
+    :data:`_RULES`, on recorded tensors."""
+
+    def call(self, op, *args):
+        rule = _RULES.get(op)
+        if rule is not None and any(isinstance(a, Batch) for a in args):
+            got = rule(args)
+            if got is not None:
+                return got
+        return super().call(op, *args)
+
+
+REPLAY = _Replay(TENSOR)
+
+
+# --------------------------------------------------------------------------- trace
+class _Trace:
+    """The ops run while the trace is open, and whether something was not modelled."""
+
+    def __init__(self) -> None:
+        self.records: list = []
+        self.refused: str | None = None
+        self.drawn = False
+
+
+@contextlib.contextmanager
+def _tracing(trace: _Trace):
+    """Record every op :func:`~symgrad.api.apply.apply` runs (through the forward-mode
+    hook, with a level open that no tangent lives at), refuse in-place ops."""
+    propagate, in_place = DUAL.propagate, DUAL.in_place
+
+    def record(op, args, attrs, out):
+        trace.records.append((op, args, attrs, out))
+        return propagate(op, args, attrs, out)
+
+    def write(t, op, others, attrs):
+        trace.refused = trace.refused or f"the in-place {op.name}"
+        return in_place(t, op, others, attrs)
+
+    def drawn():
+        trace.drawn = True
+
+    DUAL.propagate, DUAL.in_place = record, write
+    DUAL.levels.append(_LEVEL)
+    creation.RANDOM_DRAW_HOOKS.append(drawn)
+    try:
+        yield trace
+    finally:
+        creation.RANDOM_DRAW_HOOKS.remove(drawn)
+        DUAL.levels.remove(_LEVEL)
+        DUAL.propagate, DUAL.in_place = propagate, in_place
+
+
+def _array_in(attrs) -> bool:
+    for a in attrs:
+        if isinstance(a, (np.ndarray, Tensor)) or (
+                isinstance(a, (tuple, list)) and _array_in(a)):
+            return True
+    return False
+
+
+def _replay(records: list, env: dict, size: int, token: int) -> None:
+    """Run the traced program on the batch: ``env`` maps the traced tensors (by id) to
+    their batched values."""
+    for op, args, attrs, out in records:
+        values, batched = [], False
+        for a in args:
+            v = env.get(id(a)) if isinstance(a, Tensor) else None
+            if v is None and isinstance(a, Tensor) and a._vmap and token in a._vmap:
+                raise NotBatchable("a value of the sample not computed by a recorded op")
+            batched = batched or v is not None
+            values.append(a if v is None else v)
+        if not batched:
+            continue  # (a constant of the program)
+        if _array_in(attrs):
+            raise NotBatchable("an attribute holding an array")
+        got = REPLAY.call(op, *values, *attrs)
+        if not isinstance(got, Batch) or tuple(got.data.shape) != (size,) + tuple(out.shape):
+            raise NotBatchable(f"{op.name}: the batched result has another shape")
+        data = got.data
+        env[id(out)] = Batch(data if data.dtype is out.dtype else data.to(out.dtype))
+
+
+# --------------------------------------------------------------------------- the rule
+def _sample(arg, d: int, b: int):
+    return arg[(slice(None),) * d + (b,)]
+
+
+def _close(batched, ref) -> bool:
+    a = np.asarray(batched.detach()._data, dtype=np.float64)
+    r = np.asarray(ref.detach()._data, dtype=np.float64)
+    scale = float(np.abs(r).max()) if r.size else 0.0
+    return a.shape == r.shape and bool(np.allclose(a, r, rtol=1e-3, atol=1e-5 * max(1.0,
+                                                                                    scale)))
+
+
+def vmap_grad(spec: tuple, size: int, flat_dims: list, flat_args: list, args_spec,
+              randomness: str, token: int):
+    """``vmap(grad(f))`` (or ``grad_and_value``) of the samples in one batched pass;
+    raises :class:`~.batched.NotBatchable` where the loop must run."""
+    wrapper, func, argnums, has_aux, with_value = spec
+    try:
+        result = _batched(wrapper, func, argnums, has_aux, with_value, size, flat_dims,
+                          flat_args, args_spec, randomness, token)
+    except NotBatchable:
+        STATS["loop"] += 1
+        raise
+    STATS["batched"] += 1
+    return result
+
+
+def _batched(wrapper, func, argnums, has_aux, with_value, size, flat_dims, flat_args,
+             args_spec, randomness, token):
+    if (has_aux or size < 2 or levels.depth() or levels.vmaps() != 1 or DUAL.levels
+            or not is_grad_enabled()):
+        raise NotBatchable("not the plain case")
+    tensors = [a for a in flat_args if isinstance(a, Tensor)]
+    if any(t.requires_grad for t in tensors) or len({id(t) for t in tensors}) != len(tensors):
+        raise NotBatchable("inputs requiring grad or given twice")
+    state = creation.default_generator.get_state() if randomness != "error" else None
+    try:
+        return _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args,
+                    args_spec, randomness, token, state)
+    except NotBatchable:
+        if state is not None:  # (the loop draws as if the trace had not run)
+            creation.default_generator.set_state(state)
+        raise
+
+
+def _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args, args_spec,
+         randomness, token, state):
+    first = [levels.mark_sample(_sample(a, d, 0), token) if d is not None else a
+             for a, d in zip(flat_args, flat_dims)]
+    args = tree_unflatten(first, args_spec)
+    where = argnums_of(argnums, len(args))
+    originals, fresh, spec = wrap_inputs(_chosen(args, where))
+    position = {id(x): i for i, x in enumerate(first)}
+    trace = _Trace()
+    try:
+        with enable_grad(), levels.transform(), _tracing(trace):
+            output = func(*_replace(args, where, tree_unflatten(fresh, spec)))
+        if not isinstance(output, Tensor) or output.dim() != 0:
+            raise NotBatchable("not a scalar")  # (the loop raises PyTorch's error)
+        with enable_grad(), levels.transform():
+            grads0 = _grads([output], fresh, [_one(output)], False)
+    except NotBatchable:
+        raise
+    except Exception as e:  # noqa: BLE001 - the loop raises it again, as it does
+        raise NotBatchable(f"the trace raised {type(e).__name__}") from None
+    if trace.refused or (trace.drawn and randomness == "different"):
+        raise NotBatchable(trace.refused or "random draws that differ per sample")
+    env: dict = {}
+    leaves = []
+    for orig, leaf in zip(originals, fresh):
+        i = position.get(id(orig))
+        if i is None:
+            raise NotBatchable("a differentiated input not among the arguments")
+        a, d = flat_args[i], flat_dims[i]
+        rows = (a.detach().unsqueeze(0).expand(size, *a.shape) if d is None
+                else a.detach().movedim(d, 0))
+        rows.requires_grad_(True)
+        leaves.append(rows)
+        env[id(leaf)] = Batch(rows)
+    chosen = {id(o) for o in originals}
+    for x, a, d in zip(first, flat_args, flat_dims):
+        if d is not None and id(x) not in chosen:
+            env[id(x)] = Batch(a.movedim(d, 0))
+    try:
+        with enable_grad():
+            _replay(trace.records, env, size, token)
+            value = env.get(id(output))
+            if value is None:  # (the result does not depend on any input)
+                raise NotBatchable("a constant result")
+            losses = value.data
+            got = run_backward([losses], [np.ones(size, losses.dtype.np)], False, NUMPY,
+                               inputs=leaves, accumulate=False)
+    except NotBatchable:
+        raise
+    except Exception as e:  # noqa: BLE001 - what the replay does not model: the loop
+        raise NotBatchable(f"the replay raised {type(e).__name__}") from None
+    grads, seen = [], set()
+    for g, rows in zip(got, leaves):  # (arrays the pass made: no copy, unless one is shared)
+        if g is None:
+            grads.append(rows.new_zeros(rows.shape))
+            continue
+        g = np.asarray(g)
+        root = g
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        g = np.array(g, rows.dtype.np) if id(root) in seen or not g.flags.writeable else \
+            np.asarray(g, rows.dtype.np)
+        seen.add(id(root))
+        grads.append(_make(g.reshape(tuple(rows.shape)), rows.dtype))
+    if state is not None:  # ('same': the last sample draws what the first drew)
+        creation.default_generator.set_state(state)
+    _check(wrapper, grads, losses, grads0, output, size, flat_args, flat_dims, args_spec,
+           token, with_value)
+    tree = tree_unflatten(grads, spec)
+    return (tree, losses.detach()) if with_value else tree
+
+
+def _check(wrapper, grads, losses, grads0, output, size, flat_args, flat_dims, args_spec,
+           token, with_value) -> None:
+    """The first and the last sample's batched results against the loop's."""
+    last = tree_unflatten([levels.mark_sample(_sample(a, d, size - 1), token)
+                           if d is not None else a for a, d in zip(flat_args, flat_dims)],
+                          args_spec)
+    ref = wrapper(*last)
+    ref_grads, ref_value = ref if with_value else (ref, None)
+    from_loop = tree_flatten(ref_grads)[0]
+    ok = all(_close(g[0], g0) for g, g0 in zip(grads, grads0)) and all(
+        _close(g[size - 1], r) for g, r in zip(grads, from_loop)) and _close(
+        losses[0], output)
+    if ref_value is not None:
+        ok = ok and _close(losses[size - 1], ref_value)
+    if not ok:
+        raise NotBatchable("the batched gradients differ from the loop's")
+
