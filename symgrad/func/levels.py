@@ -26,7 +26,8 @@ import numpy as np
 from ..api import compiled
 from ..api.core import VMAP, Tensor
 
-__all__ = ["depth", "vmaps", "transform", "vmap_randomness", "vmapping", "mark_sample", "mark_wrapped",
+__all__ = ["depth", "vmaps", "transform", "vmap_randomness", "vmapping", "mark_sample",
+           "mark_wrapped",
            "RANDOM_ERROR", "WRAPPED_ERROR",
            "ITEM_ERROR",
            "CONTROL_FLOW_ERROR", "DATA_ERROR", "DYNAMIC_MASK_ERROR", "dynamic_error"]

@@ -6,10 +6,13 @@ How it runs
   in-place change inside the function reaches the input as in PyTorch), the function runs
   once per sample, and each output is stacked at its ``out_dims``.  This is exact for every
   op, nested transforms (``vmap(grad(f))``, ``vmap(vmap(f))``, ``vmap(jacrev(f))``) and
-  autograd through the result (``stack`` is differentiable).  The samples are marked, and so is every result
-  computed from them while the function runs: as PyTorch's BatchedTensor, a marked tensor
-  refuses ``.item()``, ``bool``, ``int``, ``float``, ``.tolist()`` and ``.numpy()`` in the
-  user's code (:mod:`symgrad.func.levels`).
+  autograd through the result (``stack`` is differentiable).  The samples are marked, and
+  so is every result computed from them while the function runs: as PyTorch's
+  BatchedTensor, a marked tensor refuses ``.item()``, ``bool``, ``int``, ``float``,
+  ``.tolist()`` and ``.numpy()`` in the user's code (:mod:`symgrad.func.levels`).
+* **No loop for per-sample gradients**: ``vmap(grad(f))`` (and ``grad_and_value``) traces
+  ``f`` once and runs its program on the whole batch, one backward pass for every
+  sample's gradient (:mod:`symgrad.func.pergrad`; the loop where it cannot).
 * **No loop** when the function *is* one element-wise op of the table (``torch.sin``,
   ``torch.add``, ``Tensor.mul``, ``torch.where``, ...) on tensors of one dtype: the batch
   dimensions are moved to the front and padded so that broadcasting lines the samples up,
