@@ -217,6 +217,15 @@ def _from_data(data, dt: _dtype | None = None) -> Tensor:
     return _make(_values_array(values, dt).reshape(sizes), dt)
 
 
+def _warn_copy_construct(call: str) -> None:
+    """PyTorch's warning for ``call(sourceTensor)`` (``torch.tensor``), at the caller's
+    caller."""
+    warnings.warn(
+        "To copy construct from a tensor, it is recommended to use sourceTensor.detach()"
+        ".clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+        f"{call}(sourceTensor).", UserWarning, stacklevel=3)
+
+
 def tensor(data, dtype: _dtype | None = None, device=None, requires_grad: bool = False,
            name: str | None = None) -> Tensor:
     """A new leaf tensor holding a copy of ``data``; the dtype is inferred as PyTorch does.
@@ -233,10 +242,7 @@ def tensor(data, dtype: _dtype | None = None, device=None, requires_grad: bool =
     """
     resolve(device)
     if isinstance(data, Tensor):
-        warnings.warn(
-            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()"
-            ".clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
-            "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        _warn_copy_construct("torch.tensor")
     dt = _dt.as_dtype(dtype, "tensor")
     t = _from_data(data, dt)
     dt = t._dtype
@@ -315,10 +321,7 @@ class _Construction:
         """A new leaf holding ``data``, of this tensor's dtype unless ``dtype`` is given."""
         resolve(device)
         if isinstance(data, Tensor):
-            warnings.warn(
-                "To copy construct from a tensor, it is recommended to use sourceTensor."
-                "detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
-                "rather than tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+            _warn_copy_construct("tensor.new_tensor")
         t = _from_data(data, _dt.as_dtype(dtype, "new_tensor") or self._dtype)
         return t.requires_grad_(requires_grad) if requires_grad else t
 

@@ -295,6 +295,17 @@ def _fill_value(value, dt):
 
 
 # --------------------------------------------------------------------------- constant fills
+def _constant(fname: str, fill, size: tuple, dtype, device, requires_grad: bool,
+              kwargs: dict) -> Tensor:
+    """``fname(*size, ...)`` (``ones``): ``fill`` (``np.ones``) of the shape, PyTorch's
+    checks of the arguments first."""
+    resolve(device)
+    shape = _size(fname, size, kwargs)
+    _unexpected(fname, kwargs)
+    dt = _float_dtype(dtype, fname)
+    return _finish(fill(shape, dt.np), dt, requires_grad)
+
+
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """A tensor of ones (default dtype float32).
 
@@ -305,11 +316,7 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) 
     tensor([[1., 1.],
             [1., 1.]], requires_grad=True)
     """
-    resolve(device)
-    shape = _size("ones", size, kwargs)
-    _unexpected("ones", kwargs)
-    dt = _float_dtype(dtype, "ones")
-    return _finish(np.ones(shape, dt.np), dt, requires_grad)
+    return _constant("ones", np.ones, size, dtype, device, requires_grad, kwargs)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
@@ -321,20 +328,12 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs)
     >>> torch.zeros(2, dtype=torch.int64)
     tensor([0, 0])
     """
-    resolve(device)
-    shape = _size("zeros", size, kwargs)
-    _unexpected("zeros", kwargs)
-    dt = _float_dtype(dtype, "zeros")
-    return _finish(np.zeros(shape, dt.np), dt, requires_grad)
+    return _constant("zeros", np.zeros, size, dtype, device, requires_grad, kwargs)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """An uninitialised tensor in PyTorch; symgrad fills it with zeros."""
-    resolve(device)
-    shape = _size("empty", size, kwargs)
-    _unexpected("empty", kwargs)
-    dt = _float_dtype(dtype, "empty")
-    return _finish(np.zeros(shape, dt.np), dt, requires_grad)
+    return _constant("empty", np.zeros, size, dtype, device, requires_grad, kwargs)
 
 
 def full(size=_MISSING, fill_value=_MISSING, dtype=None, device=None,

@@ -56,6 +56,16 @@ def _pieces(x, op, attrs: tuple, dim: int, bounds: list, select: bool = False) -
     return outs
 
 
+def _required(args: tuple, kwargs: dict, method: str, key: str) -> tuple:
+    """The positional ``args`` of ``method``, or its keyword argument ``key`` as the one
+    positional argument; PyTorch's error where neither is given."""
+    if key in kwargs:
+        args = (kwargs.pop(key),)
+    if not args:
+        raise TypeError(f'{method}() missing 1 required positional arguments: "{key}"')
+    return args
+
+
 def _int64(values) -> "Tensor":
     return _tensor(values.tolist(), dtype=_dt.int64)
 
@@ -116,10 +126,7 @@ class _Views:
         return apply(O.TRANSPOSE, (self,), (dim0, dim1))
 
     def permute(self, *dims, **kwargs):
-        if "dims" in kwargs:  # permute(dims=(1, 0))
-            dims = (kwargs.pop("dims"),)
-        if not dims:
-            raise TypeError('permute() missing 1 required positional arguments: "dims"')
+        dims = _required(dims, kwargs, "permute", "dims")  # (or permute(dims=(1, 0)))
         dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
         if len(dims) != self.ndim:
             raise RuntimeError(
@@ -160,10 +167,7 @@ class _Views:
         return apply(O.VIEW, (self,), (shape,))
 
     def reshape(self, *shape, **kwargs):
-        if "shape" in kwargs:  # reshape(shape=(3, 2))
-            shape = (kwargs.pop("shape"),)
-        if not shape:
-            raise TypeError('reshape() missing 1 required positional arguments: "shape"')
+        shape = _required(shape, kwargs, "reshape", "shape")  # (or reshape(shape=(3, 2)))
         shape = _infer_shape(_shape_args(shape), self.numel())
         # As PyTorch: a view of a contiguous tensor, an aliasing reshape where the strides
         # allow one, else a contiguous copy.
@@ -208,10 +212,7 @@ class _Views:
         return apply(O.UNSQUEEZE, (self,), (dim,))
 
     def expand(self, *sizes, **kwargs):
-        if "size" in kwargs:  # expand(size=(2, 3))
-            sizes = (kwargs.pop("size"),)
-        if not sizes:
-            raise TypeError('expand() missing 1 required positional arguments: "size"')
+        sizes = _required(sizes, kwargs, "expand", "size")  # (or expand(size=(2, 3)))
         sizes = _shape_args(sizes)
         lead = len(sizes) - self.ndim
         if lead < 0:

@@ -16,7 +16,7 @@ True
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -235,18 +235,40 @@ def backward_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme:
     >>> "SinBackward0" in src, src.count("->")  # x -> AccumulateGrad -> Sin -> output
     (True, 3)
     """
-    model = GraphModel.of(roots, names)
-    adopt_torch_ops(model)
-    collapse(model, max_nodes)
-    higher = len(model.roots) > 1
+    model = drawing_model(roots, names, max_nodes)
 
-    def build(direction: str) -> str:
-        dot = DotWriter(theme_named(theme), direction, title, fontsize)
+    def emit(dot: DotWriter):
         outs = emit_backward(model, dot, show_values=show_values, show_grads=show_grads,
                              edge_grads=edge_grads, show_local=show_local,
                              show_saved=show_saved, show_attrs=show_attrs,
-                             show_constants=show_constants, state=state, higher=higher)
+                             show_constants=show_constants, state=state,
+                             higher=len(model.roots) > 1)
+        return outs[-1] if outs else None
+    return laid_out_source(model, emit, "backward", theme=theme, rankdir=rankdir,
+                           title=title, fontsize=fontsize, legend=legend,
+                           order_names=order_names)
+
+
+def drawing_model(roots: Any, names: Mapping[str, Any] | None,
+                  max_nodes: int | None) -> GraphModel:
+    """The model of ``roots`` as the drawings show it: PyTorch's ops adopted, a graph of
+    more than ``max_nodes`` nodes collapsed."""
+    model = GraphModel.of(roots, names)
+    adopt_torch_ops(model)
+    collapse(model, max_nodes)
+    return model
+
+
+def laid_out_source(model: GraphModel, emit: Callable, graph: str, *, theme: str,
+                    rankdir: str, title: str | None, fontsize: int, legend: bool,
+                    order_names: list[str] | None) -> str:
+    """DOT source of the graph ``graph`` in the direction ``rankdir`` (``auto``: the one
+    that fits a slide best): ``emit(dot)`` draws ``model`` and returns the key of the output
+    the legend stands by."""
+    def build(direction: str) -> str:
+        dot = DotWriter(theme_named(theme), direction, title, fontsize)
+        anchor = emit(dot)
         if legend:
-            dot.legend(outs[-1] if outs else None, order_labels(model, order_names))
-        return dot.source("backward")
+            dot.legend(anchor, order_labels(model, order_names))
+        return dot.source(graph)
     return laid_out(build, rankdir)

@@ -12,15 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .backward import emit_backward
-from .collapse import collapse
-from .direction import laid_out
+from .backward import drawing_model, emit_backward, laid_out_source
 from .dotwriter import DotWriter
-from .inputs import adopt_torch_ops
 from .forward import emit_forward
-from .model import GraphModel
-from .rows import order_labels
-from .themes import theme_named
 
 __all__ = ["both_graph"]
 
@@ -36,13 +30,10 @@ def both_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str
     Parameters are those of :func:`symgrad.draw`; the forward side shows values, the
     backward side the leaves' ``.grad``.
     """
-    model = GraphModel.of(roots, names)
-    adopt_torch_ops(model)
-    collapse(model, max_nodes)
+    model = drawing_model(roots, names, max_nodes)
     higher = len(model.roots) > 1
 
-    def build(direction: str) -> str:
-        dot = DotWriter(theme_named(theme), direction, title, fontsize)
+    def emit(dot: DotWriter):
         dot.cluster("forward", "Forward pass")
         keys = emit_forward(model, dot, show_values=show_values, show_grads=False,
                             indent="    ", higher=higher)
@@ -61,7 +52,7 @@ def both_graph(roots: Any, *, names: Mapping[str, Any] | None = None, theme: str
             if item.kind != "accumulate":  # a leaf's grad_fn is None: no link to draw
                 dot.edge(target, keys[item.key], kind="link", indent="  ",
                          extra="arrowhead=none")
-        if legend:
-            dot.legend(outs[-1] if outs else None, order_labels(model, order_names))
-        return dot.source("forward_backward")
-    return laid_out(build, rankdir)
+        return outs[-1] if outs else None
+    return laid_out_source(model, emit, "forward_backward", theme=theme, rankdir=rankdir,
+                           title=title, fontsize=fontsize, legend=legend,
+                           order_names=order_names)

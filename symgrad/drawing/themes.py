@@ -8,27 +8,32 @@ Examples
 """
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
+
 __all__ = ["Theme", "THEMES", "KIND_TEXT", "theme_named"]
 
 
+@dataclass(eq=False)
 class Theme:
-    """Colours and fonts of one drawing style, keyed by node kind."""
+    """Colours and fonts of one drawing style, keyed by node kind.
 
-    def __init__(self, name: str, *, bg: str, fg: str, edge: str, grad: str, muted: str,
-                 kinds: dict[str, tuple[str, str, str]], orders: tuple[str, ...],
-                 highlight: str, font: str = "Helvetica,Arial,sans-serif",
-                 tangent: str = "#1f5fbf") -> None:
-        self.name = name
-        self.bg = bg
-        self.fg = fg
-        self.edge = edge
-        self.grad = grad
-        self.muted = muted
-        self.kinds = kinds  # kind -> (fill, border, style)
-        self.orders = orders  # border colour per derivative order
-        self.highlight = highlight
-        self.font = font
-        self.tangent = tangent  # forward mode's tangents (ẋ), beside the gradients' colour
+    ``kinds`` maps a node kind to its (fill, border, style); ``orders`` is the border colour
+    per derivative order; ``tangent`` the colour of forward mode's tangents (ẋ), beside the
+    gradients' ``grad``.
+    """
+
+    name: str
+    _: KW_ONLY
+    bg: str
+    fg: str
+    edge: str
+    grad: str
+    muted: str
+    kinds: dict[str, tuple[str, str, str]]
+    orders: tuple[str, ...]
+    highlight: str
+    font: str = "Helvetica,Arial,sans-serif"
+    tangent: str = "#1f5fbf"
 
 
 KIND_TEXT = {
@@ -43,65 +48,51 @@ KIND_TEXT = {
     "collapsed": "many nodes drawn as one (large graph)",
 }
 
-THEMES: dict[str, Theme] = {
-    "light": Theme(
-        "light", bg="white", fg="#1a1a1a", edge="#4d4d4d", grad="#b03a2e", muted="#8c8c8c",
-        highlight="#d62728",
-        kinds={"output": ("#d9ead3", "#38761d", "filled,rounded"),
-               "leaf": ("#cfe2f3", "#1f5f99", "filled,rounded"),
-               "tensor": ("#ffffff", "#4d4d4d", "filled,rounded"),
-               "const": ("#f7f7f7", "#8c8c8c", "filled,dashed"),
-               "fwd_op": ("#fff2cc", "#9c7a00", "filled"),
-               "op": ("#eeeeee", "#4d4d4d", "filled,rounded"),
-               "accumulate": ("#d9d9d9", "#4d4d4d", "filled"),
-               "saved": ("#fce5cd", "#c55a11", "filled,rounded"),
-               "collapsed": ("#eeeeee", "#4d4d4d", "filled,rounded,dashed")},
-        orders=("#4d4d4d", "#7b3294", "#008837", "#e66101")),
-    "dark": Theme(
-        "dark", bg="#1e1e1e", fg="#eeeeee", edge="#bdbdbd", grad="#ff8a80", muted="#9e9e9e",
-        tangent="#82b1ff",
-        highlight="#ffd54f",
-        kinds={"output": ("#274e13", "#b6d7a8", "filled,rounded"),
-               "leaf": ("#1c4587", "#9fc5e8", "filled,rounded"),
-               "tensor": ("#2b2b2b", "#bdbdbd", "filled,rounded"),
-               "const": ("#1e1e1e", "#9e9e9e", "filled,dashed"),
-               "fwd_op": ("#5c4a00", "#ffe599", "filled"),
-               "op": ("#383838", "#bdbdbd", "filled,rounded"),
-               "accumulate": ("#4a4a4a", "#bdbdbd", "filled"),
-               "saved": ("#783f04", "#f9cb9c", "filled,rounded"),
-               "collapsed": ("#383838", "#bdbdbd", "filled,rounded,dashed")},
-        orders=("#bdbdbd", "#c39bd3", "#7dcea0", "#f5b041")),
-    # Greyscale: kinds differ by shade *and* border style, so photocopies stay readable.
-    "print": Theme(
-        "print", bg="white", fg="black", edge="black", grad="black", muted="#595959",
-        tangent="black",
-        highlight="black",
-        kinds={"output": ("#bfbfbf", "black", "filled,rounded,bold"),
-               "leaf": ("#e0e0e0", "black", "filled,rounded,bold"),
-               "tensor": ("white", "black", "filled,rounded"),
-               "const": ("white", "#595959", "filled,dashed"),
-               "fwd_op": ("#f0f0f0", "black", "filled"),
-               "op": ("white", "black", "filled,rounded,bold"),
-               "accumulate": ("#d9d9d9", "black", "filled"),
-               "saved": ("white", "black", "filled,rounded,dotted"),
-               "collapsed": ("white", "black", "filled,rounded,dashed")},
-        orders=("black", "#404040", "#707070", "#a0a0a0")),
-    # Okabe-Ito palette: distinguishable under the common colour-vision deficiencies.
-    "colorblind": Theme(
-        "colorblind", bg="white", fg="#000000", edge="#333333", grad="#d55e00",
-        tangent="#0072b2",
-        muted="#7f7f7f", highlight="#d55e00",
-        kinds={"output": ("#fbe6bf", "#e69f00", "filled,rounded"),
-               "leaf": ("#cce3f3", "#0072b2", "filled,rounded"),
-               "tensor": ("#ffffff", "#333333", "filled,rounded"),
-               "const": ("#f7f7f7", "#7f7f7f", "filled,dashed"),
-               "fwd_op": ("#f8f4c6", "#8a7f00", "filled"),
-               "op": ("#eeeeee", "#333333", "filled,rounded"),
-               "accumulate": ("#d9d9d9", "#333333", "filled"),
-               "saved": ("#f2d9e7", "#cc79a7", "filled,rounded"),
-               "collapsed": ("#eeeeee", "#333333", "filled,rounded,dashed")},
-        orders=("#333333", "#d55e00", "#009e73", "#cc79a7")),
+# The four themes, one column each: light, dark, print (greyscale: kinds differ by shade
+# *and* border style, so photocopies stay readable), colorblind (the Okabe-Ito palette,
+# distinguishable under the common colour-vision deficiencies).
+_NAMES = ("light", "dark", "print", "colorblind")
+# Each kind's "fill border" per theme; "many nodes drawn as one" takes the op's colours.
+_KIND_COLOURS = {
+    "output": ("#d9ead3 #38761d", "#274e13 #b6d7a8", "#bfbfbf black", "#fbe6bf #e69f00"),
+    "leaf": ("#cfe2f3 #1f5f99", "#1c4587 #9fc5e8", "#e0e0e0 black", "#cce3f3 #0072b2"),
+    "tensor": ("#ffffff #4d4d4d", "#2b2b2b #bdbdbd", "white black", "#ffffff #333333"),
+    "const": ("#f7f7f7 #8c8c8c", "#1e1e1e #9e9e9e", "white #595959", "#f7f7f7 #7f7f7f"),
+    "fwd_op": ("#fff2cc #9c7a00", "#5c4a00 #ffe599", "#f0f0f0 black", "#f8f4c6 #8a7f00"),
+    "op": ("#eeeeee #4d4d4d", "#383838 #bdbdbd", "white black", "#eeeeee #333333"),
+    "accumulate": ("#d9d9d9 #4d4d4d", "#4a4a4a #bdbdbd", "#d9d9d9 black", "#d9d9d9 #333333"),
+    "saved": ("#fce5cd #c55a11", "#783f04 #f9cb9c", "white black", "#f2d9e7 #cc79a7"),
 }
+# Each kind's box style; the print theme's bold and dotted borders stand for colours.
+_STYLES = {"output": "filled,rounded", "leaf": "filled,rounded", "tensor": "filled,rounded",
+           "const": "filled,dashed", "fwd_op": "filled", "op": "filled,rounded",
+           "accumulate": "filled", "saved": "filled,rounded",
+           "collapsed": "filled,rounded,dashed"}
+_PRINT_STYLES = dict(_STYLES, output="filled,rounded,bold", leaf="filled,rounded,bold",
+                     op="filled,rounded,bold", saved="filled,rounded,dotted")
+# Per theme: background, text, edges, gradients, muted text, highlight, tangents.
+_COLOURS = ("bg", "fg", "edge", "grad", "muted", "highlight", "tangent")
+_SCREEN = (("white", "#1a1a1a", "#4d4d4d", "#b03a2e", "#8c8c8c", "#d62728", "#1f5fbf"),
+           ("#1e1e1e", "#eeeeee", "#bdbdbd", "#ff8a80", "#9e9e9e", "#ffd54f", "#82b1ff"),
+           ("white", "black", "black", "black", "#595959", "black", "black"),
+           ("white", "#000000", "#333333", "#d55e00", "#7f7f7f", "#d55e00", "#0072b2"))
+# Per theme: the border colour of each derivative order.
+_ORDERS = (("#4d4d4d", "#7b3294", "#008837", "#e66101"),
+           ("#bdbdbd", "#c39bd3", "#7dcea0", "#f5b041"),
+           ("black", "#404040", "#707070", "#a0a0a0"),
+           ("#333333", "#d55e00", "#009e73", "#cc79a7"))
+
+
+def _theme(k: int) -> Theme:
+    """The ``k``-th theme of the tables above."""
+    styles = _PRINT_STYLES if _NAMES[k] == "print" else _STYLES
+    colours = dict(_KIND_COLOURS, collapsed=_KIND_COLOURS["op"])
+    kinds = {kind: (*pairs[k].split(), styles[kind]) for kind, pairs in colours.items()}
+    return Theme(_NAMES[k], **dict(zip(_COLOURS, _SCREEN[k])), kinds=kinds,
+                 orders=_ORDERS[k])
+
+
+THEMES: dict[str, Theme] = {name: _theme(k) for k, name in enumerate(_NAMES)}
 THEMES["colourblind"] = THEMES["colour-blind"] = THEMES["color-blind"] = THEMES["colorblind"]
 THEMES["greyscale"] = THEMES["grayscale"] = THEMES["print"]
 

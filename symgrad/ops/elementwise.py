@@ -1,6 +1,8 @@
 """Elementwise functions: abs, exp, log, trigonometric, activations, clamp, where, maximum."""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .kernels import _FLOAT_SCALARS, _sym_map, sym_relation, sym_where
@@ -234,28 +236,24 @@ WHERE = Op("where", inputs=("condition", "self", "other"), broadcasts=True,
            method="where", function="where")
 
 
-MAXIMUM = Op("maximum", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
-             forward=np.maximum, saves=("self", "other"),
-             sym=lambda a, b: _sym_map("Max", a, b),
-             grads=(lambda m, grad, self, other:
-                    _selected(m, grad, self, other, m.call(LT, self, other)),
-                    lambda m, grad, self, other:
-                    _selected(m, grad, self, other, m.call(GT, self, other))),
-             local=("[{self} ≥ {other}]", "[{other} ≥ {self}]"),
-             commutative=True,
-             method="maximum", function="maximum")
+def _pairwise(name: str, forward: Callable, sym: str, keep: str) -> Op:
+    """``maximum``/``minimum`` (``forward``: ``np.maximum``): each input's gradient where it
+    is the one kept (``keep``, ``"≥"``; ties: half to each)."""
+    lose_self, lose_other = (LT, GT) if keep == "≥" else (GT, LT)
+    return Op(name, inputs=("self", "other"), broadcasts=True, dtype=R.promote,
+              forward=forward, saves=("self", "other"),
+              sym=lambda a, b: _sym_map(sym, a, b),
+              grads=(lambda m, grad, self, other:
+                     _selected(m, grad, self, other, m.call(lose_self, self, other)),
+                     lambda m, grad, self, other:
+                     _selected(m, grad, self, other, m.call(lose_other, self, other))),
+              local=(f"[{{self}} {keep} {{other}}]", f"[{{other}} {keep} {{self}}]"),
+              commutative=True,
+              method=name, function=name)
 
 
-MINIMUM = Op("minimum", inputs=("self", "other"), broadcasts=True, dtype=R.promote,
-             forward=np.minimum, saves=("self", "other"),
-             sym=lambda a, b: _sym_map("Min", a, b),
-             grads=(lambda m, grad, self, other:
-                    _selected(m, grad, self, other, m.call(GT, self, other)),
-                    lambda m, grad, self, other:
-                    _selected(m, grad, self, other, m.call(LT, self, other))),
-             local=("[{self} ≤ {other}]", "[{other} ≤ {self}]"),
-             commutative=True,
-             method="minimum", function="minimum")
+MAXIMUM = _pairwise("maximum", np.maximum, "Max", "≥")
+MINIMUM = _pairwise("minimum", np.minimum, "Min", "≤")
 
 
 # How the rules' calls of these read as text (symgrad.ops.formula).

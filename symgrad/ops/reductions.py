@@ -246,44 +246,32 @@ SUM_DTYPE, SUM_DIM_DTYPE, MEAN_DTYPE, MEAN_DIM_DTYPE = map(_in_dtype, (SUM, SUM_
                                                                          MEAN_DIM))
 
 
-MAX = Op("max", 1, forward=lambda a: np.max(a), saves=("self", "result"),
-         sym=lambda a: _sym_reduce("Max", a, None, False),
-         grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
-         local=("[{self} = max]",),
-         method="max", function="max")
+def _extremes(name: str, whole: Callable, sym: str) -> tuple:
+    """``max``/``min`` of all elements (``MaxBackward1``: the gradient shared evenly among
+    ties) and along one dim (``MaxBackward0``: to the index it returns), by ``whole``
+    (``np.max``)."""
+    of_all = Op(name, 1, forward=lambda a: whole(a), saves=("self", "result"),
+                sym=lambda a: _sym_reduce(sym, a, None, False),
+                grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
+                local=(f"[{{self}} = {name}]",),
+                method=name, function=name)
+    along = Op(name, 0, attrs=("dim", "keepdim"), key=f"{name}_dim",
+               # one dim (an int), never None or several
+               forward=lambda a, dim, keepdim:
+               whole(a, axis=operator.index(dim), keepdims=keepdim),
+               sym=lambda a, dim, keepdim: _sym_reduce(sym, a, dim, keepdim),
+               saves=("dim", "indices", "keepdim", "self_sym_sizes"),
+               derive={"indices": _extreme_indices(sym)},
+               grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
+                      m.value_selecting_backward(grad, dim, indices, self_sym_sizes,
+                                                 keepdim),),
+               local=(f"[{{self}} = {name}]",),
+               symbol=f"{name} dim={{dim}}")
+    return of_all, along
 
 
-MIN = Op("min", 1, forward=lambda a: np.min(a), saves=("self", "result"),
-         sym=lambda a: _sym_reduce("Min", a, None, False),
-         grads=(lambda m, grad, self, result: _evenly(m, grad, self, result),),
-         local=("[{self} = min]",),
-         method="min", function="min")
-
-
-MAX_DIM = Op("max", 0, attrs=("dim", "keepdim"), key="max_dim",
-             # one dim (an int), never None or several
-             forward=lambda a, dim, keepdim:
-             np.max(a, axis=operator.index(dim), keepdims=keepdim),
-             sym=lambda a, dim, keepdim: _sym_reduce("Max", a, dim, keepdim),
-             saves=("dim", "indices", "keepdim", "self_sym_sizes"),
-             derive={"indices": _extreme_indices("Max")},
-             grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
-                    m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
-             local=("[{self} = max]",),
-             symbol="max dim={dim}")
-
-
-MIN_DIM = Op("min", 0, attrs=("dim", "keepdim"), key="min_dim",
-             # one dim (an int), never None or several
-             forward=lambda a, dim, keepdim:
-             np.min(a, axis=operator.index(dim), keepdims=keepdim),
-             sym=lambda a, dim, keepdim: _sym_reduce("Min", a, dim, keepdim),
-             saves=("dim", "indices", "keepdim", "self_sym_sizes"),
-             derive={"indices": _extreme_indices("Min")},
-             grads=(lambda m, grad, dim, indices, keepdim, self_sym_sizes:
-                    m.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim),),
-             local=("[{self} = min]",),
-             symbol="min dim={dim}")
+MAX, MAX_DIM = _extremes("max", np.max, "Max")
+MIN, MIN_DIM = _extremes("min", np.min, "Min")
 
 
 NORM = Op("linalg_vector_norm", attrs=("ord", "dim", "keepdim"), dtype=R.floating,

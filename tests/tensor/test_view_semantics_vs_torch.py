@@ -254,3 +254,12 @@ ALLOWED = [
 @pytest.mark.parametrize("k", range(len(ALLOWED)))
 def test_allowed_writes_as_torch(k):
     same_outcome(ALLOWED[k], expect_error=False)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.ones(2, 3).reshape(), lambda L: L.ones(2, 3).expand(),
+    lambda L: L.ones(2, 3).permute(), lambda L: L.ones(2, 3).reshape(shape=(3, 2)).sum(1),
+    lambda L: L.ones(1, 3).expand(size=(2, 3)).sum(0), lambda L: L.ones(2, 3).permute(dims=(1, 0))
+])
+def test_view_arguments_as_torch(call):
+    same_outcome(call, expect_error=False)

@@ -63,6 +63,19 @@ def _randint_words(n: int, count: int, generator) -> list:
     return (random_words(count, generator) % n).tolist()
 
 
+def _check_positive(name: str, value) -> None:
+    """PyTorch's error unless ``value`` (the argument ``name``) is a positive int."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"{name} should be a positive integer value, but got "
+                         f"{name}={value}")
+
+
+def _check_bool(name: str, value, error: type = ValueError) -> None:
+    """PyTorch's error (``error``) unless ``value`` (the argument ``name``) is a bool."""
+    if not isinstance(value, bool):
+        raise error(f"{name} should be a boolean value, but got {name}={value}")
+
+
 class RandomSampler(Sampler):
     """A random permutation of the indices (``replacement=False``) or ``num_samples``
     independent draws (``replacement=True``).  Without a generator, each iteration seeds
@@ -72,9 +85,7 @@ class RandomSampler(Sampler):
                  generator=None) -> None:
         self.data_source, self.replacement = data_source, replacement
         self._num_samples, self.generator = num_samples, generator
-        if not isinstance(self.replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got "
-                            f"replacement={self.replacement}")
+        _check_bool("replacement", self.replacement, TypeError)
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got "
                              f"num_samples={self.num_samples}")
@@ -125,13 +136,8 @@ class WeightedRandomSampler(Sampler):
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
                  generator=None) -> None:
-        if (not isinstance(num_samples, int) or isinstance(num_samples, bool)
-                or num_samples <= 0):
-            raise ValueError(f"num_samples should be a positive integer value, but got "
-                             f"num_samples={num_samples}")
-        if not isinstance(replacement, bool):
-            raise ValueError(f"replacement should be a boolean value, but got "
-                             f"replacement={replacement}")
+        _check_positive("num_samples", num_samples)
+        _check_bool("replacement", replacement)
         weights = as_tensor(weights, dtype=_dt.float64)
         if len(weights.shape) != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape "
@@ -153,13 +159,8 @@ class BatchSampler(Sampler):
     when ``drop_last``."""
 
     def __init__(self, sampler, batch_size: int, drop_last: bool) -> None:
-        if (not isinstance(batch_size, int) or isinstance(batch_size, bool)
-                or batch_size <= 0):
-            raise ValueError(f"batch_size should be a positive integer value, but got "
-                             f"batch_size={batch_size}")
-        if not isinstance(drop_last, bool):
-            raise ValueError(f"drop_last should be a boolean value, but got "
-                             f"drop_last={drop_last}")
+        _check_positive("batch_size", batch_size)
+        _check_bool("drop_last", drop_last)
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
