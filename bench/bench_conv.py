@@ -15,6 +15,7 @@ machine OpenBLAS's many threads spin against each other and time the load, not t
 from __future__ import annotations
 
 import argparse
+import ast
 import gc
 import os
 import sys
@@ -41,25 +42,16 @@ import symgrad  # noqa: E402
 
 
 def lenet(lib):
-    nn, F = lib.nn, lib.nn.functional
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 6, 5)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1 = nn.Linear(16 * 5 * 5, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), (2, 2))
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-            x = lib.flatten(x, 1)
-            x = F.relu(self.fc1(x))
-            x = F.relu(self.fc2(x))
-            return self.fc3(x)
-    return Net()
+    """The LeNet of examples/models/lenet.py (the blitz's network, written once there)
+    with ``torch`` bound to ``lib``."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
+                        "models", "lenet.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    net = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Net")
+    namespace = {"torch": lib, "nn": lib.nn, "F": lib.nn.functional}
+    exec(compile(ast.Module([net], type_ignores=[]), path, "exec"), namespace)  # noqa: S102
+    return namespace["Net"]()
 
 
 def same_weights(src, dst, lib) -> None:
