@@ -473,23 +473,8 @@ def _transposed_matrix(f: Expression, claim, name: str, evidence: list, shapes: 
     """The square matrix variable (other than ``name``) that the claim has transposed:
     the claim with it replaced by its transpose is the truth at every point, or None
     (``A @ y`` for the gradient ``A.T @ y`` of ``dot(y, A @ x)``)."""
-    for m, shape in shapes.items():
-        if m == name or len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2:
-            continue
-        good = 0
-        for _, true, _, point in evidence[:3]:
-            p = dict(point)
-            p[m] = np.asarray(point[m]).T
-            try:
-                got = np.asarray(claim.value(p), dtype=np.float64)
-            except Exception:  # noqa: BLE001 - then this is not the explanation
-                break
-            if got.shape != true.shape or not np.all(close(got, true, rtol, atol)):
-                break
-            good += 1
-        if good and good == min(3, len(evidence)):
-            return m
-    return None
+    return _matrix_that_fixes(lambda a: a.T, f, claim, name, evidence, shapes, rtol, atol,
+                              skip=name)
 
 
 def _symmetric_only(f: Expression, claim, name: str, evidence: list, shapes: dict,
@@ -498,15 +483,27 @@ def _symmetric_only(f: Expression, claim, name: str, evidence: list, shapes: dic
 
     The classic slip: d(x.T @ A @ x)/dx written as 2 * A @ x, true for symmetric A.
     """
+    return _matrix_that_fixes(lambda a: (a + a.T) / 2, f, claim, name, evidence, shapes,
+                              rtol, atol, again=True)
+
+
+def _matrix_that_fixes(change, f: Expression, claim, name: str, evidence: list,
+                       shapes: dict, rtol: float, atol: float, skip: str | None = None,
+                       again: bool = False):
+    """The square matrix variable (at least 2x2, not ``skip``) that, replaced by
+    ``change`` of it at the first three points, makes the claim the true gradient there
+    (the gradient at the changed point when ``again``, else the one at the point), or
+    None."""
     for m, shape in shapes.items():
-        if len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2:
+        if m == skip or len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2:
             continue
         good = 0
-        for _, _, _, point in evidence[:3]:
+        for _, true, _, point in evidence[:3]:
             p = dict(point)
-            p[m] = (np.asarray(point[m]) + np.asarray(point[m]).T) / 2
+            p[m] = change(np.asarray(point[m]))
             try:
-                true = np.asarray(f.gradient(**p)[name], dtype=np.float64)
+                if again:
+                    true = np.asarray(f.gradient(**p)[name], dtype=np.float64)
                 got = np.asarray(claim.value(p), dtype=np.float64)
             except Exception:  # noqa: BLE001 - then this is not the explanation
                 break

@@ -154,15 +154,7 @@ def _cuts(f, exprs, x) -> set:
 def _real_at(f, x, p) -> bool:
     """Whether ``f`` and every function and power in it are real and finite at
     ``x = p`` (``log(-1)**2`` is real, but not its ``log``)."""
-    for e in [f, *f.atoms(sp.Function, sp.Pow)]:
-        try:
-            v = sp.N(e.subs(x, p), 15)
-            re, im = v.as_real_imag()
-            if not (re.is_finite and im.is_finite) or abs(im) > 1e-12 * max(1, abs(re)):
-                return False
-        except (TypeError, ValueError, ZeroDivisionError, AttributeError):
-            return False
-    return True
+    return _real_at_point(f, {x: p})
 
 
 #: Points where the pieces found are checked against the function's values (7 lies in
