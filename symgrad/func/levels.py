@@ -63,6 +63,7 @@ class _State(threading.local):
         self.sizes: list = []  # the batch size of each running vmap (None: not a vmap's)
         self.level_of: dict = {}  # token -> the vmap's level among the transforms
         self.running: set = set()  # the tokens of the vmaps running in this thread
+        self.entry_depth: dict = {}  # token -> how many transforms ran around that vmap
 
 
 _STATE = _State()
@@ -96,6 +97,7 @@ def vmapping(randomness: str, size: int | None = None):
     _STATE.sizes.append(size)
     _STATE.randomness.append(randomness)
     _STATE.running.add(token)
+    _STATE.entry_depth[token] = depth()
     VMAP.running += 1
     compiled.set_packing(VMAP.running, "vmap")  # every op takes apply's Python path
     try:
@@ -105,6 +107,7 @@ def vmapping(randomness: str, size: int | None = None):
         _STATE.randomness.pop()
         _STATE.running.discard(token)
         _STATE.level_of.pop(token, None)
+        _STATE.entry_depth.pop(token, None)
         VMAP.running -= 1
         compiled.set_packing(VMAP.running, "vmap")
 
@@ -150,7 +153,10 @@ def _refuse(t, what: str) -> None:
     while frame is not None and frame.f_code.co_filename == _CORE:
         frame = frame.f_back
     if frame is None or not frame.f_code.co_filename.startswith(_PACKAGE):
-        wrapped = what != "data" and any(-m in t._vmap for m in _STATE.running)
+        # (inside a transform inside the vmap every value is wrapped, as functorch's are)
+        wrapped = what != "data" and any(
+            -m in t._vmap or (m in t._vmap and depth() > _STATE.entry_depth.get(m, depth()))
+            for m in _STATE.running)
         raise RuntimeError(WRAPPED_ERROR if wrapped else _REFUSALS[what])
 
 

@@ -120,8 +120,8 @@ def _addmm(args):
     product = m1 @ m2.data if isinstance(m2, Batch) else m1 @ m2
     if alpha != 1:
         product = product * alpha
-    bias = bias.data.unsqueeze(1) if isinstance(bias, Batch) and bias.ndim == 1 else (
-        bias.data if isinstance(bias, Batch) else bias)
+    if isinstance(bias, Batch):  # (its samples' dimensions lined up with the product's)
+        bias = bias.data.reshape(size, *(1,) * (product.dim() - 1 - bias.ndim), *bias.shape)
     return Batch(product + (bias if beta == 1 else bias * beta))
 
 
