@@ -21,6 +21,7 @@ imported under the same name.
 """
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 import warnings
@@ -189,7 +190,11 @@ def check_same(scenario, **tol) -> None:
 # --------------------------------------------------------------------------- functions
 def functions(lib) -> dict:
     """Custom ``autograd.Function`` classes of ``lib``, by name: ``Cube`` (saves its input),
-    ``ExpOut`` (saves its output) and ``WrongSin`` (a backward 1.5 times too large)."""
+    ``ExpOut`` (saves its output), ``Sin`` and ``WrongSin`` (a backward 1.5 times too
+    large), ``WrongDouble`` (squares: the right gradient values through a detached input,
+    so a wrong second derivative) and ``OnceSquare`` (squares, its backward
+    ``once_differentiable``)."""
+    once = importlib.import_module(lib.__name__ + ".autograd.function").once_differentiable
 
     class Cube(lib.autograd.Function):
         @staticmethod
@@ -214,15 +219,23 @@ def functions(lib) -> dict:
             (out,) = ctx.saved_tensors
             return g * out
 
-    class WrongSin(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
+    def saving(name: str, forward, backward) -> type:
+        """A Function that saves its input: ``forward(x)``, ``backward(x, g)``."""
+        def save_forward(ctx, x):
             ctx.save_for_backward(x)
-            return x.sin()
+            return forward(x)
 
-        @staticmethod
-        def backward(ctx, g):
+        def saved_backward(ctx, g):
             (x,) = ctx.saved_tensors
-            return g * x.cos() * 1.5
+            return backward(x, g)
+        return type(name, (lib.autograd.Function,), {"forward": staticmethod(save_forward),
+                                                      "backward": staticmethod(saved_backward)})
 
-    return {"Cube": Cube, "ExpOut": ExpOut, "WrongSin": WrongSin}
+    found = {"Cube": Cube, "ExpOut": ExpOut,
+             "Sin": saving("Sin", lambda x: x.sin(), lambda x, g: g * x.cos()),
+             "WrongSin": saving("WrongSin", lambda x: x.sin(), lambda x, g: g * x.cos() * 1.5),
+             "WrongDouble": saving("WrongDouble", lambda x: x ** 2,
+                                   lambda x, g: g * 2 * x.detach() + 0 * x),
+             "OnceSquare": saving("OnceSquare", lambda x: x ** 2, lambda x, g: 2 * x * g)}
+    found["OnceSquare"].backward = staticmethod(once(found["OnceSquare"].backward))
+    return found

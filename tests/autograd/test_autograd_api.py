@@ -775,16 +775,16 @@ def function_needs_input_grad_and_non_tensor_args(L):
     return y, x.grad, log
 
 
+def _plain(L, name: str, forward, backward) -> type:
+    """The ``autograd.Function`` ``name`` with these ``forward(ctx, ...)`` and
+    ``backward(ctx, ...)``, which use no ctx."""
+    return type(name, (L.autograd.Function,), {"forward": staticmethod(forward),
+                                                "backward": staticmethod(backward)})
+
+
 @scenario
 def function_grad_for_non_tensor_arg(L):
-    class Bad(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, k):
-            return x * k
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2, grad
+    Bad = _plain(L, "Bad", lambda ctx, x, k: x * k, lambda ctx, grad: (grad * 2, grad))
 
     x = _x(L)
     Bad.apply(x, 2.0).sum().backward()
@@ -792,14 +792,7 @@ def function_grad_for_non_tensor_arg(L):
 
 @scenario
 def function_too_many_grads(L):
-    class TooMany(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2, grad
+    TooMany = _plain(L, "TooMany", lambda ctx, x: x * 2, lambda ctx, grad: (grad * 2, grad))
 
     x = _x(L)
     TooMany.apply(x).sum().backward()
@@ -807,14 +800,8 @@ def function_too_many_grads(L):
 
 @scenario
 def function_too_many_nones_ok(L):
-    class ExtraNone(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2, None, None
+    ExtraNone = _plain(L, "ExtraNone", lambda ctx, x: x * 2,
+                       lambda ctx, grad: (grad * 2, None, None))
 
     x = _x(L)
     ExtraNone.apply(x).sum().backward()
@@ -823,14 +810,7 @@ def function_too_many_nones_ok(L):
 
 @scenario
 def function_too_few_grads(L):
-    class TooFew(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            return x * y
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad
+    TooFew = _plain(L, "TooFew", lambda ctx, x, y: x * y, lambda ctx, grad: grad)
 
     x, y = _x(L), _x(L)
     TooFew.apply(x, y).sum().backward()
@@ -838,28 +818,14 @@ def function_too_few_grads(L):
 
 @scenario
 def function_wrong_grad_shape(L):
-    class WrongShape(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.sum()
-
-        @staticmethod
-        def backward(ctx, grad):
-            return L.ones(2)
+    WrongShape = _plain(L, "WrongShape", lambda ctx, x: x.sum(), lambda ctx, grad: L.ones(2))
 
     WrongShape.apply(_x(L)).backward()
 
 
 @scenario
 def function_broadcastable_grad(L):
-    class Bcast(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.sum()
-
-        @staticmethod
-        def backward(ctx, grad):
-            return L.ones(2, 3)
+    Bcast = _plain(L, "Bcast", lambda ctx, x: x.sum(), lambda ctx, grad: L.ones(2, 3))
 
     x = _x(L)
     Bcast.apply(x).backward()
@@ -868,14 +834,7 @@ def function_broadcastable_grad(L):
 
 @scenario
 def function_grad_not_tensor(L):
-    class NotTensor(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, grad):
-            return 1.0
+    NotTensor = _plain(L, "NotTensor", lambda ctx, x: x * 2, lambda ctx, grad: 1.0)
 
     NotTensor.apply(_x(L)).sum().backward()
 
@@ -1004,14 +963,14 @@ def function_saved_tensor_modified(L):
     y.sum().backward()
 
 
-@scenario
-def function_saved_tensors_after_backward(L):
+def _kept_context(L, saved, retain_graph: bool):
+    """The ctx of a Function that saved ``saved(x)``, after a backward pass."""
     keep = []
 
     class Keep(L.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            ctx.save_for_backward(x)
+            ctx.save_for_backward(*saved(x))
             keep.append(ctx)
             return x * 2
 
@@ -1019,41 +978,23 @@ def function_saved_tensors_after_backward(L):
         def backward(ctx, g):
             return g * 2
 
-    x = _x(L)
-    Keep.apply(x).sum().backward()
-    return keep[0].saved_tensors
+    Keep.apply(_x(L)).sum().backward(retain_graph=retain_graph)
+    return keep[0]
+
+
+@scenario
+def function_saved_tensors_after_backward(L):
+    return _kept_context(L, lambda x: (x,), retain_graph=False).saved_tensors
 
 
 @scenario
 def function_saved_tensors_retained(L):
-    keep = []
-
-    class Keep(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x, None)
-            keep.append(ctx)
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
-    x = _x(L)
-    Keep.apply(x).sum().backward(retain_graph=True)
-    return keep[0].saved_tensors
+    return _kept_context(L, lambda x: (x, None), retain_graph=True).saved_tensors
 
 
 @scenario
 def function_returns_input(L):
-    class Ident(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 5
+    Ident = _plain(L, "Ident", lambda ctx, x: x, lambda ctx, g: g * 5)
 
     x = _x(L)
     y = Ident.apply(x)
@@ -1107,21 +1048,7 @@ def function_ctx_attributes(L):
 
 @scenario
 def function_once_differentiable(L):
-    from importlib import import_module
-    once = import_module(L.__name__ + ".autograd.function").once_differentiable
-
-    class Sq(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 2
-
-        @staticmethod
-        @once
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * x * g
-
+    Sq = functions(L)["OnceSquare"]
     x = L.tensor(3.0, requires_grad=True)
     (g,) = L.autograd.grad(Sq.apply(x), x, create_graph=True)
     return g
@@ -1129,17 +1056,7 @@ def function_once_differentiable(L):
 
 @scenario
 def function_gradcheck(L):
-    class Sin(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x.sin()
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * x.cos()
-
+    Sin = functions(L)["Sin"]
     x = L.tensor([0.1, 0.5, 1.2], dtype=L.float64, requires_grad=True)
     return L.autograd.gradcheck(Sin.apply, (x,))
 
@@ -1536,17 +1453,7 @@ def gradgradcheck_with_grad_outputs(L):
 
 @scenario
 def gradgradcheck_wrong(L):
-    class WrongDouble(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 2
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 2 * x.detach() + 0 * x  # the right values, a wrong derivative
-
+    WrongDouble = functions(L)["WrongDouble"]  # the right values, a wrong derivative
     try:
         L.autograd.gradgradcheck(WrongDouble.apply, (_double(L),))
     except Exception as e:  # noqa: BLE001
@@ -1555,17 +1462,7 @@ def gradgradcheck_wrong(L):
 
 @scenario
 def gradgradcheck_wrong_no_raise(L):
-    class WrongDouble(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 2
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 2 * x.detach() + 0 * x
-
+    WrongDouble = functions(L)["WrongDouble"]
     return L.autograd.gradgradcheck(WrongDouble.apply, (_double(L),), raise_exception=False)
 
 
@@ -1938,14 +1835,7 @@ def function_apply_kwargs_named(L):
 
 
 def _kwarg_fn(L):
-    class F(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, k=2.0, w=None):
-            return x * k
-
-        @staticmethod
-        def backward(ctx, g):
-            return g, None, None
+    F = _plain(L, "F", lambda ctx, x, k=2.0, w=None: x * k, lambda ctx, g: (g, None, None))
     return F
 
 
@@ -2051,6 +1941,11 @@ def function_no_forward(L):
 
 @scenario
 def function_save_non_tensor(L):
+    return _saving_a_number(L).apply(_x(L), 3.0)
+
+
+def _saving_a_number(L):
+    """A Function that passes a number to ``save_for_backward``."""
     class F(L.autograd.Function):
         @staticmethod
         def forward(ctx, x, k):
@@ -2061,41 +1956,17 @@ def function_save_non_tensor(L):
         def backward(ctx, g):
             return g, None
 
-    return F.apply(_x(L), 3.0)
+    return F
 
 
 @scenario
 def function_save_non_tensor_no_grad_input(L):
-    class F(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, k):
-            ctx.save_for_backward(x, k)
-            return x * k
-
-        @staticmethod
-        def backward(ctx, g):
-            return g, None
-
-    return F.apply(L.ones(2), 3.0)
+    return _saving_a_number(L).apply(L.ones(2), 3.0)
 
 
 @scenario
 def function_once_differentiable_twice(L):
-    from importlib import import_module
-    once = import_module(L.__name__ + ".autograd.function").once_differentiable
-
-    class Sq(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 2
-
-        @staticmethod
-        @once
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * x * g
-
+    Sq = functions(L)["OnceSquare"]
     x = L.tensor(3.0, requires_grad=True)
     y = Sq.apply(x)
     (g,) = L.autograd.grad(y * y, x, create_graph=True)
@@ -2466,14 +2337,7 @@ def function_mark_dirty_leaf(L):
 
 @scenario
 def function_grad_dtype_cast(L):
-    class F(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g.double() * 2
+    F = _plain(L, "F", lambda ctx, x: x * 2, lambda ctx, g: g.double() * 2)
 
     x = _x(L)
     F.apply(x).sum().backward()
@@ -2482,14 +2346,7 @@ def function_grad_dtype_cast(L):
 
 @scenario
 def function_grad_for_input_without_grad(L):
-    class F(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            return x * y
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2, g * 3
+    F = _plain(L, "F", lambda ctx, x, y: x * y, lambda ctx, g: (g * 2, g * 3))
 
     x = _x(L)
     y = L.ones(3)
@@ -2508,14 +2365,7 @@ def function_saved_output_modified(L):
 
 @scenario
 def function_non_tensor_outputs(L):
-    class F(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2, 3, "a"
-
-        @staticmethod
-        def backward(ctx, g, g2, g3):
-            return g * 2
+    F = _plain(L, "F", lambda ctx, x: (x * 2, 3, "a"), lambda ctx, g, g2, g3: g * 2)
 
     x = _x(L)
     a, b, c = F.apply(x)
@@ -2525,14 +2375,7 @@ def function_non_tensor_outputs(L):
 
 @scenario
 def function_no_tensor_args(L):
-    class F(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, k):
-            return L.ones(2) * k
-
-        @staticmethod
-        def backward(ctx, g):
-            return None
+    F = _plain(L, "F", lambda ctx, k: L.ones(2) * k, lambda ctx, g: None)
 
     return F.apply(3.0)
 
@@ -2763,14 +2606,7 @@ def grad_outputs_as_sequences(L):
 
 @scenario
 def gradcheck_none_grad_mismatch(L):
-    class Drop(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            return x * y
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 0 + 1, None
+    Drop = _plain(L, "Drop", lambda ctx, x, y: x * y, lambda ctx, g: (g * 0 + 1, None))
 
     try:
         L.autograd.gradcheck(Drop.apply, (_double(L), _double(L)))
@@ -2839,10 +2675,16 @@ def _ignores_grad(L, materialize=True):
 
 @scenario
 def gradcheck_backward_not_multiplied(L):
+    return _gradcheck_outcomes(L, _ignores_grad(L).apply, {}, {"raise_exception": False})
+
+
+def _gradcheck_outcomes(L, fn, *options) -> list:
+    """gradcheck's result (or error, its head) for ``fn`` at ``_double(L)`` with each of
+    ``options``."""
     out = []
-    for kw in ({}, {"raise_exception": False}):
+    for kw in options:
         try:
-            out.append(L.autograd.gradcheck(_ignores_grad(L).apply, (_double(L),), **kw))
+            out.append(L.autograd.gradcheck(fn, (_double(L),), **kw))
         except Exception as e:  # noqa: BLE001
             out.append(_head(e))
     return out
@@ -2860,13 +2702,8 @@ def gradcheck_undefined_grad_nonzero(L):
         def backward(ctx, g):
             return L.ones(3, dtype=L.float64) if g is None else g * 2
 
-    out = []
-    for kw in ({}, {"raise_exception": False}, {"check_undefined_grad": False}):
-        try:
-            out.append(L.autograd.gradcheck(Undef.apply, (_double(L),), **kw))
-        except Exception as e:  # noqa: BLE001
-            out.append(_head(e))
-    return out
+    return _gradcheck_outcomes(L, Undef.apply, {}, {"raise_exception": False},
+                               {"check_undefined_grad": False})
 
 
 @scenario
@@ -2898,14 +2735,7 @@ def function_backward_gets_undefined_grad(L):
             log.append(g)
             return g * 3
 
-    class NoGrad(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return None
+    NoGrad = _plain(L, "NoGrad", lambda ctx, x: x * 2, lambda ctx, g: None)
 
     x, x2 = _x(L), _x(L)
     NoGrad.apply(Cube.apply(x)).sum().backward()
