@@ -1289,15 +1289,28 @@ def jvp_strict_linear(L):
     return _F(L).jvp(lambda x: x * 2, L.tensor([2.0, 1.0]), L.ones(2), strict=True)
 
 
-@scenario
-def hvp_basic(L):
-    return _F(L).hvp(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), L.tensor([1.0, 0.5]))
+# hvp and vhp: the same calls (a Hessian-vector product either way).
+_HESSIAN_CALLS = {
+    "basic": lambda L: ((lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]),
+                         L.tensor([1.0, 0.5])), {}),
+    "tuple": lambda L: ((lambda x, y: (x ** 2 * y).sum(), (L.tensor([1.0, 2.0]), L.tensor(3.0)),
+                         (L.ones(2), L.tensor(1.0))), {}),
+    "strict_linear": lambda L: ((lambda x: (x * 2).sum(), L.tensor([1.0, 2.0]), L.ones(2)),
+                                {"strict": True}),
+}
 
 
-@scenario
-def hvp_tuple(L):
-    return _F(L).hvp(lambda x, y: (x ** 2 * y).sum(), (L.tensor([1.0, 2.0]), L.tensor(3.0)),
-                     (L.ones(2), L.tensor(1.0)))
+def _hessian_product(kind: str, case: str):
+    def run(L):
+        args, kwargs = _HESSIAN_CALLS[case](L)
+        return getattr(_F(L), kind)(*args, **kwargs)
+    run.__name__ = f"{kind}_{case}"
+    return run
+
+
+for _kind in ("hvp", "vhp"):
+    for _case in _HESSIAN_CALLS:
+        scenario(_hessian_product(_kind, _case))
 
 
 @scenario
@@ -1306,25 +1319,9 @@ def hvp_nonscalar(L):
 
 
 @scenario
-def hvp_strict_linear(L):
-    return _F(L).hvp(lambda x: (x * 2).sum(), L.tensor([1.0, 2.0]), L.ones(2), strict=True)
-
-
-@scenario
 def hvp_create_graph(L):
     return _F(L).hvp(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), L.ones(2),
                      create_graph=True)
-
-
-@scenario
-def vhp_basic(L):
-    return _F(L).vhp(lambda x: (x ** 3).sum(), L.tensor([1.0, 2.0]), L.tensor([1.0, 0.5]))
-
-
-@scenario
-def vhp_tuple(L):
-    return _F(L).vhp(lambda x, y: (x ** 2 * y).sum(), (L.tensor([1.0, 2.0]), L.tensor(3.0)),
-                     (L.ones(2), L.tensor(1.0)))
 
 
 @scenario
@@ -1335,11 +1332,6 @@ def vhp_v_none(L):
 @scenario
 def vhp_v_none_scalar(L):
     return _F(L).vhp(lambda x: x ** 3, L.tensor(2.0))
-
-
-@scenario
-def vhp_strict_linear(L):
-    return _F(L).vhp(lambda x: (x * 2).sum(), L.tensor([1.0, 2.0]), L.ones(2), strict=True)
 
 
 @scenario
