@@ -2616,8 +2616,9 @@ def gradcheck_outputs_not_requiring_grad(L):
     return L.autograd.gradcheck(lambda x: x.detach() * 2, (_double(L),))
 
 
-@scenario
-def gradcheck_undefined_grad(L):
+def _none_unsafe(L):
+    """A Function whose gradients are not materialized and whose backward multiplies an
+    undefined (None) gradient."""
     class NoneUnsafe(L.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -2628,8 +2629,13 @@ def gradcheck_undefined_grad(L):
         def backward(ctx, g):
             return g * 2
 
+    return NoneUnsafe
+
+
+@scenario
+def gradcheck_undefined_grad(L):
     try:
-        return L.autograd.gradcheck(NoneUnsafe.apply, (_double(L),))
+        return L.autograd.gradcheck(_none_unsafe(L).apply, (_double(L),))
     except Exception as e:  # noqa: BLE001
         return _head(e)
 
@@ -2700,17 +2706,7 @@ def gradcheck_undefined_grad_nonzero(L):
 
 @scenario
 def gradcheck_undefined_grad_off(L):
-    class NoneUnsafe(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.set_materialize_grads(False)
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
-    return L.autograd.gradcheck(NoneUnsafe.apply, (_double(L),), check_undefined_grad=False)
+    return L.autograd.gradcheck(_none_unsafe(L).apply, (_double(L),), check_undefined_grad=False)
 
 
 @scenario
