@@ -1,5 +1,5 @@
 """``torch.linalg``: ``det``, ``slogdet``, ``inv``, ``solve``, ``norm``, ``vector_norm``,
-``matrix_norm`` (Frobenius) and ``LinAlgError``.
+``matrix_norm`` (Frobenius), ``cross`` and ``LinAlgError``.
 
 Examples
 --------
@@ -16,10 +16,11 @@ from . import ops as O
 from .api.apply import apply
 from .api.core import Tensor
 from .api.linalg import LinAlgError, det, solve
+from .api.linalg import linalg_cross as cross
 from .api.linalg import linalg_slogdet as slogdet
 from .api.linalg import inverse as inv
 
-__all__ = ["det", "slogdet", "inv", "solve", "norm", "vector_norm", "matrix_norm",
+__all__ = ["det", "slogdet", "inv", "solve", "norm", "vector_norm", "matrix_norm", "cross",
            "LinAlgError"]
 
 

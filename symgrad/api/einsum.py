@@ -22,9 +22,9 @@ from .. import ops as O
 from .apply import apply
 from .core import Tensor
 from .construct import tensor
-from .linalg import bmm, mm
+from .linalg import bmm, linalg_cross, mm
 from .return_types import _pair as _named_pair
-from .shapes import _broadcast_sizes, _wrap_dim
+from .shapes import _wrap_dim
 
 __all__ = ["einsum", "tensordot", "inner", "addmv", "baddbmm", "dist", "logcumsumexp",
            "cummax", "cummin", "cross", "unique", "cdist"]
@@ -192,8 +192,6 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
     """``||input - other||_p``, the operands broadcast (``DistBackward0``)."""
-    if p in (0, float("inf"), float("-inf")):
-        raise NotImplementedError(f"dist with p={p} is not supported")
     return apply(O.DIST, (input, other), (p,))
 
 
@@ -226,25 +224,24 @@ def cummin(input: Tensor, dim: int):
 
 
 def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
-    """The vector product along ``dim`` (``LinalgCrossBackward0``); without ``dim``, the
-    first dimension of length 3, with PyTorch's deprecation warning."""
-    if input.ndim != other.ndim:
-        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    if input.dtype is not other.dtype:
-        raise RuntimeError(f"expected scalar type {_NAMES[input.dtype.name]} but found "
-                           f"{_NAMES[other.dtype.name]}")
+    """The vector product along ``dim`` (``LinalgCrossBackward0``): ``linalg.cross``;
+    without ``dim``, the input's first dimension of length 3, with PyTorch's deprecation
+    warning."""
+    for k, (name, t) in enumerate((("input", input), ("other", other))):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cross(): argument '{name}' (position {k + 1}) must be Tensor, "
+                            f"not {type(t).__name__}")
     if dim is None:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
                       "Please either pass the dim explicitly or simply use torch.linalg.cross."
                       "\nThe default value of dim will change to agree with that of "
                       "linalg.cross in a future release.", UserWarning, stacklevel=2)
-        sizes = _broadcast_sizes(tuple(input.shape), tuple(other.shape))
-        dim = next((d for d, n in enumerate(sizes) if n == 3), -1)
-    d = _wrap_dim(dim, input.ndim)
-    if input.shape[d] != 3 or other.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
-                           f"{input.shape[d]} and {other.shape[d]}")
-    return apply(O.LINALG_CROSS, (input, other), (dim,))
+        dim = next((d for d, n in enumerate(input.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    elif isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"cross(): argument 'dim' must be int, not {type(dim).__name__}")
+    return linalg_cross(input, other, dim=dim)
 
 
 def unique(input: Tensor, sorted=True, return_inverse=False, return_counts=False,
@@ -279,10 +276,6 @@ def cdist(x1: Tensor, x2: Tensor, p=2.0, compute_mode=None) -> Tensor:
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     return apply(O.CDIST, (x1, x2), (float(p),))
-
-
-_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-          "float16": "Half", "bool": "Bool"}
 
 
 class _Products:

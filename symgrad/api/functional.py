@@ -36,7 +36,7 @@ _METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile"
                      "narrow", "split", "chunk", "unbind", "movedim", "moveaxis", "diagonal",
                      "swapaxes", "swapdims", "broadcast_to", "tile", "roll", "rot90", "ravel",
                      "gather", "scatter", "scatter_add", "index_select", "take", "take_along_dim",
-                     "nonzero", "masked_select", "diff", "select")
+                     "nonzero", "masked_select", "diff", "select", "scatter_reduce")
 
 
 def _method(name: str):
@@ -147,6 +147,7 @@ __all__ = list(_METHOD_FUNCTIONS) + ["pow", "square", "xlogy", "lerp", "round", 
                                      "column_stack", "meshgrid", "cartesian_prod",
                                      "block_diag", "diag_embed", "repeat_interleave",
                                      "gather", "index_select", "scatter", "scatter_add", "take",
+                                     "scatter_reduce",
                                      "take_along_dim", "remainder", "fmod", "floor_divide",
                                      "true_divide", "nan_to_num", "count_nonzero", "nonzero",
                                      "masked_select", "diff", "searchsorted", "einsum",

@@ -17,6 +17,7 @@ tensor([[2.],
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -96,18 +97,43 @@ class _Gathering:
         return apply(O.GATHER, (self,), (dim, index))
 
     def _scatter_args(self, name, dim, index, src, value, reduce, adds=False):
-        if reduce is not None:
-            raise NotImplementedError(f"{name}(reduce=...) is not supported: use "
-                                      "scatter_reduce")
+        if reduce is not None and reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
         if src is None:
             src = value
         if isinstance(src, Tensor):
             _along_checks(name, self, dim, index, src)
-            return O.SCATTER_SRC, (_src_like_index(src, index),), (dim, index)
+            if reduce is None:
+                return O.SCATTER_SRC, (_src_like_index(src, index),), (dim, index)
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=3)
+            return O.SCATTER_REDUCE_LEGACY, (src,), (dim, index, reduce)
         if adds:
             _require_tensor(name, "src", 3, src)
         _along_checks(name, self, dim, index)
+        if reduce is not None:
+            return O.SCATTER_VALUE_REDUCE_LEGACY, (), (dim, index, src, reduce)
         return O.SCATTER_VALUE, (), (dim, index, src)
+
+    def _scatter_reduce_args(self, dim, index, src, reduce, include_self):
+        _require_tensor("scatter_reduce", "src", 3, src)
+        if reduce not in O.scattering.REDUCTIONS:
+            raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
+                               f"got {reduce}")
+        _along_checks("scatter_reduce", self, dim, index, src)
+        return (_src_like_index(src, index),), (dim, index, reduce, bool(include_self))
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """``self`` with ``src`` reduced into it at ``index`` along ``dim`` (``sum``,
+        ``prod``, ``mean``, ``amax``, ``amin``; ``ScatterReduceBackward0``)."""
+        others, attrs = self._scatter_reduce_args(dim, index, src, reduce, include_self)
+        return apply(O.SCATTER_REDUCE, (self,) + others, attrs)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        others, attrs = self._scatter_reduce_args(dim, index, src, reduce, include_self)
+        return self._in_place(O.SCATTER_REDUCE, others, attrs)
 
     def scatter(self, dim, index, src=None, value=None, *, reduce=None):
         """``self`` with ``src`` (a tensor: ``ScatterBackward0``, a number:

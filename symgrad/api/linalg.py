@@ -22,7 +22,7 @@ from .messages import _SCALAR_NAMES
 from .methods import where
 from .return_types import linalg_slogdet as LinalgSlogdetResult
 from .return_types import slogdet as SlogdetResult
-from .shapes import _broadcast_sizes, _strides
+from .shapes import _broadcast_sizes, _strides, _wrap_dim
 
 __all__ = ["matmul", "mm", "mv", "dot", "bmm", "det", "inverse", "logdet", "slogdet", "solve",
            "outer", "diag", "trace", "kron"]
@@ -287,6 +287,30 @@ def _singular_pivot(a) -> int:
     lu, _ = O.matrices._lu(a)
     zero = np.flatnonzero(np.abs(np.diagonal(lu)) <= np.finfo(float).eps * np.abs(lu).max())
     return int(zero[0]) + 1 if zero.size else a.shape[-1]
+
+
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """``torch.linalg.cross``: the vector product along ``dim`` (of length 3), the other
+    dims broadcast (``LinalgCrossBackward0``), with PyTorch's checks in its order."""
+    for k, (name, t) in enumerate((("input", input), ("other", other))):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linalg_cross(): argument '{name}' (position {k + 1}) must be "
+                            f"Tensor, not {type(t).__name__}")
+    if isinstance(dim, builtins.bool) or not isinstance(dim, (builtins.int, np.integer)):
+        raise TypeError(f"linalg_cross(): argument 'dim' must be int, not {type(dim).__name__}")
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _wrap_dim(int(dim), input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    _broadcast_sizes(tuple(input.shape), tuple(other.shape))
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {_SCALAR_NAMES[input.dtype.name]} but found "
+                           f"{_SCALAR_NAMES[other.dtype.name]}")
+    if input.dtype.name == "bool":
+        raise NotImplementedError('"cross" not implemented for \'Bool\'')
+    return apply(O.LINALG_CROSS, (input, other), (int(dim),))
 
 
 class LinAlgError(RuntimeError):

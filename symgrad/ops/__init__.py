@@ -73,6 +73,7 @@ from .logical import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from .splitting import *  # noqa: F401,F403
+from .scattering import *  # noqa: F401,F403
 from .triangular import *  # noqa: F401,F403
 from .tiling import *  # noqa: F401,F403
 

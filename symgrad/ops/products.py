@@ -10,13 +10,13 @@ import numpy as np
 
 from . import dtype_rules as R
 from .arithmetic import _maybe_multiply
-from .compare import EQ
-from .elementwise import ABS, EXP, SIGN, WHERE
+from .elementwise import EXP
 from .indexing import GATHER, SCATTER_ADD
 from .kernels import _sympy
 from .linalg import BMM, MV, _matmul
 from .matrices import OUTER
 from .record import Op, not_implemented
+from .reductions import _norm, _norm_grad, _sym_norm
 from .shapes import T, TRANSPOSE
 from .statistics import CUMSUM, _reversed_cumsum
 
@@ -64,19 +64,16 @@ BADDBMM = Op("baddbmm", inputs=("self", "batch1", "batch2"), attrs=("beta", "alp
 
 
 def _dist(a, b, p):
-    d = np.abs(np.asarray(a) - np.asarray(b))
-    if p == 2:
-        return np.sqrt(np.sum(d * d))
-    if p == 1:
-        return np.sum(d)
-    return np.sum(d ** p) ** (1.0 / p)
+    return _norm(np.asarray(a) - np.asarray(b), p, None, False)
 
 
 def _sym_dist(a, b, p):
-    sp = _sympy()
-    d = np.asarray(a - b, dtype=object).ravel()
-    total = sum((sp.Abs(e) ** p for e in d), sp.Integer(0))
-    return np.array(total ** (sp.Integer(1) / p), dtype=object)
+    d = np.asarray(a - b, dtype=object)
+    if p == 0:  # the number of non-zero entries
+        sp = _sympy()
+        return np.array(sum((sp.Piecewise((0, sp.Eq(e, 0)), (1, True)) for e in d.ravel()),
+                            sp.Integer(0)), dtype=object)
+    return _sym_norm(d, p, None, False)
 
 
 def _sym_logcumsumexp(a, dim):
@@ -88,23 +85,23 @@ def _sym_logcumsumexp(a, dim):
 
 
 def _dist_grad(m, grad, other, p, result, self):
-    # PyTorch's norm_backward on self - other: the difference times a scale that is 0
-    # where the norm is 0.
-    d = self - other
-    if p == 1:
-        return m.call(SIGN, d) * grad
-    if p == 2:
-        return d * m.call(WHERE, m.call(EQ, result, 0), 0.0, grad / result)
-    scale = m.call(WHERE, m.call(EQ, result, 0), 0.0, grad / result ** (p - 1))
-    return d * m.call(ABS, d) ** (p - 2) * scale
+    """PyTorch's norm_backward on self - other (undefined for p = 0)."""
+    return _norm_grad(m, grad, self - other, p, None, result, False)
+
+
+def _dist_grad_other(m, grad, other, p, result, self):
+    """Minus self's: PyTorch negates an undefined tensor for p = 0, which fails."""
+    g = _dist_grad(m, grad, other, p, result, self)
+    if g is None:
+        raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in "
+                           "C++) for argument #0 'self'")
+    return -g
 
 
 # ||self - other||_p, operands broadcast (DistBackward0).
 DIST = Op("dist", inputs=("self", "other"), attrs=("p",), broadcasts=True, dtype=R.promote,
           forward=_dist, saves=("other", "p", "result", "self"), sym=_sym_dist,
-          grads=(_dist_grad,
-                 lambda m, grad, other, p, result, self:
-                 -_dist_grad(m, grad, other, p, result, self)),
+          grads=(_dist_grad, _dist_grad_other),
           local=("(x - y)/‖x - y‖", "-(x - y)/‖x - y‖"), symbol="dist",
           doc="the p-norm of self - other")
 

@@ -273,6 +273,10 @@ BY_HAND |= {getattr(family, name).key
 # them against PyTorch to second order.
 BY_HAND |= {"split", "split_with_sizes", "unbind", "diagonal_backward",
             "rot90"}  # (an attribute k: kthvalue's examples would be made too)
+# scatter_reduce: index and reduction attributes the samplers cannot give (which entry is
+# the extreme is no SymPy expression either); tests/ops/test_cross_dist_scatter_reduce_vs_
+# torch.py compares it with PyTorch, graphs and values to second order.
+BY_HAND |= {"scatter_reduce2"}
 # Order statistics with examples here but no SymPy form (which entry is the median is not a
 # SymPy expression): finite differences only here; tests/ops/test_quantiles_histograms_vs_
 # torch.py compares them with PyTorch.

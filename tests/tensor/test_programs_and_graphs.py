@@ -671,28 +671,30 @@ def matrices(g):
     return g.add(text, fn, i)
 
 
-@spec
-def cumulative(g):
+def _along_a_dim(g, choices) -> bool:
+    """One of ``choices(d)`` ((text, fn) pairs) on an array of entries under 3 in size,
+    ``d`` one of its dims."""
     i = g.pick(lambda a: a.ndim >= 1 and np.all(np.abs(a) < 3))
     if i is None:
         return False
     d = g.dim(g.arr(i).ndim)
-    text, fn = g.choice([(f"{{0}}.cumsum({d})", lambda L, x: x.cumsum(d)),
-                         (f"L.cumprod({{0}}, {d})", lambda L, x: L.cumprod(x, d)),
-                         (f"{{0}}.flip({d})", lambda L, x: x.flip(d))])
+    text, fn = g.choice(choices(d))
     return g.add(text, fn, i)
+
+
+@spec
+def cumulative(g):
+    return _along_a_dim(g, lambda d: [(f"{{0}}.cumsum({d})", lambda L, x: x.cumsum(d)),
+                                      (f"L.cumprod({{0}}, {d})", lambda L, x: L.cumprod(x, d)),
+                                      (f"{{0}}.flip({d})", lambda L, x: x.flip(d))])
 
 
 @spec
 def prod(g):
-    i = g.pick(lambda a: a.ndim >= 1 and np.all(np.abs(a) < 3))
-    if i is None:
-        return False
-    d = g.dim(g.arr(i).ndim)
-    text, fn = g.choice([("{0}.prod()", lambda L, x: x.prod()),
-                         (f"{{0}}.prod({d})", lambda L, x: x.prod(d)),
-                         (f"L.prod({{0}}, {d}, True)", lambda L, x: L.prod(x, d, True))])
-    return g.add(text, fn, i)
+    return _along_a_dim(g, lambda d: [("{0}.prod()", lambda L, x: x.prod()),
+                                      (f"{{0}}.prod({d})", lambda L, x: x.prod(d)),
+                                      (f"L.prod({{0}}, {d}, True)",
+                                       lambda L, x: L.prod(x, d, True))])
 
 
 @spec
@@ -1448,6 +1450,8 @@ def test_programs_reach_every_differentiable_op():
                "remainder", "remainder1", "fmod", "fmod1", "div2", "nan_to_num", "addmv",
                "baddbmm", "dist", "logcumsumexp", "cummax", "cummin", "linalg_cross",
                "cdist"}
+    # scatter_reduce: tests/ops/test_cross_dist_scatter_reduce_vs_torch.py likewise.
+    wanted -= {"scatter_reduce2"}
     # Reached only in gradients of gradients (max(dim)'s scatter -> gather -> scatter_add,
     # max()'s masked_fill -> masked_select): test_op_table checks their rules,
     # tests/ops/test_ops_against_torch.py their graphs against torch.
