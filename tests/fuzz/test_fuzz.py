@@ -142,21 +142,26 @@ def test_a_name_that_is_not_utf8_is_escaped_in_json(tmp_path):
     assert "\\udcff" in result.output and os.path.exists("\udcff.dot")
 
 
+def _main_with(tmp_path, source: str, imports: str = "os, signal"):
+    """``symgrad_cli.main.main([])`` in a fresh interpreter (in ``tmp_path``) whose command
+    is the ``run(args, prog_name)`` that ``source`` defines after ``import <imports>,
+    symgrad_cli.main as m``."""
+    code = f"import {imports}, symgrad_cli.main as m\n{source}m._run = run\nm.main([])\n"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+
+
 def test_a_signal_that_python_wraps_is_still_a_signal(tmp_path):
     """SIGTERM while a module defined a dataclass reached main as "RuntimeError: Error
     calling __set_name__" (exit 70; found by the fuzzer's signals): exit 143, one line."""
-    code = (
-        "import os, signal, symgrad_cli.main as m\n"
+    r = _main_with(tmp_path, (
         "class Field:\n"
         "    def __set_name__(self, owner, name):\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
         "def run(args, prog_name):\n"
         "    class Estimate:\n"
         "        shapes = Field()\n"
-        "m._run = run\n"
-        "m.main([])\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, cwd=tmp_path)
+    ))
     assert r.returncode == 143, r.stderr
     assert r.stderr == "symgrad: terminated (SIGTERM)\n"
 
@@ -165,18 +170,14 @@ def test_a_signal_whose_cleanup_failed_is_still_a_signal(tmp_path):
     """SIGINT inside importlib's module lock left it to fail with a KeyError of its own
     (exit 70, "internal error: KeyError: 1397..."; found under load): the KeyError came
     from the signal, so the command ends as interrupted, exit 130, one line."""
-    code = (
-        "import os, signal, symgrad_cli.main as m\n"
+    r = _main_with(tmp_path, (
         "def run(args, prog_name):\n"
         "    try:\n"
         "        os.kill(os.getpid(), signal.SIGINT)\n"
         "        for _ in range(1000): pass\n"
         "    finally:\n"
         "        {}[139740114713472]\n"
-        "m._run = run\n"
-        "m.main([])\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, cwd=tmp_path)
+    ))
     assert (r.returncode, r.stderr) == (130, "symgrad: interrupted (SIGINT)\n")
 
 
@@ -187,8 +188,7 @@ def test_a_signal_a_library_swallowed_still_ends_the_command(tmp_path, then):
     (found by a sweep of signal moments under load; CI failed on it).  Now the signal is
     raised again before outputs are committed (none written) or when the command is done:
     exit 130, one line."""
-    code = (
-        "import os, signal, symgrad_cli.main as m\n"
+    r = _main_with(tmp_path, (
         "from symgrad_cli.main import cli\n"
         "def run(args, prog_name):\n"
         "    try:\n"
@@ -200,10 +200,7 @@ def test_a_signal_a_library_swallowed_still_ends_the_command(tmp_path, then):
         "        cli.main(['draw', 'sin(x)', '-o', 'g.svg'], standalone_mode=False)\n"
         "    print('done')\n"
         "    return 0\n"
-        "m._run = run\n"
-        "m.main([])\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, cwd=tmp_path)
+    ))
     assert (r.returncode, r.stderr) == (130, "symgrad: interrupted (SIGINT)\n")
     assert list(tmp_path.iterdir()) == []  # (no drawing, no temporary file)
 
@@ -213,8 +210,7 @@ def test_a_signal_python_cannot_raise_is_delivered_again(tmp_path, where):
     """SIGINT while importlib ran a weakref callback was printed as "Exception ignored" and
     lost: the command went on (found by the signal tests under load).  Now it ends the
     command as any other: exit 130, one line, nothing after it runs."""
-    code = (
-        "import gc, os, signal, weakref, symgrad_cli.main as m\n"
+    r = _main_with(tmp_path, (
         "class Thing:\n"
         "    pass\n"
         "def hit(*_):\n"
@@ -228,10 +224,7 @@ def test_a_signal_python_cannot_raise_is_delivered_again(tmp_path, where):
         "    gc.collect()\n"
         "    print('went on')\n"
         "    return 0\n"
-        "m._run = run\n"
-        "m.main([])\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, cwd=tmp_path)
+    ), imports="gc, os, signal, weakref")
     assert (r.returncode, r.stdout, r.stderr) == (130, "", "symgrad: interrupted (SIGINT)\n")
 
 
