@@ -24,6 +24,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .joint import gradient
+from .layers import pad_widths
 from .record import Op
 from .tables import EVERY_OUTPUT
 
@@ -52,14 +53,7 @@ def _pad(x, lo: tuple, hi: tuple, value=0):
     x = np.asarray(x)
     if not any(lo) and not any(hi):
         return x
-    lead = x.ndim - len(lo)
-    widths = [(0, 0)] * lead + list(zip(lo, hi))
-    if x.dtype == object:
-        out = np.full(tuple(n + a + b for n, (a, b) in zip(x.shape, widths)), value,
-                      dtype=object)
-        out[tuple(slice(a, a + n) for n, (a, _) in zip(x.shape, widths))] = x
-        return out
-    return np.pad(x, widths, constant_values=value)
+    return pad_widths(x, [(0, 0)] * (x.ndim - len(lo)) + list(zip(lo, hi)), value)
 
 
 def window_view(xp, kernel: tuple, stride: tuple, dilation: tuple, out: tuple):
@@ -276,21 +270,25 @@ _BACKWARD = dict(inputs=("grad_output", "input", "weight"), attrs=_ATTRS,
                  saves=_SAVES[:1] + ("grad_output",) + _SAVES[1:],
                  node="ConvolutionBackwardBackward0")
 
-CONVOLUTION_BACKWARD_INPUT = Op(
-    "convolution_backward", key="convolution_backward_input", **_BACKWARD,
-    forward=_adjoint_input,
-    grads=(lambda m, grad, *saved: _double_grad_output(m, grad, *saved, wrt_weight=False),
-           None, _bi_grad_weight),
-    local=("{weight} ⋆ (·)", None, "(·) ⋆ {grad_output}"), symbol="conv backward input",
-    doc="the convolution's gradient in its input: a transposed convolution of grad_output")
+def _backward_part(part: str, forward, others: tuple, local: tuple, doc: str) -> Op:
+    """convolution_backward's gradient in the input or in the weight as an op of its own:
+    grad_output's rule is a convolution again (``_double_grad_output``), ``others`` the
+    rules of input and weight."""
+    wrt_weight = part == "weight"
+    return Op("convolution_backward", key=f"convolution_backward_{part}", **_BACKWARD,
+              forward=forward,
+              grads=(lambda m, grad, *saved: _double_grad_output(m, grad, *saved,
+                                                                 wrt_weight=wrt_weight),)
+              + others, local=local, symbol=f"conv backward {part}", doc=doc)
 
-CONVOLUTION_BACKWARD_WEIGHT = Op(
-    "convolution_backward", key="convolution_backward_weight", **_BACKWARD,
-    forward=_adjoint_weight,
-    grads=(lambda m, grad, *saved: _double_grad_output(m, grad, *saved, wrt_weight=True),
-           _bw_grad_input, None),
-    local=("{input} ⋆ (·)", "{grad_output}ᵀ ⋆ (·)", None), symbol="conv backward weight",
-    doc="the convolution's gradient in its weight")
+
+CONVOLUTION_BACKWARD_INPUT = _backward_part(
+    "input", _adjoint_input, (None, _bi_grad_weight),
+    ("{weight} ⋆ (·)", None, "(·) ⋆ {grad_output}"),
+    "the convolution's gradient in its input: a transposed convolution of grad_output")
+CONVOLUTION_BACKWARD_WEIGHT = _backward_part(
+    "weight", _adjoint_weight, (_bw_grad_input, None),
+    ("{input} ⋆ (·)", "{grad_output}ᵀ ⋆ (·)", None), "the convolution's gradient in its weight")
 
 CONVOLUTION_BACKWARD_BIAS = Op(
     "convolution_backward", key="convolution_backward_bias", **_BACKWARD,

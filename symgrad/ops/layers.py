@@ -152,7 +152,13 @@ def _constant_pad(a, pad, value):
         lo, hi = pad[2 * k], pad[2 * k + 1]
         widths[d] = (max(lo, 0), max(hi, 0))
         crops[d] = slice(max(-lo, 0), a.shape[d] - max(-hi, 0))
-    a = a[tuple(crops)]
+    return pad_widths(a[tuple(crops)], widths, value)
+
+
+def pad_widths(a, widths, value=0):
+    """``a`` padded by ``value``, numpy's ``(before, after)`` ``widths`` a dim (object
+    arrays of SymPy values too)."""
+    a = np.asarray(a)
     if a.dtype == object:
         out = np.full(tuple(n + w0 + w1 for n, (w0, w1) in zip(a.shape, widths)), value,
                       dtype=object)

@@ -176,12 +176,18 @@ def _addmm_jvp(m, tangents, args, attrs, result, saved):
         term = m.call(MM, mat1, t2)
         product = term if product is None else product + term
     total = None if product is None else m.mul_scalar(product, alpha)
-    if ts is not None:
-        term = m.mul_scalar(ts, beta)
-        if tuple(m.shape(term)) != tuple(m.shape(result)):
-            term = m.broadcast_to(term, m.shape(result))
-        total = term if total is None else total + term
-    return total
+    return plus_scaled_self(m, total, ts, beta, result)
+
+
+def plus_scaled_self(m, total, ts, beta, result):
+    """``total + beta·ṡ`` (ṡ broadcast to the result; either may be None): the self term
+    of the JVPs of addmm, addmv and baddbmm."""
+    if ts is None:
+        return total
+    term = m.mul_scalar(ts, beta)
+    if tuple(m.shape(term)) != tuple(m.shape(result)):
+        term = m.broadcast_to(term, m.shape(result))
+    return term if total is None else total + term
 
 
 _JVP.register(_addmm_jvp, ADDMM)

@@ -218,35 +218,40 @@ def _bnbb_statistics(m, input, running_mean, running_var, train, eps):
     return (input - _channel(running_mean, nd)) * rstd, rstd, None, axes
 
 
+def _project(m, g, statistics, train):
+    """P(g): the first order's map of a gradient ``g`` of the output to the input's
+    (``rstd·g`` with the running statistics)."""
+    xhat, rstd, n, axes = statistics
+    return _dx(m, g, xhat, rstd, axes, n) if train else g * rstd
+
+
+def _plus(sum_, term):
+    return term if sum_ is None else sum_ + term
+
+
 def _bnbb_grad_out(m, grads, eps, grad_out, input, running_mean, running_var, save_invstd,
                    save_mean, train, weight):
     """w·P(ggI) + ggW·x̂ + ggB, P the first order's map of g to dx (self-adjoint)."""
     ggI, ggW, ggB = grads
-    nd = len(m.shape(input))
-    xhat, rstd, n, axes = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
-    total_ = None
-    if ggI is not None:
-        term = _dx(m, ggI, xhat, rstd, axes, n) if train else ggI * rstd
-        total_ = _weighted(m, term, weight)
+    statistics = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
+    out = None if ggI is None else _weighted(m, _project(m, ggI, statistics, train), weight)
     if ggW is not None:
-        term = _column(m, ggW, nd) * xhat
-        total_ = term if total_ is None else total_ + term
+        out = _plus(out, _column(m, ggW, len(m.shape(input))) * statistics[0])
     if ggB is not None:
-        term = m.broadcast_to(_column(m, ggB, nd), m.shape(grad_out))
-        total_ = term if total_ is None else total_ + term
-    return total_
+        out = _plus(out, m.broadcast_to(_column(m, ggB, len(m.shape(input))),
+                                        m.shape(grad_out)))
+    return out
 
 
 def _bnbb_input(m, grads, eps, grad_out, input, running_mean, running_var, save_invstd,
                 save_mean, train, weight):
     """ggW·P(dy) + P(c) - K·rstd²·x̂/n in training (c and K below); ggW·rstd·dy in eval."""
     ggI, ggW, _ = grads
-    nd = len(m.shape(input))
-    xhat, rstd, n, axes = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
-    total_ = None
+    statistics = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
+    xhat, rstd, n, axes = statistics
+    out = None
     if ggW is not None:
-        term = _dx(m, grad_out, xhat, rstd, axes, n) if train else grad_out * rstd
-        total_ = _column(m, ggW, nd) * term
+        out = _column(m, ggW, len(m.shape(input))) * _project(m, grad_out, statistics, train)
     if ggI is not None and train:
         # L = Σ ggI·dx = rstd·K, K = Σ ggI·g - Σ ggI·Σ g/n - Σ ggI·x̂·Σ g·x̂/n: through x̂
         # (cotangent c) and through rstd (d rstd/dx = -rstd²·x̂/n)
@@ -255,9 +260,9 @@ def _bnbb_input(m, grads, eps, grad_out, input, running_mean, running_var, save_
         s_ix, s_gx = total(m, ggI * xhat, axes, True), total(m, g * xhat, axes, True)
         c = m.mul_scalar(m.div_scalar(rstd, n) * (s_gx * ggI + s_ix * g), -1.0)
         k = total(m, ggI * g, axes, True) - m.div_scalar(s_i * s_g + s_ix * s_gx, n)
-        term = _dx(m, c, xhat, rstd, axes, n) - m.div_scalar(k * rstd * rstd * xhat, n)
-        total_ = term if total_ is None else total_ + term
-    return total_
+        out = _plus(out, _dx(m, c, xhat, rstd, axes, n)
+                    - m.div_scalar(k * rstd * rstd * xhat, n))
+    return out
 
 
 def _bnbb_weight(m, grads, eps, grad_out, input, running_mean, running_var, save_invstd,
@@ -266,9 +271,8 @@ def _bnbb_weight(m, grads, eps, grad_out, input, running_mean, running_var, save
     ggI = grads[0]
     if ggI is None:
         return None
-    xhat, rstd, n, axes = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
-    term = _dx(m, ggI, xhat, rstd, axes, n) if train else ggI * rstd
-    return total(m, grad_out * term, axes, False)
+    statistics = _bnbb_statistics(m, input, running_mean, running_var, train, eps)
+    return total(m, grad_out * _project(m, ggI, statistics, train), statistics[3], False)
 
 
 NATIVE_BATCH_NORM_BACKWARD = Op(

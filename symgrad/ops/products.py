@@ -13,7 +13,7 @@ from .arithmetic import _maybe_multiply
 from .elementwise import EXP
 from .indexing import GATHER, SCATTER_ADD
 from .kernels import _sympy
-from .linalg import BMM, MV, _matmul
+from .linalg import BMM, MV, _matmul, plus_scaled_self
 from .matrices import OUTER
 from .record import Op, not_implemented
 from .reductions import _norm, _norm_grad, _sym_norm
@@ -260,12 +260,7 @@ def _affine_product_jvp(op):
             if term is not None:
                 term = m.mul_scalar(term, alpha)
                 total = term if total is None else total + term
-        if ts is not None:
-            term = m.mul_scalar(ts, beta)
-            if tuple(m.shape(term)) != tuple(m.shape(result)):
-                term = m.broadcast_to(term, m.shape(result))
-            total = term if total is None else total + term
-        return total
+        return plus_scaled_self(m, total, ts, beta, result)
     return jvp
 
 

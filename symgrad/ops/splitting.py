@@ -65,21 +65,18 @@ def _piece_jvp(m, tangents, args, attrs, result, saved):
     return m.call(SLICE, t, dim, s, e, 1)
 
 
-SPLIT = Op("split", 0, attrs=("split_size", "dim", "output_mask"),
-           outputs=("piece0", "piece1"), forward=_pieces,
-           saves=("dim", "self_sym_sizes", "split_size"),
-           grads=(lambda m, grads, dim, self_sym_sizes, split_size:
-                  _joined(m, grads, dim, self_sym_sizes, split_size),),
-           local=("cat",), symbol="split",
-           doc="pieces of split_size along dim: one node with an output per piece")
+def _split_op(name: str, sizes: str, doc: str) -> Op:
+    """split (``split_size``) or split_with_sizes (``split_sizes``): the pieces along dim,
+    one node with an output each; the input's gradient joins the pieces' by cat."""
+    return Op(name, attrs=(sizes, "dim", "output_mask"), outputs=("piece0", "piece1"),
+              forward=_pieces, saves=("dim", "self_sym_sizes", sizes), grads=(_joined,),
+              local=("cat",), symbol="split", doc=doc)
 
-SPLIT_WITH_SIZES = Op("split_with_sizes", attrs=("split_sizes", "dim", "output_mask"),
-                      outputs=("piece0", "piece1"), forward=_pieces,
-                      saves=("dim", "self_sym_sizes", "split_sizes"),
-                      grads=(lambda m, grads, dim, self_sym_sizes, split_sizes:
-                             _joined(m, grads, dim, self_sym_sizes, split_sizes),),
-                      local=("cat",), symbol="split",
-                      doc="pieces of the given sizes along dim: one node, an output each")
+
+SPLIT = _split_op("split", "split_size",
+                  "pieces of split_size along dim: one node with an output per piece")
+SPLIT_WITH_SIZES = _split_op("split_with_sizes", "split_sizes",
+                             "pieces of the given sizes along dim: one node, an output each")
 
 
 def _unbind(a, dim, mask):
