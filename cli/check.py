@@ -292,8 +292,9 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
 @click.option("--samples", type=click.IntRange(0, 10_000), default=10, show_default=True,
               help="Random points checked besides --at.")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=1.5,
-              show_default=True, help="Seconds allowed for symbolic proofs (a check "
-              "stays within about 3 s; raise it for large expressions).")
+              show_default=True, help="Seconds of CPU time allowed for symbolic proofs "
+              "(a check stays within about 3 s, whatever the machine's load; raise it for "
+              "large expressions).")
 @click.option("--batch", "batch", type=click.Path(dir_okay=False), default=None,
               help="Check a whole problem set (TOML, [[problem]] tables).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,

@@ -74,8 +74,9 @@ def check(expr: str | Expression, grads, at: Mapping | None = None, samples: int
     samples : int
         Random points checked besides ``at``.
     timeout : float
-        Seconds allowed for symbolic proofs (run in a child process; the proofs under
-        the domain stop at 80 % of it), so that a check stays within about 3 s.
+        Seconds of CPU time allowed for symbolic proofs (run in a child process; the
+        proofs under the domain stop at 80 % of it, the child is ended at twice it), so
+        that a check stays within about 3 s and does the same work on a busy machine.
     rtol, atol : float
         Numeric tolerance: ``|claimed - true| <= atol + rtol * max(|claimed|, |true|)``.
     seed : int

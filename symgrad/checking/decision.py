@@ -31,8 +31,9 @@ from .domain import abstract_kinks, exact
 from .regions import equal_where_positive, regions, sign_regions, where_text
 from .sampling import fit
 
-__all__ = ["CPU_FACTOR", "WALL_FACTOR", "MIN_WALL", "GENERATOR_OPS", "REWRITE_OPS", "exp_generators", "is_zero", "exact",
-           "proved_different", "symbolic_job", "symbolic_pairs", "compare_symbolically"]
+__all__ = ["CPU_FACTOR", "WALL_FACTOR", "MIN_WALL", "GENERATOR_OPS", "REWRITE_OPS",
+           "exp_generators", "is_zero", "exact", "proved_different", "symbolic_job",
+           "symbolic_pairs", "compare_symbolically"]
 
 
 #: The symbolic job stops by itself after 0.8 times its budget of CPU time (between two

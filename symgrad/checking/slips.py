@@ -6,12 +6,14 @@ kind) and evaluated where the true gradient is known; a rewrite that gives the t
 gradient at every such point names the slip in a teacher's words:
 
 * a **missing transpose** (``A @ y`` for ``A.T @ y``: a gradient passes back through a
-  matrix product as its transpose), or an extra one;
+  matrix product as its transpose), or an extra one, or the chain rule's ``A.T @`` left
+  out;
 * the **sign inside a sigmoid** (``sigmoid(-x)`` for ``sigmoid(x)``);
 * a **missing factor of sigmoid's derivative** ``sigmoid(u)*(1 - sigmoid(u))`` (the claim
-  has ``sigmoid(u)`` or ``1 - sigmoid(u)`` alone);
+  has ``sigmoid(u)`` or ``1 - sigmoid(u)`` alone), or an **extra factor** (sigmoid's
+  derivative once too often);
 * cross-entropy's gradient written **as if sum(y) = 1** (``softmax(z) - y`` for
-  ``softmax(z)*sum(y) - y``);
+  ``softmax(z)*sum(y) - y``), or a sum of log-probabilities without its ``numel(z)``;
 * an elementwise factor (sigmoid's derivative, say) on the **wrong side of a matrix
   product** (``(W.T @ y) * s`` for ``W.T @ (y * s)``; ``@`` and ``*`` bind equally and
   group from the left), or ``@`` where ``*`` is meant, or the other way.
@@ -49,11 +51,11 @@ from .sampling import close, fit, random_point
 
 __all__ = ["MAX_REWRITES", "MAX_NODES", "named_slip"]
 
-#: Rewrites tried per claim (each kind at most a third of them).
-MAX_REWRITES = 60
+#: Rewrites tried per claim (each kind at most 20 of them).
+MAX_REWRITES = 160
 #: Claims with more nodes than this are not rewritten.
 MAX_NODES = 200
-_PER_KIND = MAX_REWRITES // 3
+_PER_KIND = 20
 _PRODUCTS = ("*", "@")
 _MAX_CHAIN = 5  # (operands of a chain of * and @ regrouped: 14 groupings at 5)
 
@@ -197,7 +199,7 @@ def _rewrites(expr: Expression, f: Expression, shapes: dict):
     tree = expr.tree
     sites = list(_sites(tree))
     for kind in (_transposes, _back_products, _sigmoid_signs, _sigmoid_factors,
-                 _sums_of_targets, _regroupings, _products_swapped):
+                 _sums_of_targets, _regroupings, _products_swapped, _extra_factors):
         yield from islice(kind(tree, sites, f, shapes, expr.text), _PER_KIND)
 
 
@@ -278,14 +280,27 @@ def _sigmoid_factors(tree, sites, f, shapes, text):
         if _is(node, ops.SIGMOID) and not _one_minus(parent):
             lack = BinOp("-", Num(1), node)
             new = BinOp("*", node, lack)
-            has = node
         elif _one_minus(node):
-            lack, has = node.right, node
+            lack = node.right
             new = BinOp("*", node.right, node)
         else:
             continue
+        term = _at(tree, _term(tree, path))
+        where = f" in {_text(term)}" if term != node and sum(
+            n == node for _, n, _ in sites) > 1 else ""
         yield _put(tree, path, new), (f"missing factor {_text(lack)} of sigmoid's "
-                                      f"derivative: {law}, the claim has {_text(has)} alone")
+                                      f"derivative: {law}, the claim has {_text(node)} "
+                                      f"alone{where}")
+
+
+def _term(tree, path: tuple) -> tuple:
+    """The path of the product (of ``*``, ``/``, ``@``) that holds the node at ``path``
+    as a factor: the term of a sum it is in."""
+    cut = len(path)
+    while cut > 0 and isinstance(_at(tree, path[:cut - 1]), BinOp) and \
+            _at(tree, path[:cut - 1]).op in ("*", "/", "@"):
+        cut -= 1
+    return path[:cut]
 
 
 def _one_minus(node) -> bool:
@@ -406,3 +421,27 @@ def _products_swapped(tree, sites, f, shapes, text):
                 "an elementwise product where the true gradient has a matrix product")
         yield _put(tree, path, new), (f"{what}: the claim has {_shown(node)} where the true "
                                       f"gradient has {_shown(new)}")
+
+
+def _extra_factors(tree, sites, f, shapes, text):
+    """One factor of an elementwise product left out (sigmoid's derivative once too
+    often, say)."""
+    for path, node, _ in sites:
+        if not (isinstance(node, BinOp) and node.op == "*"):
+            continue
+        for extra, rest in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(extra, Num):
+                continue  # (a constant: the numbers name it)
+            what = " (sigmoid's derivative)" if _is_sigmoid_derivative(extra) else ""
+            yield _put(tree, path, rest), (f"extra factor {_text(extra)}{what}: the claim "
+                                           "is right without it")
+
+
+def _is_sigmoid_derivative(node) -> bool:
+    """``sigmoid(u)*(1 - sigmoid(u))`` (either order)."""
+    if not (isinstance(node, BinOp) and node.op == "*"):
+        return False
+    for s, o in ((node.left, node.right), (node.right, node.left)):
+        if _is(s, ops.SIGMOID) and _one_minus(o) and o.right == s:
+            return True
+    return False

@@ -1,8 +1,9 @@
 """Issue 21 item 4: slips of neural-network gradients named as a teacher would (see
 :mod:`symgrad.checking.slips`), each kind with a right answer (proved correct) and a
 wrong one written as a student would, whose diagnosis names the mistake: the sign inside
-a sigmoid, a missing factor of sigmoid's derivative, sigmoid's derivative on the wrong
-side of a matrix product, cross-entropy's gradient as if sum(y) = 1, a missing A.T.
+a sigmoid, a missing factor of sigmoid's derivative (or one too many), sigmoid's
+derivative on the wrong side of a matrix product, cross-entropy's gradient as if
+sum(y) = 1, a missing A.T.
 Before these were named the checker printed ``claimed - true = ...`` in exponentials,
 ``extra factor exp(x)``, ``right only when A is symmetric``, or only a wrong shape."""
 from __future__ import annotations
@@ -37,6 +38,13 @@ TABLE = [  # (kind, expression, variable, right, wrong, shapes, key words, never
      "1 - tanh(x)**2 + 2*sigmoid(2*x)*(1 - sigmoid(2*x))",
      "1 - tanh(x)**2 + 2*(1 - sigmoid(2*x))", None,
      ["missing factor sigmoid(2*x)", "sigmoid's derivative"], None),
+    ("sigmoid' once too often", BCE, "z", "sigmoid(z) - y",
+     "sigmoid(z)*(1 - sigmoid(z))*(sigmoid(z) - y)", None,
+     ["extra factor sigmoid(z)*(1 - sigmoid(z)) (sigmoid's derivative)"], "exp("),
+    ("missing 1 - sigmoid in one term of two", "x*sigmoid(x)", "x",
+     "sigmoid(x) + x*sigmoid(x)*(1 - sigmoid(x))", "sigmoid(x) + x*sigmoid(x)", None,
+     ["missing factor 1 - sigmoid(x) of sigmoid's derivative", "alone in x*sigmoid(x)"],
+     None),
     ("sigmoid' after the matmul", "dot(y, sigmoid(W @ x))", "x", f"W.T @ (y * {SIG})",
      f"W.T @ y * {SIG}", SQ,
      ["sigmoid's derivative belongs inside the matrix product", "W.T @ (y * ",
