@@ -33,8 +33,8 @@ Examples
 >>> from symgrad.func import grad, vmap
 >>> w = torch.tensor([1., 2.])
 >>> vmap(grad(lambda w, x: (w * x).sin().sum()), in_dims=(None, 0))(w, torch.eye(2))
-tensor([[0.5403, 0.0000],
-        [0.0000, -0.4161]])
+tensor([[ 0.5403,  0.0000],
+        [ 0.0000, -0.4161]])
 """
 from __future__ import annotations
 

@@ -219,15 +219,66 @@ print(f"without vmap {loop.timeit(100)}")
 print(f"with vmap {mapped.timeit(100)}")
 '''
 
+# The forward-mode AD tutorial's last part, as written: ``import functorch as ft`` (the
+# package PyTorch 2.13's wheel ships; symgrad.functorch under symgrad), its deprecation
+# warnings printed.
+FUNCTORCH = '''
+import functools
+import warnings
+import torch
+import torch.nn as nn
+_ = torch.manual_seed(0)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import functorch as ft
+
+    primal0 = torch.randn(10, 10)
+    tangent0 = torch.randn(10, 10)
+    primal1 = torch.randn(10, 10)
+    tangent1 = torch.randn(10, 10)
+
+    def fn(x, y):
+        return x ** 2 + y ** 2
+
+    primal_out, tangent_out = ft.jvp(fn, (primal0, primal1), (tangent0, tangent1))
+    primal = torch.randn(10, 10)
+    tangent = torch.randn(10, 10)
+    y = torch.randn(10, 10)
+    new_fn = functools.partial(fn, y=y)
+    primal_out2, tangent_out2 = ft.jvp(new_fn, (primal,), (tangent,))
+
+    model = nn.Linear(5, 5)
+    input = torch.randn(16, 5)
+    tangents = tuple([torch.rand_like(p) for p in model.parameters()])
+    func, params, buffers = ft.make_functional_with_buffers(model)
+
+    def func_params_only(params):
+        return func(params, buffers, input)
+
+    model_output, jvp_out = ft.jvp(func_params_only, (params,), (tangents,))
+    fmodel, stacked, _ = ft.combine_state_for_ensemble([nn.Linear(5, 2) for _ in range(3)])
+    ensemble = ft.vmap(fmodel, in_dims=(0, 0, None))(stacked, (), input)
+print(torch.allclose(tangent_out, 2 * primal0 * tangent0 + 2 * primal1 * tangent1))
+print(torch.allclose(tangent_out2, 2 * primal * tangent))
+print(type(func).__name__, len(params), len(buffers), params[0].requires_grad,
+      params[0] is model.weight, torch.equal(params[0], model.weight))
+print(model_output[0])
+print(jvp_out[0].detach())  # (torch's tangent here requires grad: its addmm formula keeps
+# the term of the primal weight times a zero tangent; symgrad's leaves the term out)
+print(type(fmodel).__name__, [tuple(p.shape) for p in stacked], ensemble.shape)
+for message in sorted({str(w.message) for w in caught if "functorch" in str(w.message)}):
+    print(message)
+'''
+
 SCRIPTS = {"jacobians_hessians": JACOBIANS, "per_sample_grads": PER_SAMPLE,
-           "ensembling": ENSEMBLING}
+           "ensembling": ENSEMBLING, "forward_ad_functorch": FUNCTORCH}
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_prints_what_pytorch_prints(name):
     want = run(SCRIPTS[name], torch, timer_cap=2, own_draws=True)
     got = run(SCRIPTS[name], symgrad, timer_cap=2, own_draws=True)
-    assert "<Measurement>" in want or name == "jacobians_hessians"
+    assert "<Measurement>" in want or name in ("jacobians_hessians", "forward_ad_functorch")
     assert got == want
 
 

@@ -5,7 +5,9 @@ by hand (``python tests/func/tutorial_runner.py path/to/tutorial.py``: PyTorch's
 symgrad's, and whether they agree).
 
 * ``import torch``, ``import torch.nn as nn``, ``from torch.func import ...``,
-  ``from torch.utils.benchmark import Timer`` inside the script reach the chosen library;
+  ``from torch.utils.benchmark import Timer`` inside the script reach the chosen library,
+  and ``import functorch`` (the package PyTorch's wheel ships) symgrad's
+  :mod:`symgrad.functorch`;
 * random draws (``randn``, ``rand``, ``randint``) are the same numpy draws in both
   libraries, and ``nn.Linear``/``nn.Conv2d`` parameters start from the same draws;
 * timings are masked (a Measurement's text and "Performance delta" percentages), and
@@ -119,6 +121,8 @@ def run(source: str, lib, *, timer_cap: int | None = None, own_draws: bool = Fal
     real_import = builtins.__import__
 
     def importer(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "functorch" and lib.__name__ != "torch":  # (the package torch ships)
+            return importlib.import_module(lib.__name__ + ".functorch")
         if name == "torch" or name.startswith("torch."):
             if name == "torch":
                 return top
