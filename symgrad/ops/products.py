@@ -266,7 +266,18 @@ def _affine_product_jvp(op):
 
 _JVP.register(_affine_product_jvp(MV), ADDMV)
 _JVP.register(_affine_product_jvp(BMM), BADDBMM)
-_JVP.register(_fwd.REDUCTION, DIST)
+_DIST_JVP = _fwd.reduction(DIST)
+
+
+def _dist_jvp(m, tangents, args, attrs, result, saved):
+    """PyTorch's norm_jvp on self - other: zero for p = 0 (whose gradient is undefined),
+    else the reduction's derived JVP."""
+    if attrs[0] == 0:
+        return m.zeros_like(result)
+    return _DIST_JVP(m, tangents, args, attrs, result, saved)
+
+
+_JVP.register(_dist_jvp, DIST)
 _JVP.register(_fwd.MULTILINEAR, LINALG_CROSS)
 _JVP.register(_fwd.not_yet("_unique2"), UNIQUE2)
 _JVP.register(_fwd.not_yet("unique_dim"), UNIQUE_DIM)

@@ -242,3 +242,14 @@ def test_scatter_with_reduce_has_no_forward_mode(value):
             x = fw.make_dual(L.tensor(SELF), L.tensor(SELF))
             return x.scatter(0, L.tensor(INDEX), 2.0 if value else L.tensor(SRC), reduce="add")
     _same(run)
+
+
+@pytest.mark.parametrize("p", PS)
+def test_dist_forward_mode(p):
+    def run(L):
+        fw = L.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(L.tensor(X), L.tensor(X * 0.5 - 1))
+            y = fw.make_dual(L.tensor(Y), L.tensor(Y + 0.25))
+            return fw.unpack_dual(L.dist(x, y, p)).tangent
+    _same(run)
