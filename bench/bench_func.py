@@ -12,12 +12,19 @@ and the Hessian of the tutorial's ``tanh(W x + b)`` at its sizes (R^512 -> R^32:
 the inner Jacobian, in batched backward passes of chunks of rows), ``hessian(f)``
 (``jacfwd(jacrev(f))``) and ``jacfwd(jacfwd(f))``.
 
+and per-sample gradients, ``vmap(grad(loss), in_dims=(None, None, 0, 0))``, of the
+per-sample-gradients tutorial's CNN (conv 1->32, conv 32->64, max-pool, linear 9216->128,
+linear 128->10, log_softmax, nll_loss; 28x28 images, ``--batch`` samples): symgrad's batched
+path (:mod:`symgrad.func.pergrad`: traced once, replayed on the batch, one backward) and
+its loop over the samples, against ``torch.func``.
+
 Each is timed in symgrad (``symgrad.func``) and PyTorch (``torch.func``, one thread) in the
 same run, best of N after a warm-up, and the Jacobians are compared first (a wrong answer aborts).
 Printed: the times, ``jacfwd / jacrev`` for each library (> 1: reverse mode wins), and
 symgrad / PyTorch for each transform.
 
     python bench/bench_func.py [--n 1024] [--m 16] [--repeat 5] [--hessian 512x32]
+                               [--batch 64]
 
 symgrad is imported from this checkout.
 """
@@ -96,6 +103,66 @@ def _hessians(libs: dict, n_in: int, n_out: int, repeat: int) -> int:
     return 0
 
 
+def _cnn(lib, batch: int):
+    """The tutorial's CNN and batch (numpy draws, the same in both libraries)."""
+    rng = np.random.default_rng(3)
+    nn, F = lib.nn, lib.nn.functional
+
+    class SimpleCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+            x = self.fc2(F.relu(self.fc1(lib.flatten(x, 1))))
+            return F.log_softmax(x, dim=1)
+
+    model = SimpleCNN()
+    params = {k: lib.tensor(rng.standard_normal(tuple(v.shape)) * 0.05, dtype=lib.float32)
+              for k, v in model.named_parameters()}
+    data = lib.tensor(rng.standard_normal((batch, 1, 28, 28)), dtype=lib.float32)
+    targets = lib.tensor(rng.integers(0, 10, batch))
+
+    def loss(params, buffers, sample, target):
+        out = lib.func.functional_call(model, (params, buffers), (sample.unsqueeze(0),))
+        return F.nll_loss(out, target.unsqueeze(0))
+    return loss, (params, {}, data, targets)
+
+
+def _per_sample(libs: dict, batch: int, repeat: int) -> int:
+    """vmap(grad) of the tutorial's CNN: symgrad batched and looping, torch.func."""
+    print()
+    print(f"per-sample gradients of the tutorial's CNN, {batch} samples: best of {repeat}")
+    times, ref = {}, None
+    for name in ("torch", "symgrad", "symgrad loop"):
+        lib = libs[name.split()[0]]
+        loss, inputs = _cnn(lib, batch)
+        per_sample = lib.func.grad(loss)
+        if name == "symgrad loop":
+            per_sample.per_sample = None  # (no batched path: vmap's loop over the samples)
+        fn = lib.func.vmap(per_sample, in_dims=(None, None, 0, 0))
+        runs = []
+        for _ in range(max(1, repeat)):
+            t0 = time.perf_counter()
+            got = fn(*inputs)
+            runs.append(time.perf_counter() - t0)
+        got = {k: np.asarray(v.detach().numpy()) for k, v in got.items()}
+        ref = got if ref is None else ref
+        for k, v in got.items():
+            if not np.allclose(v, ref[k], rtol=1e-4, atol=1e-6):
+                print(f"bench_func: {name}'s per-sample gradient of {k} disagrees with torch's "
+                      f"(largest difference {np.abs(v - ref[k]).max():.3g})")
+                return 1
+        times[name] = min(runs)
+    for name, t in times.items():
+        print(f"{name:14} {t:8.3f}s {t / times['torch']:8.2f}x torch")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1024, help="the long side (default 1024)")
@@ -105,6 +172,8 @@ def main(argv=None) -> int:
                         help="the Hessian case's inputs x outputs (default 512x32; 0: skip)")
     parser.add_argument("--hessian-repeat", type=int, default=2,
                         help="best of N for the Hessians (default 2)")
+    parser.add_argument("--batch", type=int, default=64,
+                        help="samples of the per-sample-gradients case (default 64; 0: skip)")
     args = parser.parse_args(argv)
     try:
         import torch
@@ -142,14 +211,16 @@ def main(argv=None) -> int:
         print(f"{lib_name:24} {ratios[0]:8.2f} {ratios[1]:8.2f}")
     print("(> 1: reverse mode is faster; the lesson: jacrev for wide, jacfwd for tall)")
     if args.hessian == "0":
-        return 0
+        return _per_sample(libs, args.batch, args.hessian_repeat) if args.batch > 0 else 0
     try:
         n_in, n_out = (int(v) for v in args.hessian.lower().split("x"))
     except ValueError:
         print(f"bench_func: --hessian wants INPUTSxOUTPUTS (such as 512x32), got "
               f"{args.hessian!r}")
         return 2
-    return _hessians(libs, n_in, n_out, args.hessian_repeat)
+    if _hessians(libs, n_in, n_out, args.hessian_repeat):
+        return 1
+    return _per_sample(libs, args.batch, args.hessian_repeat) if args.batch > 0 else 0
 
 
 if __name__ == "__main__":
