@@ -142,6 +142,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         out._view_version = a0._vc[0]
         if not data.ndim or not a0._data.ndim:  # (numpy's result is no view of the base)
             out._data = _viewmeta.shared(a0, op, attrs, data)
+        if not GRAD_MODE.enabled:
+            out._created = _viewmeta.NO_GRAD  # (PyTorch refuses some in-place changes)
     else:
         out._vc = [0]
     if VMAP.running:

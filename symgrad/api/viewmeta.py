@@ -7,9 +7,10 @@ Two things PyTorch keeps for a view and symgrad keeps here:
   numpy array into the base's storage, so that a later write to the base shows in the
   view (and one through the view in the base);
 * how it was made (PyTorch's ``CreationMeta``): a piece of ``split``, ``chunk`` or
-  ``unbind`` (functions that return several views), and any view of one, may not be
-  changed in place while autograd records, nor used with grad mode on once its base (or
-  another view of it) was changed in place.  The errors are PyTorch's.
+  ``unbind`` (functions that return several views), a view made in no_grad mode, and
+  any plain view of one, may not be changed in place while autograd records, nor used
+  with grad mode on once its base (or another view of it) was changed in place.  The
+  errors are PyTorch's.
 
 Examples
 --------
@@ -39,7 +40,7 @@ __all__: list = []
 _ndarray = np.ndarray
 
 MULTI = "multi-output"  # a piece of split/chunk/unbind made with grad mode on
-NO_GRAD = "no_grad"  # a piece made in no_grad mode
+NO_GRAD = "no_grad"  # a view made in no_grad mode
 
 _MULTI_TAIL = (" This view is the output of a function that returns multiple views. Such "
                "functions do not allow the output views to be modified inplace. You should "
@@ -60,14 +61,16 @@ def shared(base, op, attrs: tuple, data):
         index[attrs[0]] = attrs[1]
         index.append(Ellipsis)
         d = storage[tuple(index)]
-    elif not storage.ndim:
-        storage = base._storage()  # (a 0-d base held as a numpy scalar becomes an array)
-        d = op.forward(storage, *attrs)  # reshape, expand, unsqueeze ... of a 0-d array
-        if d.__class__ is not _ndarray or not np.may_share_memory(d, storage):
-            return data
-    else:
+        # (an element of an expanded tensor: numpy's read-only memory, not written into)
+        return d if d.flags.writeable and d.dtype == data.dtype else data
+    if storage.ndim:
         return data
-    return d if d.flags.writeable and d.dtype == data.dtype else data
+    storage = base._storage()  # (a 0-d base held as a numpy scalar becomes an array)
+    d = op.forward(storage, *attrs)  # reshape, expand, unsqueeze ... of a 0-d array
+    if (d.__class__ is not _ndarray or d.dtype != data.dtype
+            or not np.may_share_memory(d, storage)):
+        return data
+    return d
 
 
 def share_piece(piece, base, dim: int, k: int) -> None:
@@ -85,12 +88,14 @@ def mark_pieces(pieces) -> None:
 
 def creation(t) -> str | None:
     """How the view ``t`` was made, as far as in-place changes care: :data:`MULTI`,
-    :data:`NO_GRAD` (from the piece nearest its base, as PyTorch propagates it) or None."""
-    found = None
+    :data:`NO_GRAD` or None; a view of such a view made plainly is made as it was (the
+    nearest mark along the views to the base counts, as PyTorch propagates it)."""
     while t._view_of is not None:
-        found = getattr(t, "_created", None) or found
+        made = getattr(t, "_created", None)
+        if made is not None:
+            return made
         t = t._view_of[0]
-    return found
+    return None
 
 
 def _rebase_error(t, made: str, indirect: bool) -> RuntimeError:

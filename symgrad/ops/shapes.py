@@ -139,12 +139,14 @@ ALIAS = Op("alias", view=True, forward=lambda a: a.view() if isinstance(a, np.nd
 # A view regenerated from its base after an in-place change (PyTorch's as_strided); the
 # index holds the base positions of the view's elements.
 AS_STRIDED = Op("as_strided", view=True, attrs=("indices", "size", "stride", "storage_offset"),
-                forward=lambda a, ix, size, stride, offset: np.reshape(a[ix], size),
+                # (a 0-d base: indices is (), its one element, expanded perhaps, at each place)
+                forward=lambda a, ix, size, stride, offset: np.broadcast_to(a, size).copy()
+                if isinstance(ix, tuple) and not ix else np.reshape(a[ix], size),
                 # (PyTorch shows the view's size, stride and storage offset; the positions
                 # in the base are what the gradient needs)
                 saves=("_indices", "_self_sym_sizes", "size", "stride", "storage_offset"),
                 grads=(lambda m, grad, indices, self_sym_sizes, *geometry:
-                       m.reshape(grad, self_sym_sizes)  # a 0-d base: indices is ()
+                       m.sum_to(grad, self_sym_sizes)  # a 0-d base: indices is ()
                        if isinstance(indices, tuple) and not indices else
                        _scatter(m, m.reshape(grad, _gather_shape(self_sym_sizes, indices)),
                                  self_sym_sizes, indices),),

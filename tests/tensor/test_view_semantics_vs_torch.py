@@ -60,6 +60,24 @@ def test_setitem_through_view_of_0d_base_without_grad():
     same_outcome(scenario, expect_error=False)
 
 
+@pytest.mark.parametrize("how", ["view", "unsqueeze", "expand", "expand2", "reshape", "none",
+                                 "t", "squeeze"])
+def test_views_of_a_0d_base_see_writes_to_it(how):
+    def scenario(L):
+        make = {"view": lambda t: t.view(1), "unsqueeze": lambda t: t.unsqueeze(0),
+                "expand": lambda t: t.expand(3), "expand2": lambda t: t[None].expand(2, 2),
+                "reshape": lambda t: t.reshape(1, 1), "none": lambda t: t[None, None],
+                "t": lambda t: t.t(), "squeeze": lambda t: t.squeeze()}[how]
+        x = L.tensor(2.0)
+        y = L.tensor(3.0, requires_grad=True) * 1  # (a result: numpy's scalar underneath)
+        v, w = make(x), make(y)
+        x.add_(1)
+        y.mul_(2)
+        used = w * 1
+        return v, v._version, v._base is x, w.tolist(), w._version, _next(used), used
+    same_outcome(scenario, expect_error=False)
+
+
 # ------------------------------------------------------------- (b) 0-d views see writes
 _ZERO_D = {
     "unbind": lambda t: t.unbind()[1],
@@ -212,6 +230,55 @@ def _made_in_no_grad(L, then):
 ])
 def test_piece_made_in_no_grad_as_torch(then):
     same_outcome(lambda L: _made_in_no_grad(L, then))
+
+
+def _view_in_no_grad(L, make, then, grad=True):
+    y = L.arange(4.0, requires_grad=grad) * 1 if grad else L.arange(4.0)
+    with L.no_grad():
+        v = make(y)
+    return then(L, y, v)
+
+
+# (Not compared: a view made in no_grad mode of a base that requires grad requires grad in
+# PyTorch, with no grad_fn and no edge to its base; symgrad's does not require grad.)
+NO_GRAD_VIEWS = [
+    # written in place with grad mode on (the view, or a view of it)
+    (lambda y: y[1:], lambda L, y, v: v.add_(1)),
+    (lambda y: y.view(2, 2).unbind()[0], lambda L, y, v: v.add_(1)),
+    (lambda y: y.split(2)[1].view(-1), lambda L, y, v: v.add_(1)),  # the later mark wins
+    # used once its base changed in place
+    (lambda y: y[1:], lambda L, y, v: (y.mul_(2), v * 1)),
+    (lambda y: y.t(), lambda L, y, v: (_quietly(L, lambda: y.mul_(2).sum()), v.sum())),
+]
+
+
+@pytest.mark.parametrize("k", range(len(NO_GRAD_VIEWS)))
+def test_view_made_in_no_grad_as_torch(k):
+    make, then = NO_GRAD_VIEWS[k]
+    same_outcome(lambda L: _view_in_no_grad(L, make, then))
+
+
+@pytest.mark.parametrize("then, fails", [
+    (lambda L, y, v: (v.mul_(L.ones(3, requires_grad=True)), y), True),  # needs grad
+    (lambda L, y, v: (_quietly(L, lambda: v.add_(1).sum()), y), False),  # in no_grad mode
+    (lambda L, y, v: (v.add_(1), y), False),  # nothing needs grad
+])
+def test_view_made_in_no_grad_of_a_constant_as_torch(then, fails):
+    same_outcome(lambda L: _view_in_no_grad(L, lambda y: y[1:], then, grad=False),
+                 expect_error=fails)
+
+
+ALLOWED_NO_GRAD = [
+    lambda L: _view_in_no_grad(L, lambda y: y[1:], lambda L, y, v: (
+        _quietly(L, lambda: v.add_(1).sum()), y)),
+    lambda L: _view_in_no_grad(L, lambda y: y[1:], lambda L, y, v: (v.tolist(), v._version),
+                               grad=False),
+]
+
+
+@pytest.mark.parametrize("k", range(len(ALLOWED_NO_GRAD)))
+def test_views_made_in_no_grad_allowed_as_torch(k):
+    same_outcome(ALLOWED_NO_GRAD[k], expect_error=False)
 
 
 _INDEXES = [0, (0, 1), slice(0, 1), Ellipsis, None, (None, 0), [0], (slice(None), 1),
