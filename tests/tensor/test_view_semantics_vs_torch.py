@@ -330,3 +330,18 @@ def test_allowed_writes_as_torch(k):
 ])
 def test_view_arguments_as_torch(call):
     same_outcome(call, expect_error=False)
+
+
+@pytest.mark.parametrize("call, fails", [
+    (lambda L, x: x.select(0, 2), True), (lambda L, x: x.select(1, -4), True),
+    (lambda L, x: x.select(2, 0), True), (lambda L, x: L.tensor(1.0).select(0, 0), True),
+    (lambda L, x: x.select(0, 1.5), True),
+    (lambda L, x: (lambda s: (s, s._base is x, _next(s), s.grad_fn._saved_dim,
+                              s.grad_fn._saved_index, s.grad_fn._saved_self_sym_sizes,
+                              L.autograd.grad((s * s).sum(), x, create_graph=True)[0]
+                              .grad_fn.name()))(x.select(-1, -2)), False),
+    (lambda L, x: (L.select(x, 0, 1), x.select(0, L.tensor(1))), False),
+])
+def test_select_as_torch(call, fails):
+    same_outcome(lambda L: call(L, L.arange(6.0, dtype=L.float64).view(2, 3)
+                                .requires_grad_().mul(1)), expect_error=fails)
