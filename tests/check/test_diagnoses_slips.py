@@ -3,7 +3,7 @@
 wrong one written as a student would, whose diagnosis names the mistake: the sign inside
 a sigmoid, a missing factor of sigmoid's derivative (or one too many), sigmoid's
 derivative on the wrong side of a matrix product, cross-entropy's gradient as if
-sum(y) = 1, a missing A.T.
+sum(y) = 1, a missing A.T, a missing pair of parentheses.
 Before these were named the checker printed ``claimed - true = ...`` in exponentials,
 ``extra factor exp(x)``, ``right only when A is symmetric``, or only a wrong shape."""
 from __future__ import annotations
@@ -63,6 +63,12 @@ TABLE = [  # (kind, expression, variable, right, wrong, shapes, key words, never
     ("missing A.T of one A", "sum((A @ x - b)**2)", "x", "2*A.T @ (A @ x - b)",
      "2*A @ (A @ x - b)", AB,
      ["missing transpose", "2*A.T @ (A @ x - b)"], "symmetric"),
+    ("a difference that belongs inside the product", "0.5*sum((A @ x - y)**2)", "x",
+     "A.T @ (A @ x - y)", "A.T @ A @ x - y", AX,
+     ["missing parentheses", "(A.T @ A @ x) - y", "A.T @ (A @ x - y)"], None),
+    ("the whole gradient transposed, rectangular", "sum(tanh(A @ x))", "A",
+     "outer(1 - tanh(A @ x)**2, x)", "outer(x, 1 - tanh(A @ x)**2)", AX,
+     ["transposed: the claimed gradient is the transpose of the true one"], None),
     ("missing A.T @ of the chain rule", "logsumexp(A @ x)", "x", "A.T @ softmax(A @ x)",
      "softmax(A @ x)", AX, ["missing A.T @", "A.T @ softmax(A @ x)"], None),
 ]
