@@ -36,7 +36,8 @@ _METHOD_FUNCTIONS = ("reshape", "flatten", "clip", "numel", "detach", "quantile"
                      "narrow", "split", "chunk", "unbind", "movedim", "moveaxis", "diagonal",
                      "swapaxes", "swapdims", "broadcast_to", "tile", "roll", "rot90", "ravel",
                      "gather", "scatter", "scatter_add", "index_select", "take", "take_along_dim",
-                     "nonzero", "masked_select", "diff", "select", "scatter_reduce")
+                     "nonzero", "masked_select", "diff", "select", "scatter_reduce",
+                     "tensor_split", "hsplit", "vsplit", "dsplit")
 
 
 def _method(name: str):
