@@ -10,8 +10,8 @@ How it runs
   so is every result computed from them while the function runs: as PyTorch's
   BatchedTensor, a marked tensor refuses ``.item()``, ``bool``, ``int``, ``float``,
   ``.tolist()`` and ``.numpy()`` in the user's code (:mod:`symgrad.func.levels`).
-* **No loop for per-sample gradients**: ``vmap(grad(f))`` (and ``grad_and_value``) traces
-  ``f`` once and runs its program on the whole batch, one backward pass for every
+* **No loop for per-sample gradients**: ``vmap(grad(f))`` (``grad_and_value``, ``jacrev``)
+  traces ``f`` once and runs its program on the whole batch, one backward pass for every
   sample's gradient (:mod:`symgrad.func.pergrad`; the loop where it cannot).
 * **No loop** when the function *is* one element-wise op of the table (``torch.sin``,
   ``torch.add``, ``Tensor.mul``, ``torch.where``, ...) on tensors of one dtype: the batch

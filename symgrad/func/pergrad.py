@@ -1,5 +1,7 @@
-"""``vmap(grad(f))`` without a loop over the samples: the function traced once, its program
-run once on the whole batch, one backward pass for every sample's gradient.
+"""``vmap(grad(f))`` and ``vmap(jacrev(f))`` without a loop over the samples: the function
+traced once, its program run once on the whole batch, one backward pass for every sample's
+gradient (for ``jacrev``: one batched pass over the unit cotangents, every sample's
+Jacobian).
 
 How it runs
 -----------
@@ -52,9 +54,10 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..engine.reverse import run_backward
 from ..ir.backends import NUMPY
 from . import levels
-from .batched import Batch, NotBatchable
+from .batched import Batch, NotBatchable, batched_grad
 from .pytree import tree_flatten, tree_unflatten
-from .reverse import _chosen, _grads, _one, _replace, argnums_of, wrap_inputs
+from .reverse import (BATCH_ELEMENTS, _chosen, _grads, _jacobian_of, _one, _replace,
+                      argnums_of, wrap_inputs)
 from .tangents import _Forward
 
 __all__ = ["vmap_grad", "STATS"]
@@ -63,6 +66,7 @@ __all__ = ["vmap_grad", "STATS"]
 STATS = {"batched": 0, "loop": 0}
 
 _LEVEL = -24  # (the level the trace opens: no tensor ever has a tangent there)
+JACOBIAN = "jacrev"  # (the last entry of a jacrev's spec: every sample's Jacobian)
 
 
 # --------------------------------------------------------------------------- rules
@@ -231,7 +235,8 @@ def _close(batched, ref) -> bool:
 
 def vmap_grad(spec: tuple, size: int, flat_dims: list, flat_args: list, args_spec,
               randomness: str, token: int):
-    """``vmap(grad(f))`` (or ``grad_and_value``) of the samples in one batched pass;
+    """``vmap(grad(f))`` (or ``grad_and_value``, ``jacrev``: ``spec`` is the transform's
+    ``per_sample`` attribute) of the samples in one batched pass;
     raises :class:`~.batched.NotBatchable` where the loop must run."""
     wrapper, func, argnums, has_aux, with_value = spec
     try:
@@ -274,10 +279,14 @@ def _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args, args_sp
     try:
         with enable_grad(), levels.transform(), _tracing(trace):
             output = func(*_replace(args, where, tree_unflatten(fresh, spec)))
-        if not isinstance(output, Tensor) or output.dim() != 0:
+        if not isinstance(output, Tensor) or (output.dim() != 0 and with_value != JACOBIAN):
             raise NotBatchable("not a scalar")  # (the loop raises PyTorch's error)
+        if with_value == JACOBIAN and (not output.dtype.is_floating_point or output.numel()
+                                       * size * sum(t.numel() for t in fresh) > BATCH_ELEMENTS):
+            raise NotBatchable("a Jacobian too large for one batched pass")
         with enable_grad(), levels.transform():
-            grads0 = _grads([output], fresh, [_one(output)], False)
+            grads0 = (_jacobian_of(output, fresh, False, None) if with_value == JACOBIAN
+                      else _grads([output], fresh, [_one(output)], False))
     except NotBatchable:
         raise
     except Exception as e:  # noqa: BLE001 - the loop raises it again, as it does
@@ -307,14 +316,41 @@ def _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args, args_sp
             if value is None:  # (the result does not depend on any input)
                 raise NotBatchable("a constant result")
             losses = value.data
-            got = run_backward([losses], [np.ones(size, losses.dtype.np)], False, NUMPY,
-                               inputs=leaves, accumulate=False)
+            if with_value == JACOBIAN:
+                got = _jacobians(losses, output, leaves)
+            else:
+                got = run_backward([losses], [np.ones(size, losses.dtype.np)], False, NUMPY,
+                                   inputs=leaves, accumulate=False)
     except NotBatchable:
         raise
     except Exception as e:  # noqa: BLE001 - what the replay does not model: the loop
         raise NotBatchable(f"the replay raised {type(e).__name__}") from None
+    grads = got if with_value == JACOBIAN else _owned(got, leaves)
+    if state is not None:  # ('same': the last sample draws what the first drew)
+        creation.default_generator.set_state(state)
+    _check(wrapper, grads, losses, grads0, output, size, flat_args, flat_dims, args_spec,
+           token, with_value)
+    tree = tree_unflatten(grads, spec)
+    return (tree, losses.detach()) if with_value is True else tree
+
+
+def _jacobians(outputs: Tensor, output: Tensor, leaves: list) -> list:
+    """Each sample's Jacobian of ``outputs`` (the batch's results, ``(B, *out)``) with
+    respect to its rows of ``leaves``: one batched backward pass over the unit
+    cotangents, ``(B, *out, *input)`` each."""
+    n, size = output.numel(), outputs.shape[0]
+    units = np.broadcast_to(np.eye(n, dtype=outputs.dtype.np).reshape(
+        (n, 1) + tuple(output.shape)), (n, size) + tuple(output.shape))
+    rows = batched_grad([outputs], [_make(np.ascontiguousarray(units), outputs.dtype)],
+                        leaves, False)
+    return [r.movedim(0, 1).reshape(size, *output.shape, *leaf.shape[1:])
+            for r, leaf in zip(rows, leaves)]
+
+
+def _owned(got: list, leaves: list) -> list:
+    """The pass's gradients as tensors (no copy, unless an array is shared)."""
     grads, seen = [], set()
-    for g, rows in zip(got, leaves):  # (arrays the pass made: no copy, unless one is shared)
+    for g, rows in zip(got, leaves):
         if g is None:
             grads.append(rows.new_zeros(rows.shape))
             continue
@@ -326,12 +362,7 @@ def _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args, args_sp
             np.asarray(g, rows.dtype.np)
         seen.add(id(root))
         grads.append(_make(g.reshape(tuple(rows.shape)), rows.dtype))
-    if state is not None:  # ('same': the last sample draws what the first drew)
-        creation.default_generator.set_state(state)
-    _check(wrapper, grads, losses, grads0, output, size, flat_args, flat_dims, args_spec,
-           token, with_value)
-    tree = tree_unflatten(grads, spec)
-    return (tree, losses.detach()) if with_value else tree
+    return grads
 
 
 def _check(wrapper, grads, losses, grads0, output, size, flat_args, flat_dims, args_spec,
@@ -341,7 +372,7 @@ def _check(wrapper, grads, losses, grads0, output, size, flat_args, flat_dims, a
                            if d is not None else a for a, d in zip(flat_args, flat_dims)],
                           args_spec)
     ref = wrapper(*last)
-    ref_grads, ref_value = ref if with_value else (ref, None)
+    ref_grads, ref_value = ref if with_value is True else (ref, None)
     from_loop = tree_flatten(ref_grads)[0]
     ok = all(_close(g[0], g0) for g, g0 in zip(grads, grads0)) and all(
         _close(g[size - 1], r) for g, r in zip(grads, from_loop)) and _close(

@@ -312,6 +312,7 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None,
             columns = [_jacobian_of(o, fresh, keep, chunk_size) for o in flat_out]
         jac = finish(_jacobian_tree(out_spec, columns, spec), keep)
         return (jac, finish(aux, keep)) if has_aux else jac
+    wrapper.per_sample = (wrapper, func, argnums, has_aux, "jacrev")  # (symgrad.func.pergrad)
     return wrapper
 
 

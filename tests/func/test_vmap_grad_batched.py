@@ -1,4 +1,4 @@
-"""``vmap(grad(f))`` without a loop (:mod:`symgrad.func.pergrad`): the same gradients as
+"""``vmap(grad(f))`` and ``vmap(jacrev(f))`` without a loop (:mod:`symgrad.func.pergrad`): the same gradients as
 the loop over the samples and as ``torch.func``, and the loop where the replay does not
 model the function.
 
@@ -16,7 +16,8 @@ the trace when the replay refused).
   through ``functional_call``), an MLP with ``cross_entropy``, ``grad_and_value``,
   ``argnums`` pytrees, ``in_dims=1``/``out_dims=1``; and the cases that must loop
   (in-place writes into a value of the sample, ``has_aux``, ``randomness='different'``),
-  PyTorch's errors raised from inside the function.
+  PyTorch's errors raised from inside the function; ``vmap(jacrev(f))`` (the Jacobians
+  tutorial's batch Jacobian, ``jacrev(jacrev(f))``; several outputs: the loop).
 """
 from __future__ import annotations
 
@@ -186,7 +187,36 @@ def _has_aux(lib):
     return lib.func.vmap(lib.func.grad(f, has_aux=True), in_dims=(None, 0))(w, x), f.calls
 
 
+def _batch_jacobian(lib):
+    """The Jacobians tutorial's batch Jacobian: vmap(jacrev) of tanh(W x + b), float32."""
+    rng = np.random.default_rng(9)
+    w = lib.tensor(rng.standard_normal((7, 5)), dtype=lib.float32)
+    b = lib.tensor(rng.standard_normal(7), dtype=lib.float32)
+    x = lib.tensor(rng.standard_normal((6, 5)), dtype=lib.float32)
+    f = Counted(lambda w, b, x: lib.nn.functional.linear(x, w, b).tanh())
+    jac = lib.func.vmap(lib.func.jacrev(f, argnums=(0, 2)), in_dims=(None, None, 0))(w, b, x)
+    return jac, f.calls
+
+
+def _jacobian_of_jacobian(lib):
+    rng = np.random.default_rng(10)
+    w = lib.tensor(rng.standard_normal((3, 4)), dtype=lib.float64)
+    x = lib.tensor(rng.standard_normal((5, 4)), dtype=lib.float64)
+    f = Counted(lambda w, x: (w @ x).sin())
+    hess = lib.func.jacrev(lib.func.jacrev(f, argnums=1), argnums=1)
+    return lib.func.vmap(hess, in_dims=(None, 0))(w, x), f.calls
+
+
+def _jacobian_of_two_outputs(lib):
+    rng = np.random.default_rng(11)
+    x = lib.tensor(rng.standard_normal((4, 3)), dtype=lib.float64)
+    f = Counted(lambda x: (x.exp(), x.sum()))  # (several outputs: the loop)
+    return lib.func.vmap(lib.func.jacrev(f))(x), f.calls
+
+
 BATCHED = {"cnn": (_cnn_grads, 2), "mlp": (_mlp_grads, 2),
+           "batch_jacobian": (_batch_jacobian, 2), "jacrev_jacrev": (_jacobian_of_jacobian, 2),
+           "jacrev_two_outputs": (_jacobian_of_two_outputs, 1 + 4),
            "grad_and_value": (_mlp_grad_and_value, 2), "in_dims_1": (_in_dims_1, 2),
            "in_place": (_in_place_on_the_sample, 1 + 4), "has_aux": (_has_aux, 4)}
 
