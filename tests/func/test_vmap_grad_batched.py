@@ -1,6 +1,6 @@
-"""``vmap(grad(f))`` and ``vmap(jacrev(f))`` without a loop (:mod:`symgrad.func.pergrad`): the same gradients as
-the loop over the samples and as ``torch.func``, and the loop where the replay does not
-model the function.
+"""``vmap(grad(f))`` and ``vmap(jacrev(f))`` without a loop (:mod:`symgrad.func.pergrad`):
+the same gradients as the loop over the samples and as ``torch.func``, and the loop where
+the replay does not model the function.
 
 Which path ran is observable without timing: the batched path calls ``f`` twice (the
 trace on the first sample and the check on the last), the loop once per sample (after
