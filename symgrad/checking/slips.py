@@ -209,12 +209,10 @@ def _rewrites(expr: Expression, f: Expression, shapes: dict):
 def _context(tree, path: tuple):
     """The path of the innermost matrix product holding the node at ``path`` (the node's
     own when there is none): the part of the claim a diagnosis quotes."""
-    for cut in range(len(path), 0, -1):
-        node = tree
-        for i in path[:cut - 1]:
-            node = _children(node)[i]
+    for cut in range(len(path) - 1, -1, -1):
+        node = _at(tree, path[:cut])
         if isinstance(node, BinOp) and node.op == "@":
-            return path[:cut - 1]
+            return path[:cut]
     return path
 
 
@@ -272,8 +270,8 @@ def _sigmoid_signs(tree, sites, f, shapes, text):
         yield _put(tree, path, new), (f"sign inside sigmoid: the claim has {_text(node)} "
                                       f"where the true gradient has {_text(new)}" + law)
     if len(calls) > 1:
-        yield _flip_all(tree), ("sign inside sigmoid: every sigmoid(u) of the claim should be "
-                      "sigmoid(-u) or the other way" + law)
+        yield _flip_all(tree), ("sign inside sigmoid: every sigmoid(u) of the claim should "
+                                "be sigmoid(-u), and the other way round" + law)
 
 
 def _flip_all(node):
