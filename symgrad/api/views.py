@@ -1,7 +1,8 @@
 """Tensor's view methods: ``view``, ``reshape``, ``t``, ``transpose``, ``permute``,
 ``squeeze``, ``unsqueeze``, ``expand``, ``flatten``, ``T``, ``mT``, ``contiguous``;
-``narrow`` (a slice), ``select``, ``split``, ``chunk`` and ``unbind`` (one node, an output
-per piece; :mod:`symgrad.api.viewmeta` keeps what PyTorch forbids of the pieces),
+``narrow`` (a slice), ``select``, ``tensor_split``/``hsplit``/``vsplit``/``dsplit``
+(slices), ``split``, ``chunk`` and ``unbind`` (one node, an output per piece;
+:mod:`symgrad.api.viewmeta` keeps what PyTorch forbids of the pieces),
 ``diagonal``, ``tril``/``triu``, ``swapaxes``, ``broadcast_to``, ``type_as``.
 
 A view shares its base's data and version counter (``apply`` records that for view ops;
@@ -29,7 +30,7 @@ from ..ops.splitting import split_bounds
 from .apply import apply
 from .core import Tensor, attach
 from .construct import tensor as _tensor
-from .messages import _LEGACY_NAMES, _warn_once
+from .messages import _LEGACY_NAMES, _SCALAR_NAMES, _warn_once
 from .shapes import (_broadcast_sizes, _check_dims, _contiguous, _infer_shape, _shape_args,
                      _viewable, _wrap_dim)
 from .viewmeta import mark_pieces, share_piece
@@ -326,6 +327,45 @@ class _Views:
                              f"{list(self.shape)} at dimension {d}")
         return apply(O.SELECT, (self,), (dim, index))  # dim and index as given
 
+    def tensor_split(self, indices_or_sections, dim=0):
+        if self.ndim == 0:
+            raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but "
+                               "got a tensor with 0 dims")
+        dim = _wrap_dim(dim, self.ndim)  # (saved wrapped, unlike narrow's)
+        n = self.shape[dim]
+        cuts = indices_or_sections
+        if isinstance(cuts, Tensor):
+            if cuts.ndim > 1:
+                raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                                   "zero-dimensional or one-dimensional tensor, but got a "
+                                   f"tensor with {cuts.ndim} dims")
+            if cuts.dtype is not _dt.int64:
+                raise RuntimeError("tensor_split expected tensor_indices_or_sections to have "
+                                   f"dtype of long, but got {_SCALAR_NAMES[cuts.dtype.name]}")
+            cuts = cuts.tolist()
+        if _integer(cuts):
+            if cuts <= 0:
+                raise RuntimeError(f"number of sections must be larger than 0, got {cuts}")
+            size, extra = divmod(n, cuts)  # (the first `extra` pieces one longer)
+            cuts = [k * size + builtins.min(k, extra) for k in range(1, cuts)]
+        elif not (isinstance(cuts, (list, tuple)) and builtins.all(map(_integer, cuts))):
+            raise TypeError(
+                "tensor_split() received an invalid combination of arguments - got "
+                f"({type(indices_or_sections).__name__}), but expected one of:\n * (tuple of "
+                "ints indices, int dim = 0)\n * (Tensor tensor_indices_or_sections, int dim "
+                "= 0)\n * (int sections, int dim = 0)\n")
+        ends = [0, *cuts, n]  # (as given: slices as Python's, PyTorch saves them so)
+        return tuple(apply(O.SLICE, (self,), (dim, s, e, 1)) for s, e in zip(ends, ends[1:]))
+
+    def hsplit(self, sections):
+        return _split_along(self, sections, "hsplit", 1 if self.ndim > 1 else 0, 1)
+
+    def vsplit(self, sections):
+        return _split_along(self, sections, "vsplit", 0, 2)
+
+    def dsplit(self, sections):
+        return _split_along(self, sections, "dsplit", 2, 3)
+
     def tril(self, diagonal=0):
         return apply(O.TRIL, (_at_least_2d(self, "tril"),), (int(diagonal),))
 
@@ -355,6 +395,19 @@ class _Views:
 
     def type_as(self, other):
         return self.to(other.dtype)
+
+
+def _split_along(t, sections, name: str, dim: int, rank: int) -> tuple:
+    """``torch.hsplit`` (``name``) and the others: ``tensor_split`` along ``dim`` of a
+    tensor of ``rank`` dims at least, a number of sections dividing it evenly."""
+    if t.ndim < rank:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {rank} dimension, "
+                           f"but got a tensor with {t.ndim} dimensions!")
+    if _integer(sections) and (sections == 0 or t.shape[dim] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                           f"size of the dimension {t.shape[dim]} is not divisible by the "
+                           f"split_size {sections}!")
+    return t.tensor_split(sections, dim)
 
 
 def _at_least_2d(t, name: str):

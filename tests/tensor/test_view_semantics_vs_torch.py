@@ -345,3 +345,50 @@ def test_view_arguments_as_torch(call):
 def test_select_as_torch(call, fails):
     same_outcome(lambda L: call(L, L.arange(6.0, dtype=L.float64).view(2, 3)
                                 .requires_grad_().mul(1)), expect_error=fails)
+
+
+def _grid(L):
+    return L.arange(12.0, dtype=L.float64, requires_grad=True).view(3, 4) * 1
+
+
+def _slices(pieces):
+    return [(tuple(p.shape), p.grad_fn.name(), p.grad_fn._saved_dim, p.grad_fn._saved_start,
+             p.grad_fn._saved_end) for p in pieces]
+
+
+TENSOR_SPLITS = [  # (call, fails): slices as PyTorch's, saved as given
+    (lambda L: _slices(_grid(L).tensor_split(3, dim=1)), False),
+    (lambda L: _slices(_grid(L).tensor_split(2, dim=-1)), False),
+    (lambda L: _slices(L.tensor_split(_grid(L), [1, 3], 1)), False),
+    (lambda L: _slices(_grid(L).tensor_split(L.tensor([1, 5]))), False),
+    (lambda L: _slices(_grid(L).tensor_split([3, 1]) + _grid(L).tensor_split([-1])), False),
+    (lambda L: _slices(_grid(L).tensor_split(L.tensor(2)) + _grid(L).tensor_split((1, 2), 1)),
+     False),
+    (lambda L: _slices(_grid(L).hsplit(2) + _grid(L).vsplit([1]) + _grid(L).hsplit([1, 2])
+                       + L.dsplit(_grid(L).view(1, 2, 6), [2, 3])), False),
+    (lambda L: (lambda x: (x.tensor_split(2)[0].add_(1), _name(x), x))(_grid(L)), False),
+    (lambda L: (lambda x: L.autograd.grad(
+        sum((p * (k + 1)).sum() for k, p in enumerate(x.tensor_split(3, 1))), x))(
+        L.arange(12.0, requires_grad=True).view(3, 4)), False),
+    (lambda L: (L.ones(2).hsplit(2), L.vsplit(L.zeros(0, 2), 2),
+                [p._base is not None for p in L.arange(5.0).tensor_split(3)]), False),
+    (lambda L: _grid(L).tensor_split(0), True),
+    (lambda L: _grid(L).tensor_split(2, dim=5), True),
+    (lambda L: L.tensor(1.0).tensor_split(2), True),
+    (lambda L: _grid(L).tensor_split(L.tensor([[1]])), True),
+    (lambda L: _grid(L).tensor_split(L.tensor([1.0])), True),
+    (lambda L: _grid(L).tensor_split(2.5), True),
+    (lambda L: _grid(L).tensor_split([True]), True),
+    (lambda L: _grid(L).hsplit(3), True),
+    (lambda L: _grid(L).hsplit(0), True),
+    (lambda L: _grid(L).vsplit(2), True),
+    (lambda L: _grid(L).dsplit(2), True),
+    (lambda L: L.ones(2).vsplit(1), True),
+    (lambda L: L.tensor(1.0).hsplit(1), True),
+]
+
+
+@pytest.mark.parametrize("k", range(len(TENSOR_SPLITS)))
+def test_tensor_split_as_torch(k):
+    call, fails = TENSOR_SPLITS[k]
+    same_outcome(call, expect_error=fails)
