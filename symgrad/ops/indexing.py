@@ -9,7 +9,7 @@ from .tables import CHOOSES, INDEXING, NO_VECTOR_FORM
 
 __all__ = ["MASKED_FILL_SCALAR", "MASKED_FILL", "MASKED_SELECT", "SCATTER_SRC", "SCATTER_ADD",
            "GATHER", "SELECT", "SELECT_BACKWARD", "SLICE", "SLICE_BACKWARD", "INDEX",
-           "INDEX_PUT_IMPL", "COPY_SLICES", "INDEX_PUT_", "SCATTER_VALUE", "INDEX_SELECT",
+           "INDEX_PUT_IMPL", "INDEX_PUT_", "SCATTER_VALUE", "INDEX_SELECT",
            "INDEX_ADD", "TAKE", "PUT", "MASKED_SCATTER"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
@@ -301,16 +301,6 @@ INDEX_PUT_IMPL = Op("_index_put_impl", inputs=("self", "values"), attrs=("indice
                     local=("1", "gather"), doc="self with values added at indices")
 
 
-COPY_SLICES = Op("copy_slices", inputs=("self", "src"), attrs=("index",), broadcasts=True,
-                 node="torch::autograd::CopySlices", forward=lambda a, v, ix: _put(a, ix, v),
-                 saves=("_index", "_self_sym_sizes"),  # PyTorch's CopySlices shows none
-                 grads=(lambda m, grad, index, self_sym_sizes:
-                        grad - _scatter(m, m.call(INDEX, grad, index), self_sym_sizes, index),
-                        lambda m, grad, index, self_sym_sizes: m.call(INDEX, grad, index)),
-                 local=("[not written]", "gather"),
-                 doc="self with src written at index (``t[index] = src``)")
-
-
 # ``t[index] = values`` with tensor indices into ``t`` itself: PyTorch's index_put_.
 INDEX_PUT_ = Op("index_put_", inputs=("self", "values"), attrs=("index",), broadcasts=True,
                 node="IndexPutBackward0", forward=lambda a, v, ix: _put(a, ix, v),
@@ -338,7 +328,7 @@ from .tables import JVP as _JVP  # noqa: E402
 
 _JVP.register(_fwd.ELEMENT_WISE, MASKED_FILL_SCALAR)
 _JVP.register(_fwd.LINEAR, MASKED_FILL, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD, GATHER, SELECT,
-              SELECT_BACKWARD, SLICE, SLICE_BACKWARD, INDEX, INDEX_PUT_IMPL, COPY_SLICES,
+              SELECT_BACKWARD, SLICE, SLICE_BACKWARD, INDEX, INDEX_PUT_IMPL,
               INDEX_PUT_, INDEX_SELECT, INDEX_ADD, TAKE, PUT, MASKED_SCATTER)
 # (affine: the number written has no tangent)
 _JVP.register(lambda m, tangents, args, attrs, result, saved:
