@@ -56,13 +56,9 @@ def shared(base, op, attrs: tuple, data):
     ``base``'s storage where either is 0-d (numpy computes those on a scalar, a copy);
     ``data`` itself where no view of the storage can be taken."""
     storage = base._data
-    if op is O.SELECT and storage.ndim:  # (basic indexing ending in ``...``: a 0-d view)
-        index = [slice(None)] * storage.ndim
-        index[attrs[0]] = attrs[1]
-        index.append(Ellipsis)
-        d = storage[tuple(index)]
-        # (an element of an expanded tensor: numpy's read-only memory, not written into)
-        return d if d.flags.writeable and d.dtype == data.dtype else data
+    if op is O.SELECT and storage.ndim:
+        d = _element(storage, *attrs)
+        return data if d is None or d.dtype != data.dtype else d
     if storage.ndim:
         return data
     storage = base._storage()  # (a 0-d base held as a numpy scalar becomes an array)
@@ -75,8 +71,17 @@ def shared(base, op, attrs: tuple, data):
 
 def share_piece(piece, base, dim: int, k: int) -> None:
     """The 0-d piece ``k`` of ``base.unbind(dim)`` as memory of ``base``'s storage."""
-    storage = base._storage()
-    piece._data = storage[_select_index(storage.shape, dim, k) + (Ellipsis,)]
+    d = _element(base._storage(), dim, k)
+    if d is not None:
+        piece._data = d
+
+
+def _element(storage: np.ndarray, dim: int, index: int) -> np.ndarray | None:
+    """``storage`` at ``index`` along ``dim`` as a view, 0-d too (basic indexing ending in
+    ``...``); None for an element of an expanded tensor (numpy's read-only memory, which
+    symgrad does not write into)."""
+    d = storage[_select_index(storage.shape, dim, index) + (Ellipsis,)]
+    return d if d.flags.writeable else None
 
 
 def mark_pieces(pieces) -> None:
@@ -134,7 +139,7 @@ def check_in_place(t, others=()) -> None:
 def check_rebased(v) -> None:
     """Raise PyTorch's error if the view ``v``, whose base requires grad and changed in
     place since ``v`` was taken, may not be regenerated (a piece of a function that
-    returns several views)."""
+    returns several views, a view made in no_grad mode)."""
     made = creation(v)
     if made is not None:
         raise _rebase_error(v, made, indirect=True)
