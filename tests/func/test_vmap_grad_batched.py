@@ -17,7 +17,8 @@ the trace when the replay refused).
   ``argnums`` pytrees, ``in_dims=1``/``out_dims=1``; and the cases that must loop
   (in-place writes into a value of the sample, ``has_aux``, ``randomness='different'``),
   PyTorch's errors raised from inside the function; ``vmap(jacrev(f))`` (the Jacobians
-  tutorial's batch Jacobian, ``jacrev(jacrev(f))``; several outputs: the loop).
+  tutorial's batch Jacobian, ``jacrev(jacrev(f))``; several outputs: the loop) and
+  ``vmap(hessian(f))`` (a small batch Hessian: reverse over reverse on the batch).
 """
 from __future__ import annotations
 
@@ -214,7 +215,18 @@ def _jacobian_of_two_outputs(lib):
     return lib.func.vmap(lib.func.jacrev(f))(x), f.calls
 
 
-BATCHED = {"cnn": (_cnn_grads, 2), "mlp": (_mlp_grads, 2),
+def _batch_hessian(lib):
+    """The Jacobians tutorial's batch Hessian, small: vmap(hessian) of tanh(W x + b)."""
+    rng = np.random.default_rng(12)
+    w = lib.tensor(rng.standard_normal((4, 5)), dtype=lib.float64)
+    b = lib.tensor(rng.standard_normal(4), dtype=lib.float64)
+    x = lib.tensor(rng.standard_normal((6, 5)), dtype=lib.float64)
+    f = Counted(lambda w, b, x: lib.nn.functional.linear(x, w, b).tanh())
+    return lib.func.vmap(lib.func.hessian(f, argnums=2), in_dims=(None, None, 0))(w, b, x), \
+        f.calls
+
+
+BATCHED = {"cnn": (_cnn_grads, 2), "mlp": (_mlp_grads, 2), "hessian": (_batch_hessian, 2),
            "batch_jacobian": (_batch_jacobian, 2), "jacrev_jacrev": (_jacobian_of_jacobian, 2),
            "jacrev_two_outputs": (_jacobian_of_two_outputs, 1 + 4),
            "grad_and_value": (_mlp_grad_and_value, 2), "in_dims_1": (_in_dims_1, 2),
