@@ -166,7 +166,7 @@ def test_symgrad_check_gives_the_verdicts(eq, f, var, dims, identity, mistake):
     assert r.variables[var]["every_size"] == "proved"
     r = symgrad.check(f, {var: mistake}, shapes=shapes, samples=3)
     assert r.verdict == "wrong", r.text()
-    assert r.counterexample is not None or "wrong shape" in r.diagnosis[0]
+    assert r.counterexample is not None or any("wrong shape" in d for d in r.diagnosis)
     assert r.variables[var]["true_vector"] == symgrad.parse(f).vector_gradient(
         var, **{k: np.ones(s) for k, s in
                 symgrad.symbolic.shapes.resolve_shapes(shapes)[0].items()})
