@@ -188,6 +188,20 @@ def check_same(scenario, **tol) -> None:
 
 
 # --------------------------------------------------------------------------- functions
+def saving_function(lib, name: str, forward, backward) -> type:
+    """The ``autograd.Function`` ``name`` of ``lib`` that saves its one input ``x`` and
+    returns ``forward(x)``; its backward is ``backward(x, g)``."""
+    def save_forward(ctx, x):
+        ctx.save_for_backward(x)
+        return forward(x)
+
+    def saved_backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return backward(x, g)
+    return type(name, (lib.autograd.Function,), {"forward": staticmethod(save_forward),
+                                                  "backward": staticmethod(saved_backward)})
+
+
 def functions(lib) -> dict:
     """Custom ``autograd.Function`` classes of ``lib``, by name: ``Cube`` (saves its input),
     ``ExpOut`` (saves its output), ``Sin`` and ``WrongSin`` (a backward 1.5 times too
@@ -220,16 +234,7 @@ def functions(lib) -> dict:
             return g * out
 
     def saving(name: str, forward, backward) -> type:
-        """A Function that saves its input: ``forward(x)``, ``backward(x, g)``."""
-        def save_forward(ctx, x):
-            ctx.save_for_backward(x)
-            return forward(x)
-
-        def saved_backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return backward(x, g)
-        return type(name, (lib.autograd.Function,), {"forward": staticmethod(save_forward),
-                                                      "backward": staticmethod(saved_backward)})
+        return saving_function(lib, name, forward, backward)
 
     found = {"Cube": Cube, "ExpOut": ExpOut,
              "Sin": saving("Sin", lambda x: x.sin(), lambda x, g: g * x.cos()),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symgrad
-from conftest import check_same, functions, outcome, same_outcome
+from conftest import check_same, functions, outcome, same_outcome, saving_function
 
 torch = pytest.importorskip("torch")
 
@@ -308,29 +308,11 @@ def test_functional_sweep_same_as_torch(fname, api, strict, create_graph):
 
 # =========================================================================== gradcheck
 def _bad_functions(lib):
-    class WrongBackward(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 2
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x  # should be 2 * x
-
-    class OnceDifferentiable(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 2
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 2 * x.detach()  # right, but hides the second derivative
-
-    return WrongBackward, OnceDifferentiable
+    """Squares with a wrong gradient (3x where 2x is right) and with the right one through
+    a detached input (hiding the second derivative)."""
+    return (saving_function(lib, "WrongBackward", lambda x: x ** 2, lambda x, g: g * 3 * x),
+            saving_function(lib, "OnceDifferentiable", lambda x: x ** 2,
+                            lambda x, g: g * 2 * x.detach()))
 
 
 def _xg(lib):
