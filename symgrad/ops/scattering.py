@@ -16,7 +16,8 @@ from .indexing import GATHER, MASKED_FILL_SCALAR, SCATTER_ADD, SCATTER_VALUE, _a
 from .joint import gradient
 from .record import Op, not_implemented
 
-__all__ = ["SCATTER_REDUCE", "SCATTER_REDUCE_LEGACY", "SCATTER_VALUE_REDUCE_LEGACY"]
+__all__ = ["SCATTER_REDUCE", "SCATTER_REDUCE_LEGACY", "SCATTER_VALUE_REDUCE_LEGACY",
+           "DELAYED_ERROR"]
 
 #: scatter_reduce's reductions, as PyTorch names them (``ops.scattering.REDUCTIONS``; the
 #: ``ops`` namespace's ``REDUCTIONS`` is the losses').
@@ -106,6 +107,9 @@ def _backward(m, grad, self, src, result, dim, index, reduce, include_self, mask
         grad_src = m.call(WHERE, single, m.call(GATHER, grad * masked_src_result, dim, index),
                           m.call(GATHER, grad * result, dim, index)
                           / m.call(MASKED_FILL_SCALAR, src, src_zero, 1.0))
+        if m.records and bool((zeros > 1).any()):
+            # (that gradient's own gradient would be wrong there: a node that raises)
+            grad_src = m.call(DELAYED_ERROR, grad_src, _PROD_ZEROS)
     if not include_self:
         grad_self = m.call(SCATTER_VALUE, grad_self, dim, index, 0.0)
     return grad_self, grad_src
@@ -114,6 +118,24 @@ def _backward(m, grad, self, src, result, dim, index, reduce, include_self, mask
 def _indicator(m, like, mask, shape):
     """1 where ``mask`` holds, else 0, in ``like``'s dtype (a constant)."""
     return m.call(MASKED_FILL_SCALAR, m.new_zeros(like, shape), mask, 1.0)
+
+
+_PROD_ZEROS = ("scatter_reduce(): Double backward is unsupported for src when >1 zeros in src "
+               "are scattered to the same position in self")
+
+
+def _raise_delayed(m, grad, message):
+    raise RuntimeError(message)
+
+
+_raise_delayed.not_implemented = "the message saved"
+
+# PyTorch's DelayedError: its input's values on a node (``Error``) that raises when a
+# later pass reaches it (a gradient formula that cannot be differentiated there).
+DELAYED_ERROR = Op("delayed_error", attrs=("message",), node="torch::autograd::Error",
+                   forward=lambda a, message: np.asarray(a), saves=("_message",),
+                   grads=(_raise_delayed,), symbol="error",
+                   doc="self, on a node whose backward raises message")
 
 
 SCATTER_REDUCE = Op(
@@ -168,5 +190,6 @@ def _scatter_reduce_jvp(m, tangents, args, attrs, result, saved):
 
 
 _JVP.register(_scatter_reduce_jvp, SCATTER_REDUCE)
+_JVP.register(_fwd.LINEAR, DELAYED_ERROR)
 _JVP.register(_fwd._raising("Trying to use forward AD with aten::scatter that does not "
                             "support it."), SCATTER_REDUCE_LEGACY, SCATTER_VALUE_REDUCE_LEGACY)

@@ -253,3 +253,19 @@ def test_dist_forward_mode(p):
             y = fw.make_dual(L.tensor(Y), L.tensor(Y + 0.25))
             return fw.unpack_dual(L.dist(x, y, p)).tangent
     _same(run)
+
+
+def test_scatter_reduce_prod_of_several_zeros_has_no_second_order():
+    """Two zeros reduced into one place: src's gradient is right, on an ``Error`` node
+    (PyTorch's DelayedError) whose backward raises PyTorch's message."""
+    def run(L, create_graph):
+        x = _leaf(L, SELF + 1)
+        s = _leaf(L, np.array([[0., 20., 30.], [0., 1., 60.]]))
+        y = x.scatter_reduce(0, L.tensor([[0, 1, 0], [0, 0, 0]]), s, "prod")
+        gx, gs = L.autograd.grad(y.sum(), (x, s), create_graph=create_graph)
+        edges = [(f.name() if f else None, nr) for f, nr in gs.grad_fn.next_functions] \
+            if gs.grad_fn is not None else None
+        return gx, gs, edges, _outcome(lambda: L.autograd.grad(gs.sum(), s)) \
+            if create_graph else None
+    for create_graph in (False, True):
+        _same(lambda L: run(L, create_graph))
