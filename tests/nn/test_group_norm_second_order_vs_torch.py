@@ -6,6 +6,7 @@ SumBackward1, UnsqueezeBackward1, ... reaching the node's outputs 1 and 2): the 
 the gradients node for node, and the values of every order, against torch."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 import torch
 
 import symgrad
+from symgrad.drawing import make_dot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conv"))
 from test_second_order_vs_torch import _graph  # noqa: E402
@@ -102,3 +104,25 @@ def test_a_bias_without_a_weight_fails_as_pytorch(create_graph):
             lib.autograd.grad(y.sum(), (x, b), create_graph=create_graph)
         return str(e.value)
     assert message(symgrad) == message(torch)
+
+
+def test_make_dot_of_the_double_backward_as_torchviz_draws_pytorchs():
+    """symgrad's make_dot of group norm's (and circular pad's) gradient, saved values shown,
+    has the nodes and edges that the real torchviz draws of PyTorch's."""
+    torchviz = pytest.importorskip("torchviz")
+
+    def count(lib, make_dot):
+        rng = np.random.default_rng(0)
+        x = lib.tensor(rng.standard_normal((2, 4, 3)), requires_grad=True)
+        w = lib.tensor(rng.standard_normal(4), requires_grad=True)
+        g, = lib.autograd.grad((lib.nn.functional.group_norm(x, 2, w) ** 2).sum(), x,
+                               create_graph=True)
+        z = lib.tensor(rng.standard_normal((1, 2, 5)), requires_grad=True)
+        h, = lib.autograd.grad((lib.nn.functional.pad(z, (2, 1), mode="circular") ** 3).sum(),
+                               z, create_graph=True)
+        out = []
+        for t, params in ((g, {"x": x, "w": w}), (h, {"z": z})):
+            src = make_dot(t, params=params, show_attrs=True, show_saved=True).source
+            out.append((len(re.findall(r"^\s*\S+ \[label=", src, re.M)), src.count("->")))
+        return out
+    assert count(symgrad, make_dot) == count(torch, torchviz.make_dot)
