@@ -313,8 +313,9 @@ def _batch(path: str, samples: int, timeout: float, as_json: bool, jobs: int = 1
                    "results.json per student, DIR/<student>/results.json, and the "
                    "class's summary in DIR/_summary.json.")
 @click.option("--time-limit", "time_limit", type=click.FloatRange(0.5, 3600), default=None,
-              help="With --batch: seconds one answer may take (then undecided) "
-                   "[default: 10 for answer files].")
+              help="With --batch: seconds of CPU time one answer's check may take (then "
+                   "undecided; 20x that in wall time is a safety net) [default: 10 for "
+                   "answer files].")
 @click.option("--json", "as_json", is_flag=True, help="JSON report on stdout.")
 @limit_options("elements", "terms")
 def check(expression: str | None, grad_items: tuple, jacobian_items: tuple, at_items: tuple,

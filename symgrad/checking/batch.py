@@ -35,16 +35,16 @@ import time
 import urllib.parse
 from typing import Iterable, Iterator
 
-from .._util import atomic_file, start_child, stop
+from .._util import _CPU_ENDS, _limit_cpu, atomic_file, start_child, stop
 from ..errors import SymgradError
 from .checker import check
+from .decision import MIN_WALL, WALL_FACTOR
 from .report import CORRECT, UNDECIDED, WRONG
 
 __all__ = ["BatchFileError", "Answer", "FORMATS", "answer_format", "read_answers",
-           "count_answers", "check_answers", "check_one", "Summary", "gradescope_results",
-           "prairielearn_results", "atomic_output", "write_per_student", "student_directory",
-           "MAX_LINE", "MAX_DEPTH",
-           "MAX_JSON_BYTES", "CACHE_SIZE"]
+           "count_answers", "check_answers", "check_one", "wall_limit", "Summary",
+           "gradescope_results", "prairielearn_results", "atomic_output", "write_per_student",
+           "student_directory", "MAX_LINE", "MAX_DEPTH", "MAX_JSON_BYTES", "CACHE_SIZE"]
 
 #: The longest line (bytes) of a JSON Lines or CSV answer file.
 MAX_LINE = 2 ** 20
@@ -305,13 +305,26 @@ def _outcome(answer: Answer, samples: int, timeout: float) -> dict:
             "message": report.text(), "report": json.loads(report.to_json(indent=None))}
 
 
-def _child(conn, answer, samples, timeout) -> None:
+def _child(conn, answer, samples, timeout, cpu=None) -> None:
+    if cpu is not None:  # (ended after that much of its own CPU time)
+        _limit_cpu(cpu)
     try:
         conn.send(_outcome(answer, samples, timeout))
     except Exception as err:  # noqa: BLE001 - reported as this answer's error
         conn.send({"verdict": "error", "diagnosis": [], "report": None,
                    "message": f"internal error: {type(err).__name__}"})
     conn.close()
+
+
+def wall_limit(time_limit: float) -> float:
+    """The wall-clock safety net of an answer whose check may take ``time_limit`` s of
+    its own CPU time: only a machine that gives it almost no CPU reaches it."""
+    return max(WALL_FACTOR * time_limit, MIN_WALL)
+
+
+def _undecided(why: str) -> dict:
+    return {"verdict": UNDECIDED, "diagnosis": [], "report": None,
+            "message": f"undecided: {why}"}
 
 
 class _Slot:
@@ -324,11 +337,12 @@ class _Slot:
         self.outcome = self.proc = self.conn = self.deadline = None
         self.conn, child = multiprocessing.Pipe(duplex=False)
         try:
-            self.proc = start_child(_child, (child, answer, samples, timeout))
+            self.proc = start_child(_child, (child, answer, samples, timeout,
+                                             time_limit or None))
         finally:
             child.close()
         if time_limit:
-            self.deadline = (time.monotonic() + time_limit, time_limit)
+            self.deadline = (time.monotonic() + wall_limit(time_limit), time_limit)
 
     def result(self) -> dict:
         """The outcome, waited for (until the deadline: then the child is killed)."""
@@ -341,12 +355,18 @@ class _Slot:
                 try:
                     self.outcome = self.conn.recv()
                 except EOFError:
-                    self.outcome = {"verdict": "error", "diagnosis": [], "report": None,
-                                    "message": "internal error: the check stopped"}
+                    self.proc.join(1.0)
+                    self.outcome = _undecided(
+                        f"not settled within the time limit of {self.deadline[1]:g} s "
+                        "of CPU time") if self.deadline and \
+                        self.proc.exitcode in _CPU_ENDS else \
+                        {"verdict": "error", "diagnosis": [], "report": None,
+                         "message": "internal error: the check stopped"}
             else:
-                self.outcome = {"verdict": UNDECIDED, "diagnosis": [], "report": None,
-                                "message": f"undecided: not settled within the time "
-                                           f"limit of {self.deadline[1]:g} s"}
+                self.outcome = _undecided(
+                    f"not settled within {wall_limit(self.deadline[1]):g} s of wall time "
+                    f"(a busy machine; the time limit is {self.deadline[1]:g} s of CPU "
+                    "time)")
         finally:
             stop(self.proc)
             self.conn.close()
@@ -361,8 +381,12 @@ class _Slot:
 def check_one(answer: Answer, samples: int = 10, timeout: float = 1.5,
               time_limit: float | None = 10.0) -> dict:
     """The outcome of one answer: ``verdict``, ``diagnosis``, ``message``, ``report``.
-    With ``time_limit`` it runs in a child process killed (with its own children) after
-    that many seconds: the answer is then ``undecided``, with a message saying so."""
+    With ``time_limit`` it runs in a child process ended after that many seconds of its
+    own CPU time (its symbolic worker has its own bound, see
+    :data:`~symgrad.checking.decision.CPU_FACTOR`), or, as a safety net, after
+    :func:`wall_limit` s of wall time (with its own children): the answer is then
+    ``undecided``, with a message saying so.  Waiting for a core costs nothing, so a
+    busy machine gives the outcomes an idle one gives."""
     if not time_limit:
         return _outcome(answer, samples, timeout)
     return _Slot(answer, samples, timeout, time_limit).result()
