@@ -123,7 +123,7 @@ class _Gathering:
             raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
                                f"got {reduce}")
         _along_checks("scatter_reduce", self, dim, index, src)
-        return (_src_like_index(src, index),), (dim, index, reduce, bool(include_self))
+        return (src,), (dim, index, reduce, bool(include_self))
 
     def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         """``self`` with ``src`` reduced into it at ``index`` along ``dim`` (``sum``,

@@ -65,10 +65,30 @@ def _rule(which: int):
     """Input ``which``'s gradient: output ``which`` of one call of :func:`_backward` for
     both (under create_graph the two share their intermediate values, as PyTorch's)."""
     def rule(m, grad, dim, include_self, index, reduce, result, self, src):
+        _check_src(m, src, index, reduce, which)
         return gradient(m, _backward, which, (grad, self, src, result),
                         (dim, index, reduce, include_self), (True, True), run=_backward)
     rule.__name__ = ("grad_self", "grad_src")[which]
     return rule
+
+
+def _check_src(m, src, index, reduce, which):
+    """PyTorch's errors for a src larger than the index (its forward takes it, its
+    backward does not): a gradient of the index's shape, or the formula's broadcast."""
+    got, want = tuple(np.shape(index)), tuple(m.shape(src))
+    if got == want:
+        return
+    if reduce in ("sum", "mean"):
+        if which == 1:
+            raise RuntimeError(f"Function ScatterReduceBackward0 returned an invalid gradient "
+                               f"at index 1 - got {list(got)} but expected shape compatible "
+                               f"with {list(want)}")
+        return
+    for k in range(1, min(len(got), len(want)) + 1):
+        a, b = want[-k], got[-k]
+        if a != b and a != 1 and b != 1:
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b "
+                               f"({b}) at non-singleton dimension {len(want) - k}")
 
 
 def _backward(m, grad, self, src, result, dim, index, reduce, include_self, mask=None):
@@ -86,8 +106,8 @@ def _backward(m, grad, self, src, result, dim, index, reduce, include_self, mask
         # the gradient shared evenly among the values equal to the extreme
         value = m.call(GATHER, result, dim, index)
         self_is, src_is = m.call(EQ, self, result), m.call(EQ, src, value)
-        count = m.call(SCATTER_ADD, _indicator(m, grad, self_is, shape),
-                       _indicator(m, grad, src_is, ishape), dim, index)
+        count = _scatter_sum(m, _indicator(m, grad, self_is, shape),
+                             _indicator(m, grad, src_is, m.shape(src_is)), dim, index)
         shared = grad / count
         grad_self = self_is * shared
         grad_src = src_is * m.call(GATHER, shared, dim, index)
@@ -97,9 +117,9 @@ def _backward(m, grad, self, src, result, dim, index, reduce, include_self, mask
                                include_self)
         grad_self = grad * masked_result / masked_self
         src_zero = m.call(EQ, src, 0)
-        zeros = m.call(GATHER, m.call(SCATTER_ADD, _constant(m, grad, shape, 0.0),
-                                      _indicator(m, grad, src_zero, ishape), dim, index),
-                       dim, index)
+        zeros = m.call(GATHER, _scatter_sum(m, _constant(m, grad, shape, 0.0),
+                                            _indicator(m, grad, src_zero, m.shape(src)), dim,
+                                            index), dim, index)
         single = m.call(LOGICAL_AND, src_zero, m.call(EQ, zeros, 1))
         masked_src = m.call(MASKED_FILL_SCALAR, src, single, 1.0)
         masked_src_result = m.call(SCATTER_REDUCE, self, masked_src, dim, index, reduce,
@@ -113,6 +133,14 @@ def _backward(m, grad, self, src, result, dim, index, reduce, include_self, mask
     if not include_self:
         grad_self = m.call(SCATTER_VALUE, grad_self, dim, index, 0.0)
     return grad_self, grad_src
+
+
+def _scatter_sum(m, base, src, dim, index):
+    """``base.scatter_add(dim, index, src)``, which reads the index's part of a larger
+    src (as PyTorch's; the table's scatter_add takes src of the index's shape)."""
+    if tuple(m.shape(src)) == tuple(np.shape(index)):
+        return m.call(SCATTER_ADD, base, src, dim, index)
+    return m.call(SCATTER_REDUCE, base, src, dim, index, "sum", True)
 
 
 def _indicator(m, like, mask, shape):
@@ -183,10 +211,10 @@ def _scatter_reduce_jvp(m, tangents, args, attrs, result, saved):
     if reduce == "prod":
         return None
     self_is = _indicator(m, self, m.call(EQ, self, result), m.shape(self))
-    src_is = _indicator(m, self, m.call(EQ, src, m.call(GATHER, result, dim, index)),
-                        np.shape(index))
-    count = m.call(SCATTER_ADD, self_is, src_is, dim, index)
-    return m.call(SCATTER_ADD, t_self * self_is, t_src * src_is, dim, index) / count
+    src_is = m.call(EQ, src, m.call(GATHER, result, dim, index))
+    src_is = _indicator(m, self, src_is, m.shape(src_is))
+    count = _scatter_sum(m, self_is, src_is, dim, index)
+    return _scatter_sum(m, t_self * self_is, t_src * src_is, dim, index) / count
 
 
 _JVP.register(_scatter_reduce_jvp, SCATTER_REDUCE)

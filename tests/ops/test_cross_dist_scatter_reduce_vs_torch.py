@@ -269,3 +269,17 @@ def test_scatter_reduce_prod_of_several_zeros_has_no_second_order():
             if create_graph else None
     for create_graph in (False, True):
         _same(lambda L: run(L, create_graph))
+
+
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("index", [[[0, 1], [1, 0]], [[0], [2], [1]]], ids=["2x2", "3x1"])
+def test_scatter_reduce_of_a_larger_src(reduce, index):
+    """PyTorch's forward reads the index's part of src; its backward fails, or broadcasts
+    src against the index, and so does symgrad's."""
+    def run(L, wrt):
+        x = _leaf(L, np.arange(9.).reshape(3, 3) + 1)
+        src = _leaf(L, np.arange(12.).reshape(3, 4) + 2)
+        y = x.scatter_reduce(1, L.tensor(index), src, reduce)
+        return [y] + list(L.autograd.grad((y * y).sum(), [(x, src)[i] for i in wrt]))
+    for wrt in ((0, 1), (0,)):
+        _same(lambda L: run(L, wrt))
