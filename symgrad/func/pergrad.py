@@ -29,7 +29,7 @@ ops another thread runs meanwhile are recorded too, as constants of the program.
 Anything the replay does not model raises :class:`~.batched.NotBatchable`, and ``vmap``
 runs its loop: an in-place op on a value of the sample, an operand that depends on the
 sample but was not computed by a recorded op, an attribute that holds an array, random
-draws with ``randomness='different'``, ``has_aux``, a transform around the ``vmap`` or
+draws with ``randomness='different'``, a transform around the ``vmap`` or
 inputs that require grad (results that must stay differentiable), a check that fails.
 
 Examples
@@ -259,15 +259,15 @@ def vmap_grad(spec: tuple, size: int, flat_dims: list, flat_args: list, args_spe
 
 def _batched(wrapper, func, argnums, has_aux, with_value, size, flat_dims, flat_args,
              args_spec, randomness, token):
-    if (has_aux or size < 2 or levels.depth() or levels.vmaps() != 1 or DUAL.levels
-            or not is_grad_enabled()):
+    if ((has_aux and with_value not in (True, False)) or size < 2 or levels.depth()
+            or levels.vmaps() != 1 or DUAL.levels or not is_grad_enabled()):
         raise NotBatchable("not the plain case")
     tensors = [a for a in flat_args if isinstance(a, Tensor)]
     if any(t.requires_grad for t in tensors) or len({id(t) for t in tensors}) != len(tensors):
         raise NotBatchable("inputs requiring grad or given twice")
     state = creation.default_generator.get_state() if randomness != "error" else None
     try:
-        return _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args,
+        return _run(wrapper, func, argnums, (has_aux, with_value), size, flat_dims, flat_args,
                     args_spec, randomness, token, state)
     except NotBatchable:
         if state is not None:  # (the loop draws as if the trace had not run)
@@ -275,8 +275,9 @@ def _batched(wrapper, func, argnums, has_aux, with_value, size, flat_dims, flat_
         raise
 
 
-def _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args, args_spec,
-         randomness, token, state):
+def _run(wrapper, func, argnums, kind, size, flat_dims, flat_args, args_spec, randomness,
+         token, state):
+    has_aux, with_value = kind
     first = [levels.mark_sample(_sample(a, d, 0), token) if d is not None else a
              for a, d in zip(flat_args, flat_dims)]
     args = tree_unflatten(first, args_spec)
@@ -287,6 +288,14 @@ def _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args, args_sp
     try:
         with enable_grad(), levels.transform(), _tracing(trace):
             output = func(*_replace(args, where, tree_unflatten(fresh, spec)))
+        aux = aux_spec = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise NotBatchable("no (output, aux) pair")  # (the loop raises the error)
+            output, aux = output
+            aux, aux_spec = tree_flatten(aux)
+            if not all(isinstance(a, Tensor) for a in aux):
+                raise NotBatchable("an aux that is not tensors")
         if not isinstance(output, Tensor) or (output.dim() != 0
                                               and with_value not in (JACOBIAN, HESSIAN)):
             raise NotBatchable("not a scalar")  # (the loop raises PyTorch's error)
@@ -343,12 +352,27 @@ def _run(wrapper, func, argnums, with_value, size, flat_dims, flat_args, args_sp
     except Exception as e:  # noqa: BLE001 - what the replay does not model: the loop
         raise NotBatchable(f"the replay raised {type(e).__name__}") from None
     grads = got if with_value == JACOBIAN else _owned(got, leaves)
+    auxes = None if aux is None else [_batched_aux(a, env, size, token) for a in aux]
     if state is not None:  # ('same': the last sample draws what the first drew)
         creation.default_generator.set_state(state)
     _check(wrapper, grads, losses, grads0, output, size, flat_args, flat_dims, args_spec,
-           token, with_value)
+           token, with_value, (aux, auxes))
     tree = tree_unflatten(grads, spec)
+    if aux is not None:
+        aux_tree = tree_unflatten(auxes, aux_spec)
+        return (tree, (losses.detach(), aux_tree)) if with_value is True else (tree, aux_tree)
     return (tree, losses.detach()) if with_value is True else tree
+
+
+def _batched_aux(a: Tensor, env: dict, size: int, token: int) -> Tensor:
+    """An aux output's values for every sample (one that does not depend on the sample is
+    the same for each)."""
+    value = env.get(id(a))
+    if value is not None:
+        return value.data.detach()
+    if a._vmap and token in a._vmap:
+        raise NotBatchable("an aux of the sample not computed by a recorded op")
+    return a.detach().expand(size, *a.shape)
 
 
 def _jacobians(outputs: Tensor, output: Tensor, leaves: list) -> list:
@@ -390,12 +414,18 @@ def _owned(got: list, leaves: list) -> list:
 
 
 def _check(wrapper, grads, losses, grads0, output, size, flat_args, flat_dims, args_spec,
-           token, with_value) -> None:
+           token, with_value, auxes) -> None:
     """The first and the last sample's batched results against the loop's."""
     last = tree_unflatten([levels.mark_sample(_sample(a, d, size - 1), token)
                            if d is not None else a for a, d in zip(flat_args, flat_dims)],
                           args_spec)
     ref = wrapper(*last)
+    aux, batched_aux = auxes
+    if aux is not None:  # ((grads, (value, aux)) or (grads, aux): the aux taken apart)
+        ref, ref_aux = ((ref[0], ref[1][0]), ref[1][1]) if with_value is True else ref
+        if not all(_close(b[0], a) for b, a in zip(batched_aux, aux)) or not all(
+                _close(b[size - 1], r) for b, r in zip(batched_aux, tree_flatten(ref_aux)[0])):
+            raise NotBatchable("the batched aux differs from the loop's")
     ref_grads, ref_value = ref if with_value is True else (ref, None)
     from_loop = tree_flatten(ref_grads)[0]
     ok = all(_close(g[0], g0) for g, g0 in zip(grads, grads0)) and all(

@@ -14,9 +14,9 @@ the trace when the replay refused).
 * per-sample-gradient programs against ``torch.func.vmap(grad(...))`` in the same run: the
   tutorial's CNN shape (conv2d, relu, max_pool2d, flatten, linear, log_softmax, nll_loss
   through ``functional_call``), an MLP with ``cross_entropy``, ``grad_and_value``,
-  ``argnums`` pytrees, ``in_dims=1``/``out_dims=1``; and the cases that must loop
-  (in-place writes into a value of the sample, ``has_aux``, ``randomness='different'``),
-  PyTorch's errors raised from inside the function; ``vmap(jacrev(f))`` (the Jacobians
+  ``argnums`` pytrees, ``in_dims=1``/``out_dims=1``, ``has_aux`` (aux of the sample, of
+  the parameters, integer); the cases that must loop (in-place writes into a value of the
+  sample, ``randomness='different'``); PyTorch's errors raised from inside the function; ``vmap(jacrev(f))`` (the Jacobians
   tutorial's batch Jacobian, ``jacrev(jacrev(f))``; several outputs: the loop) and
   ``vmap(hessian(f))`` (a small batch Hessian: reverse over reverse on the batch).
 """
@@ -184,8 +184,18 @@ def _has_aux(lib):
     rng = np.random.default_rng(8)
     w = lib.tensor(rng.standard_normal(3), dtype=lib.float64)
     x = lib.tensor(rng.standard_normal((4, 3)), dtype=lib.float64)
-    f = Counted(lambda w, x: ((w * x).sum() ** 2, x.cos()))
+    f = Counted(lambda w, x: ((w * x).sum() ** 2, {"cos": x.cos(), "w": w * 2,
+                                                    "arg": (w * x).argmax()}))
     return lib.func.vmap(lib.func.grad(f, has_aux=True), in_dims=(None, 0))(w, x), f.calls
+
+
+def _value_and_aux(lib):
+    rng = np.random.default_rng(13)
+    w = lib.tensor(rng.standard_normal(3), dtype=lib.float64)
+    x = lib.tensor(rng.standard_normal((4, 3)), dtype=lib.float64)
+    f = Counted(lambda w, x: ((w * x).tanh().sum(), (w * x).exp()))
+    return lib.func.vmap(lib.func.grad_and_value(f, has_aux=True), in_dims=(None, 0))(
+        w, x), f.calls
 
 
 def _batch_jacobian(lib):
@@ -230,7 +240,8 @@ BATCHED = {"cnn": (_cnn_grads, 2), "mlp": (_mlp_grads, 2), "hessian": (_batch_he
            "batch_jacobian": (_batch_jacobian, 2), "jacrev_jacrev": (_jacobian_of_jacobian, 2),
            "jacrev_two_outputs": (_jacobian_of_two_outputs, 1 + 4),
            "grad_and_value": (_mlp_grad_and_value, 2), "in_dims_1": (_in_dims_1, 2),
-           "in_place": (_in_place_on_the_sample, 1 + 4), "has_aux": (_has_aux, 4)}
+           "in_place": (_in_place_on_the_sample, 1 + 4), "has_aux": (_has_aux, 2),
+           "grad_and_value_aux": (_value_and_aux, 2)}
 
 
 @pytest.mark.parametrize("name", sorted(BATCHED))
