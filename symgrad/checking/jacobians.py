@@ -39,7 +39,7 @@ from ..symbolic.shapes import placeholder, resolve_shapes
 from ..symbolic.vectors import matrix_value
 from .report import CORRECT, UNDECIDED, WRONG, CheckError, Report, listify
 from .sampling import Claim, close, point_value, random_point
-from .sizes import other_shapes
+from .sizes import other_shapes, outside_domain
 
 __all__ = ["check_jacobian", "JacobianReport"]
 
@@ -254,7 +254,7 @@ def _other_sizes(f, claims, names, values, labels, rng, rtol, atol) -> dict | No
             jac = program.jacobian(point)
         except Exception:  # noqa: BLE001 - these sizes do not fit the function
             continue
-        if not np.all(np.isfinite(jac)):
+        if not np.all(np.isfinite(jac)) or outside_domain(f, point):
             continue
         out_shape, start = np.shape(program.tangent), 0
         for name in names:

@@ -38,7 +38,7 @@ from .report import listify
 from .sampling import close, fit, random_point
 
 __all__ = ["proved_for_every_size", "counterexample_at_other_sizes", "size_classes",
-           "other_shapes"]
+           "other_shapes", "outside_domain"]
 
 #: The sizes tried, as (size of each class) patterns: equal sizes 1-4, then distinct ones.
 _MAX_TRIES = 8
@@ -114,15 +114,17 @@ def counterexample_at_other_sizes(f: Expression, claims: dict, point: dict, rng,
 
 
 def _try(f: Expression, claims: dict, shapes: dict, rng, rtol, atol) -> dict | None:
-    """One usable random point at ``shapes`` (the function and its gradient finite)."""
+    """One usable random point at ``shapes`` (inside the domain of the function, its
+    gradient finite)."""
     for kind in (0, 1, 2):
         point = random_point(rng, shapes, kind)
         try:
             true = f.gradient(**point)
         except Exception:  # noqa: BLE001 - these sizes do not fit the function
             return None
-        if not all(np.all(np.isfinite(v)) for v in true.values()):
-            continue
+        finite = all(np.all(np.isfinite(v)) for v in true.values())
+        if not finite or outside_domain(f, point):
+            continue  # (logdet's gradient is finite, 0, where det < 0: not judged there)
         for name, claim in claims.items():
             t = np.asarray(true[name], dtype=np.float64)
             try:
@@ -137,6 +139,14 @@ def _try(f: Expression, claims: dict, shapes: dict, rng, rtol, atol) -> dict | N
                 return _counterexample(point, name, got, t, None)
         return None
     return None
+
+
+def outside_domain(f: Expression, point: dict) -> bool:
+    """Whether ``point`` lies outside the domain where ``f`` is real (not judged)."""
+    try:
+        return f.domain_error(**point) is not None
+    except Exception:  # noqa: BLE001 - cannot tell: the numbers decide
+        return False
 
 
 def _counterexample(point: dict, name: str, claimed, true, why) -> dict:
