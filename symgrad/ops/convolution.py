@@ -28,13 +28,13 @@ from .layers import pad_widths
 from .record import Op
 from .tables import EVERY_OUTPUT
 
-__all__ = ["CONVOLUTION", "CONVOLUTION_BACKWARD", "CONVOLUTION_BACKWARD_INPUT", "CONVOLUTION_BACKWARD_WEIGHT",
-           "CONVOLUTION_BACKWARD_BIAS", "REFLECTION_PAD1D", "REFLECTION_PAD1D_BACKWARD",
-           "REFLECTION_PAD2D", "REFLECTION_PAD2D_BACKWARD", "REFLECTION_PAD3D",
-           "REFLECTION_PAD3D_BACKWARD", "REPLICATION_PAD1D", "REPLICATION_PAD1D_BACKWARD",
-           "REPLICATION_PAD2D", "REPLICATION_PAD2D_BACKWARD", "REPLICATION_PAD3D",
-           "REPLICATION_PAD3D_BACKWARD", "PADS", "pad_index", "conv_output_size",
-           "window_view"]
+__all__ = ["CONVOLUTION", "CONVOLUTION_BACKWARD", "CONVOLUTION_BACKWARD_INPUT",
+           "CONVOLUTION_BACKWARD_WEIGHT", "CONVOLUTION_BACKWARD_BIAS", "REFLECTION_PAD1D",
+           "REFLECTION_PAD1D_BACKWARD", "REFLECTION_PAD2D", "REFLECTION_PAD2D_BACKWARD",
+           "REFLECTION_PAD3D", "REFLECTION_PAD3D_BACKWARD", "REPLICATION_PAD1D",
+           "REPLICATION_PAD1D_BACKWARD", "REPLICATION_PAD2D", "REPLICATION_PAD2D_BACKWARD",
+           "REPLICATION_PAD3D", "REPLICATION_PAD3D_BACKWARD", "PADS", "pad_index",
+           "conv_output_size", "window_view"]
 
 # Drawings: an op's local derivative is its rule printed (symgrad.ops.formula); a
 # ``local=`` below overrides it where the printed rule reads worse than the label:

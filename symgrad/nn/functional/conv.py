@@ -32,9 +32,9 @@ from ...ops.normalization import batch_statistics
 from ...ops.pooling import max_pool2d_indices, pool_output_size
 from .layers import pad as _pad
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool2d_with_indices",
-           "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-           "dropout2d", "batch_norm", "group_norm"]
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+           "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "dropout2d", "batch_norm", "group_norm"]
 
 _SAME_WARNING = ("Using padding='same' with even kernel lengths and odd dilation may require "
                  "a zero-padded copy of the input be created (Triggered internally at "
