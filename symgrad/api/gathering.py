@@ -109,7 +109,7 @@ class _Gathering:
                           "and will be removed in a future PyTorch release. Use "
                           "torch.scatter_reduce instead for more reduction options.",
                           UserWarning, stacklevel=3)
-            return O.SCATTER_REDUCE_LEGACY, (src,), (dim, index, reduce)
+            return O.SCATTER_REDUCE_LEGACY, (src,), (dim, index, reduce, (None, None))
         if adds:
             _require_tensor(name, "src", 3, src)
         _along_checks(name, self, dim, index)
@@ -139,7 +139,13 @@ class _Gathering:
         """``self`` with ``src`` (a tensor: ``ScatterBackward0``, a number:
         ``ScatterBackward1``) written at ``index`` along ``dim``."""
         op, others, attrs = self._scatter_args("scatter", dim, index, src, value, reduce)
-        return apply(op, (self,) + others, attrs)
+        operands = (self,) + others
+        if op is O.SCATTER_REDUCE_LEGACY and any(t.requires_grad for t in operands):
+            # (PyTorch's node has an edge only for the operands that require grad)
+            attrs = attrs[:-1] + (tuple(None if t.requires_grad else t._data
+                                        for t in operands),)
+            operands = tuple(t for t in operands if t.requires_grad)
+        return apply(op, operands, attrs)
 
     def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
         op, others, attrs = self._scatter_args("scatter", dim, index, src, value, reduce)

@@ -177,13 +177,22 @@ SCATTER_REDUCE = Op(
 
 _LEGACY = not_implemented("derivative for aten::scatter is not implemented", RuntimeError)
 
-# scatter(dim, index, src, reduce='add' | 'multiply'): no derivative in PyTorch.
+def _legacy(*args):
+    """scatter(reduce=)'s forward: ``(*tensors, dim, index, reduce, operands)``, operands
+    ``(self, src)`` each a constant or None (the next of the tensors)."""
+    *tensors, dim, index, reduce, operands = args
+    given = iter(tensors)
+    a, src = (next(given) if o is None else o for o in operands)
+    return _scatter_reduce(a, src, dim, index, reduce, True)
+
+
+# scatter(dim, index, src, reduce='add' | 'multiply'): no derivative in PyTorch, whose
+# NotImplemented node has an edge for each operand that requires grad (its inputs: those
+# operands; the others are constants of ``operands``).
 SCATTER_REDUCE_LEGACY = Op(
-    "scatter", 2, key="scatter_reduce_legacy", inputs=("self", "src"),
-    attrs=("dim", "index", "reduce"), node="torch::autograd::NotImplemented",
-    forward=lambda a, src, dim, index, reduce: _scatter_reduce(a, src, dim, index, reduce,
-                                                               True),
-    grads=(_LEGACY, _LEGACY), symbol="scatter {reduce}",
+    "scatter", 2, key="scatter_reduce_legacy", inputs=("tensors",),
+    attrs=("dim", "index", "reduce", "operands"), node="torch::autograd::NotImplemented",
+    forward=_legacy, grads=(_LEGACY,), symbol="scatter {reduce}",
     doc="self with src added (multiplied) at index along dim")
 SCATTER_VALUE_REDUCE_LEGACY = Op(
     "scatter", 3, key="scatter_value_reduce_legacy", attrs=("dim", "index", "value", "reduce"),

@@ -283,3 +283,16 @@ def test_scatter_reduce_of_a_larger_src(reduce, index):
         return [y] + list(L.autograd.grad((y * y).sum(), [(x, src)[i] for i in wrt]))
     for wrt in ((0, 1), (0,)):
         _same(lambda L: run(L, wrt))
+
+
+@pytest.mark.parametrize("wants", [(True, True), (True, False), (False, True)])
+def test_scatter_with_reduce_edges_are_the_operands_that_require_grad(wants):
+    def run(L):
+        x, src = _leaf(L, SELF, wants[0]), _leaf(L, SRC, wants[1])
+        out = []
+        for y in (x.scatter(0, L.tensor(INDEX), src, reduce="add"),
+                  L.scatter(x, 0, L.tensor(INDEX), src, reduce="multiply")):
+            out.append([(f.name() if f else None, nr) for f, nr in y.grad_fn.next_functions])
+            out.append(_outcome(lambda y=y: y))
+        return out
+    assert run(symgrad) == run(torch)
