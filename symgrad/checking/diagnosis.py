@@ -397,8 +397,9 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
                          f"{m}.T (it is right with {m} replaced by {m}.T)"]
         slip = None
         if _constant_ratio(evidence, rtol, atol) is None and not found.per_var[k].get(
-                "where") and not (words and (words[0].startswith(_NAMED)
-                                             or " are swapped: " in words[0])):
+                "where") and not (words and (words[0].startswith(_NAMED + ("wrong sign",))
+                                             or " are swapped: " in words[0])
+                                  and not _foreign(words[0], claims[k])):
             # (one rewrite of the claim that makes it right says more than a ratio or a
             # difference of two forms in exponentials)
             slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol)
@@ -416,6 +417,13 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
                      for w in words if not w.startswith("the claimed gradient is zero")]
         out.extend(f"{k}: {d}" for d in words)
     return out
+
+
+def _foreign(words: str, claim) -> bool:
+    """Whether ``words`` quote exponentials the claim does not have (sigmoid's SymPy
+    form): a rewrite of the claim's own text says it better."""
+    expr = getattr(claim, "expression", None)
+    return expr is not None and "exp(" in words and "exp(" not in expr.text
 
 
 _FACTOR_KINDS = ("wrong sign", "missing factor", "extra factor")

@@ -17,7 +17,13 @@ gradient at every such point names the slip in a teacher's words:
 * an elementwise factor (sigmoid's derivative, say) on the **wrong side of a matrix
   product** (``(W.T @ y) * s`` for ``W.T @ (y * s)``; ``@`` and ``*`` bind equally and
   group from the left), or ``@`` where ``*`` is meant, or the other way; a sum that
-  belongs inside a product (``W.T @ W @ x - y`` for ``W.T @ (W @ x - y)``).
+  belongs inside a product (``W.T @ W @ x - y`` for ``W.T @ (W @ x - y)``);
+* tanh's derivative written ``1 - tanh(u)`` (or left out); softmax's Jacobian by its
+  diagonal alone; a missing factor of one term (``2``, a scalar variable); a ``+`` for a
+  ``-``; a missing square; the power rule's exponent off by one or two, or applied to an
+  exponential (``x*2**(x - 1)``); ``exp(z)`` for ``softmax(z)``; a missing ``1/norm(v)``
+  or ``norm(v)``; the transposed twin of a quadratic form's gradient (``A @ x`` for
+  ``A @ x + A.T @ x``).
 
 Words only: the verdict never rests on them (it comes from the numbers and the proofs).
 Bounded: at most :data:`MAX_REWRITES` rewrites of a claim of at most :data:`MAX_NODES`
@@ -38,6 +44,7 @@ Examples
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from itertools import islice
 
@@ -53,7 +60,7 @@ from .sampling import close, fit, random_point
 __all__ = ["MAX_REWRITES", "MAX_NODES", "named_slip"]
 
 #: Rewrites tried per claim (each kind at most 20 of them).
-MAX_REWRITES = 160
+MAX_REWRITES = 320
 #: Claims with more nodes than this are not rewritten.
 MAX_NODES = 200
 _PER_KIND = 20
@@ -193,7 +200,11 @@ def _negated(u):
 
 def _text(node) -> str:
     """``node`` as text, products and powers written tight (``sigmoid(w*x)``)."""
-    return to_text(node).replace(" ** ", "**").replace(" * ", "*").replace(" / ", "/")
+    out = to_text(node).replace(" ** ", "**").replace(" * ", "*").replace(" / ", "/")
+    return _NEGATIVE_POWER.sub(r"**(\1)", out)  # (x**(-3), not x**-3)
+
+
+_NEGATIVE_POWER = re.compile(r"\*\*(-[0-9.]+)")
 
 
 # -- the rewrites, one kind after another ----------------------------------------------
@@ -201,8 +212,10 @@ def _rewrites(expr: Expression, f: Expression, shapes: dict):
     tree = expr.tree
     sites = list(_sites(tree))
     for kind in (_transposes, _back_products, _sigmoid_signs, _sigmoid_factors,
-                 _sums_of_targets, _regroupings, _parentheses, _products_swapped,
-                 _extra_factors):
+                 _tanh_slips, _sums_of_targets, _softmax_jacobian, _regroupings,
+                 _term_factors, _parentheses, _products_swapped, _extra_factors,
+                 _sign_flips, _squares, _exponents, _exponentials, _norms,
+                 _transposed_terms):
         yield from islice(kind(tree, sites, f, shapes, expr.text), _PER_KIND)
 
 
@@ -310,9 +323,9 @@ def _term(tree, path: tuple) -> tuple:
     return path[:cut]
 
 
-def _one_minus(node) -> bool:
+def _one_minus(node, op=ops.SIGMOID) -> bool:
     return (isinstance(node, BinOp) and node.op == "-" and isinstance(node.left, Num)
-            and node.left.value == 1 and _is(node.right, ops.SIGMOID))
+            and node.left.value == 1 and _is(node.right, op))
 
 
 def _sums_of_targets(tree, sites, f, shapes, text):
@@ -480,3 +493,176 @@ def _is_sigmoid_derivative(node) -> bool:
         if _is(s, ops.SIGMOID) and _one_minus(o) and o.right == s:
             return True
     return False
+
+
+def _tanh_slips(tree, sites, f, shapes, text):
+    """``1 - tanh(u)`` made ``1 - tanh(u)**2``; ``tanh(u)`` alone given the factor
+    ``1 - tanh(u)**2`` (tanh's derivative left out)."""
+    law = "tanh'(u) = 1 - tanh(u)**2"
+    for path, node, parent in sites:
+        if _one_minus(node, ops.TANH):
+            new = replace(node, right=BinOp("**", node.right, Num(2)))
+            yield _put(tree, path, new), (
+                f"tanh's derivative is 1 - tanh(u)**2, not 1 - tanh(u): the claim has "
+                f"{_text(node)} where the true gradient has {_text(new)}")
+        elif _is(node, ops.TANH) and not (isinstance(parent, BinOp) and parent.op == "**"):
+            lack = BinOp("-", Num(1), BinOp("**", node, Num(2)))
+            yield _put(tree, path, BinOp("*", node, lack)), (
+                f"missing factor {_text(lack)} (tanh's derivative: {law}) on {_text(node)}")
+
+
+def _softmax_jacobian(tree, sites, f, shapes, text):
+    """``softmax(z)*v`` (or ``softmax(z)*(1 - softmax(z))*v``, the Jacobian's diagonal
+    only) made ``softmax(z)*(v - dot(v, softmax(z)))``."""
+    for path, node, _ in sites:
+        if not (isinstance(node, BinOp) and node.op == "*"):
+            continue
+        factors = _spine(node)
+        if set(factors[1::2]) != {"*"}:
+            continue
+        soft = next((n for n in factors[::2] if _is(n, ops.SOFTMAX)), None)
+        if soft is None:
+            continue
+        rest = [n for n in factors[::2] if n != soft and not (
+            isinstance(n, BinOp) and n.op == "-" and isinstance(n.left, Num)
+            and n.left.value == 1 and n.right == soft)]
+        if not rest:
+            continue
+        v = rest[0]
+        for n in rest[1:]:
+            v = BinOp("*", v, n)
+        new = BinOp("*", soft, BinOp("-", v, _call(ops.DOT, v, soft)))
+        yield _put(tree, path, new), (
+            f"softmax's Jacobian is diag(s) - outer(s, s) (s = {_text(soft)}), not its "
+            f"diagonal alone: the claim has {_text(node)} where the true gradient has "
+            f"{_text(new)}")
+
+
+def _terms(node, path: tuple = ()) -> list:
+    """``(path, term)`` for the terms of a sum or difference (the node alone if none)."""
+    if isinstance(node, BinOp) and node.op in ("+", "-"):
+        return _terms(node.left, path + (0,)) + _terms(node.right, path + (1,))
+    return [(path, node)]
+
+
+def _term_factors(tree, sites, f, shapes, text):
+    """One term of a claim of several given a missing factor: a scalar variable of f,
+    2 or 1/2."""
+    terms = _terms(tree)
+    if len(terms) < 2:
+        return
+    factors = [Name(v) for v in f.variables if not shapes.get(v)] + [Num(2)]
+    for path, term in terms:
+        for c in factors:
+            new = _left_grouped([c, "*", *_spine(term)])  # (2*0.1*w, not 2*(0.1*w))
+            yield _put(tree, path, new), (
+                f"missing factor {_text(c)} in the term {_text(term)}: the true gradient "
+                f"has {_text(new)} there")
+        new = BinOp("/", term, Num(2))
+        yield _put(tree, path, new), (f"extra factor 2 in the term {_text(term)}: the true "
+                                      f"gradient has {_text(new)} there")
+
+
+def _sign_flips(tree, sites, f, shapes, text):
+    """One ``+`` made ``-`` or the other way round."""
+    for path, node, _ in sites:
+        if isinstance(node, BinOp) and node.op in ("+", "-"):
+            new = replace(node, op="-" if node.op == "+" else "+")
+            yield _put(tree, path, new), (f"wrong sign: the claim has {_text(node)} where "
+                                          f"the true gradient has {_text(new)}")
+
+
+def _squares(tree, sites, f, shapes, text):
+    """A function's value or a sum squared (``1/cos(x)`` for ``1/cos(x)**2``)."""
+    for path, node, parent in sites:
+        if not (isinstance(node, Call) or isinstance(node, BinOp) and node.op in ("+", "-")):
+            continue
+        if isinstance(parent, BinOp) and parent.op == "**":
+            continue
+        new = BinOp("**", node, Num(2))
+        yield _put(tree, path, new), (f"missing square: the claim has {_text(node)} where "
+                                      f"the true gradient has {_text(new)}")
+
+
+def _exponents(tree, sites, f, shapes, text):
+    """The exponent of a power of a variable or a sum off by one or two (the power rule:
+    ``x**n`` -> ``n*x**(n - 1)``)."""
+    for path, node, _ in sites:
+        if not (isinstance(node, BinOp) and node.op == "**"):
+            continue
+        n = _number(node.right)
+        if n is None or not (isinstance(node.left, Name) or isinstance(node.left, BinOp)
+                             and node.left.op in ("+", "-")):
+            continue  # (the power rule as applied to x**n or (2*x + 1)**3)
+        for m in (n - 1, n + 1, n - 2, n + 2):
+            if m in (0, 1):
+                continue
+            exp = Num(m) if m >= 0 else Neg(Num(-m))
+            new = replace(node, right=exp)
+            yield _put(tree, path, new), (
+                f"power rule: the claim has {_text(node)} where the true gradient has "
+                f"{_text(new)} (d/du u**n = n*u**(n - 1): the exponent drops by one)")
+
+
+def _number(node):
+    if isinstance(node, Num) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, Neg):
+        n = _number(node.operand)
+        return None if n is None else -n
+    return None
+
+
+def _transposed_terms(tree, sites, f, shapes, text):
+    """The claim plus itself with one matrix transposed (``A @ x`` for ``A @ x + A.T @
+    x``: a quadratic form's gradient has both)."""
+    for path, node, parent in sites:
+        if not (isinstance(node, Name) and len(shapes.get(node.name, ())) == 2) or \
+                isinstance(parent, Transpose):
+            continue
+        other = _put(tree, path, Transpose(node))
+        yield BinOp("+", tree, other), (
+            f"missing term {_text(other)}: the true gradient has both {_text(tree)} and "
+            f"{_text(other)} ({node.name} and {node.name}.T)")
+
+
+def _exponentials(tree, sites, f, shapes, text):
+    """``x*a**(x - 1)`` made ``a**x*log(a)`` (the power rule applied to an exponential);
+    ``exp(z)`` of a vector made ``exp(z)/sum(exp(z))`` (softmax's normalisation)."""
+    for path, node, _ in sites:
+        if isinstance(node, BinOp) and node.op == "*":
+            for n, p in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(p, BinOp) and p.op == "**" and isinstance(p.left, Num) and \
+                        p.right == BinOp("-", n, Num(1)):
+                    new = BinOp("*", BinOp("**", p.left, n), _call(ops.LOG, p.left))
+                    yield _put(tree, path, new), (
+                        f"the power rule applied to an exponential: d/du a**u = "
+                        f"a**u*log(a), so the true gradient has {_text(new)} where the "
+                        f"claim has {_text(node)} (the exponent is not constant)")
+        elif _is(node, ops.EXP) and _vector(node.args[0], shapes):
+            new = BinOp("/", node, _call(ops.SUM, node))
+            yield _put(tree, path, new), (
+                f"missing factor 1/sum({_text(node)}): the true gradient has {_text(new)} "
+                f"(softmax) where the claim has {_text(node)}")
+
+
+def _vector(node, shapes: dict) -> bool:
+    return any(isinstance(n, Name) and len(shapes.get(n.name, ())) >= 1
+               for _, n, _ in _sites(node))
+
+
+def _norms(tree, sites, f, shapes, text):
+    """The claim times ``norm(v)``, over it, or over ``2*norm(v)`` for a ``norm(v)`` of f
+    (``2*x`` is the gradient of ``norm(x)**2``)."""
+    seen = set()
+    for _, node, _ in _sites(f.tree):
+        if not _is(node, ops.NORM) or node in seen:
+            continue
+        seen.add(node)
+        two = BinOp("*", Num(2), node)
+        for new, c in ((BinOp("*", tree, node), node), (BinOp("/", tree, node),
+                                                         BinOp("/", Num(1), node)),
+                       (BinOp("/", tree, two), BinOp("/", Num(1), two))):
+            yield new, (f"missing factor {_text(c)}: the true gradient is {_text(new)}" +
+                        (f" ({text} is the gradient of {_text(node)}**2)"
+                         if c == BinOp("/", Num(1), two) else ""))
