@@ -311,6 +311,11 @@ def _sigmoid_factors(tree, sites, f, shapes, text):
         yield _put(tree, path, new), (f"missing factor {_text(lack)} of sigmoid's "
                                       f"derivative: {law}, the claim has {_text(node)} "
                                       f"alone{where}")
+        if _is(node, ops.SIGMOID):  # (sigmoid' left out: the chain rule through it)
+            whole = BinOp("*", node, BinOp("-", Num(1), node))
+            yield _put(tree, path, BinOp("*", node, whole)), (
+                f"missing factor {_text(whole)} (sigmoid's derivative: {law}) on "
+                f"{_text(node)}")
 
 
 def _term(tree, path: tuple) -> tuple:
@@ -483,6 +488,11 @@ def _extra_factors(tree, sites, f, shapes, text):
             what = " (sigmoid's derivative)" if _is_sigmoid_derivative(extra) else ""
             yield _put(tree, path, rest), (f"extra factor {_text(extra)}{what}: the claim "
                                            "is right without it")
+    for path, node, _ in sites:  # (a square that should not be: tan(x)**2 for tan(x))
+        if isinstance(node, BinOp) and node.op == "**" and node.right == Num(2):
+            yield _put(tree, path, node.left), (
+                f"extra factor {_text(node.left)}: the claim has {_text(node)} where the "
+                f"true gradient has {_text(node.left)}")
 
 
 def _is_sigmoid_derivative(node) -> bool:

@@ -239,7 +239,8 @@ WRONG = [  # (expression, claims, shapes, the diagnosis's words)
      ["z: extra factor sigmoid(z)*(1 - sigmoid(z)) (sigmoid's derivative): the claim is "
       "right without it"]),
     ("norm(x)", {"x": "x/norm(x)**2"}, {"x": ("n",)},
-     ["x: missing factor norm(x)"]),
+     ["x: extra factor norm(x): the claim has norm(x)**2 where the true gradient has "
+      "norm(x)"]),
     ("sqrt(x**2 + y**2)", {"x": "x/(x**2 + y**2)"}, {},
      ["x: missing factor sqrt(x**2 + y**2)"]),
     ("x.T @ A @ x", {"x": "2*A @ x"}, {"A": ("n", "n",), "x": ("n",)},
