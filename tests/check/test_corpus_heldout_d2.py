@@ -33,6 +33,23 @@ DATA = json.loads((Path(__file__).parent / "corpus_heldout_d2.json").read_text("
 WRONG, RIGHT = DATA["wrong"] + DATA["fresh_wrong"], DATA["right"] + DATA["fresh_right"]
 
 
+def _at_most_three_alike(cases: list) -> list:
+    """The cases run: at most three with the same good diagnosis (``wrong sign: the
+    claimed gradient is the negative of the true one`` is judged good 19 times; the rest
+    are recorded in the data, within the new tests' time budget)."""
+    seen: Counter = Counter()
+    out = []
+    for c in cases:
+        key = tuple(c["keys"])
+        seen[key] += 1
+        if not key or seen[key] <= 3:
+            out.append(c)
+    return out
+
+
+RUN = _at_most_three_alike(WRONG)
+
+
 def run(case):
     shapes = {k: tuple(v) for k, v in case["shapes"].items()}
     return symgrad.check(case["expr"], case["grad"], shapes=shapes, samples=3,
@@ -55,9 +72,10 @@ def test_the_judgement_counts_are_what_the_docstring_says():
     assert all("note" in c for c in WRONG if c["after"] != "good")
     assert (len(first), len(DATA["right"]), len(fresh), len(DATA["fresh_right"])) == \
         (92, 33, 40, 10)
+    assert len(RUN) == 107
 
 
-@pytest.mark.parametrize("case", WRONG, ids=map(case_id, WRONG))
+@pytest.mark.parametrize("case", RUN, ids=map(case_id, RUN))
 def test_wrong_answers_are_caught_and_named(case):
     r = run(case)
     assert r.verdict == "wrong", r.text()
