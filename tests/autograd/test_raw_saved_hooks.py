@@ -68,8 +68,12 @@ NOTES = textwrap.dedent('''
 def test_autograd_notes_example_runs_unchanged():
     def run(lib):
         out = io.StringIO()
+        scope = {"torch": lib}
         with contextlib.redirect_stdout(out):
-            exec(NOTES, {"torch": lib})  # noqa: S102 - our own fixed text
+            exec(NOTES, scope)  # noqa: S102 - our own fixed text
+        # why: the notes leave their TemporaryDirectory to the garbage collector, whose
+        # ResourceWarning would land in whichever test runs next
+        scope["tmp_dir_obj"].cleanup()
         # (random draws aside: the numbers of randn differ)
         return re.sub(r" *-?\d+\.\d+(e[+-]\d+)?", "#", out.getvalue())
     assert run(symgrad) == run(torch)
