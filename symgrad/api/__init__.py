@@ -8,7 +8,7 @@ operation goes through, creation and construction functions, the ``torch.*`` fun
 belong to this layer too, above these modules; they sit at PyTorch's import paths.)
 
 May import: ``symgrad.ops``, ``symgrad.ir``, ``symgrad.engine``.  Inside the folder:
-``shapes``, ``messages``, ``printing`` → ``core`` → ``compiled`` → ``apply`` →
+``shapes``, ``messages``, ``printing`` → ``core`` → ``apply`` → ``compiled``,
 ``creation``, ``construct`` → ``views``, ``linalg``, ``methods``, ``reductions``,
 ``recorded``, ``inplace``, ``indexing`` → ``functional`` → ``gradients`` → ``tensor``.
 """

@@ -4,11 +4,8 @@ Every tensor operation ends here: the result's dtype (the op's dtype rule), the 
 forward, the result tensor, and, when gradients are wanted, one IR node with its saved
 values.  A view whose base changed in place is brought up to date here before it is used.
 
-The common case (one or two plain operands of one floating dtype, an op with a
-``simple`` saving plan) has a fast path in one place only: the optional C extension
-(:mod:`symgrad.api.compiled`), whose ``apply`` takes that case and hands every other
-call to the function below, ``_apply_python``.  Without the extension the function
-below does everything, with the same results.
+This module is plain Python; ``pip install`` compiles it with Cython where a C compiler
+is available (see :mod:`symgrad.api.compiled`): the same source either way.
 """
 from __future__ import annotations
 
@@ -23,7 +20,6 @@ from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
 from ..ops.record import pack_order
 from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, Packed
-from . import compiled as _compiled
 from . import viewmeta as _viewmeta
 from .core import VMAP, Tensor, _new
 from .dual import DUAL
@@ -234,15 +230,7 @@ def _pack(node: Node, saved: list, versions: list) -> None:
     finally:
         GRAD_MODE.saved_hooks = hooks
     node._saved, node._versions = tuple(saved), tuple(versions)
-    node._plain = False  # (the compiled backward reads saved tensors directly)
-
-
-def _conform_data(data, dt: _dtype):
-    """A forward result stored in ``dt`` (numpy may widen a type or give a 0-d array)."""
-    npdt = dt.np
-    if data.__class__ is not npdt.type and data.dtype is not npdt and data.dtype != npdt:
-        data = data.astype(npdt)
-    return data
+    node._plain = False  # (the engine looks for packed values off the plain path only)
 
 
 def _shape_error(op, arrays, attrs, err):
@@ -326,7 +314,3 @@ def _refresh_view(v) -> None:
         v.grad_fn = _at_view(base, index, np.shape(data), v).grad_fn
     v._view_version = v._vc[0]
 
-
-# The compiled fast path of apply, when symgrad/_speedups.c was built.
-_apply_python = apply
-apply = _compiled.accelerate(_apply_python, _conform_data)

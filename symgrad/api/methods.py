@@ -1,9 +1,7 @@
 """Tensor's operations: arithmetic and comparison operators, elementwise functions,
 ``add``/``sub`` with ``alpha``, ``clamp``, ``where`` and dtype conversions.
 
-Each one only picks an op of the table (and its attributes) and calls ``apply``.  The
-methods that are exactly one op are listed in :data:`_DIRECT_METHODS` (they run compiled
-when the C extension is built).
+Each one only picks an op of the table (and its attributes) and calls ``apply``.
 
 Examples
 --------

@@ -145,13 +145,6 @@ class Methods:
         # (not hasattr: the metaclass answers for some dunders, ``type.__or__``)
         return any(name in vars(k) for k in self.cls.__mro__ if k is not object)
 
-    def direct(self) -> dict:
-        """``{name: (op, operands)}`` for the generated methods that are exactly one op on
-        tensors and numbers with ``apply``'s fast path (the compiled loops take these)."""
-        return {name: (op, op.arity) for op in self._ops() for name in self.made[op.key]
-                if op.simple is not None and not op.attrs and op.arity in (1, 2)
-                and name != op.inplace}
-
     def _ops(self) -> list:
         return [OPS[k] for k in self.made if k in OPS]
 

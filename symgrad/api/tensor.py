@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from ..ir.injected import inject
 from ..ops import subscribe
-from . import compiled as _compiled
 from .construct import _Construction, as_tensor, from_numpy, tensor
 from .core import Tensor, _make, attach
 from .gathering import _Gathering
@@ -45,7 +44,8 @@ from .statistics import _Statistics
 from .surface import Methods
 from .views import _Views
 # Also imported from here by the package, the layers above and the tests:
-from .apply import _DERIVED, _apply_python, apply  # noqa: F401
+from .apply import _DERIVED, apply  # noqa: F401
+from . import compiled  # noqa: F401  (reports which modules run compiled)
 from .core import _CPU, _LEGACY_DTYPE, _LegacyMeta, _TensorMeta  # noqa: F401
 from .inplace import CopySlices  # noqa: F401
 from .linalg import bmm, dot, matmul, mm, mv  # noqa: F401
@@ -61,10 +61,6 @@ del _group
 #: The methods generated from the op table (those no group above writes by hand).
 METHODS = Methods(Tensor)
 subscribe(METHODS.added, METHODS.removed)
-# Methods that are exactly their op on plain tensors and Python numbers, with the number
-# of operands: api.compiled runs them compiled (tests/engine/test_compiled.py checks each).
-_DIRECT_METHODS = METHODS.direct()
-_compiled.accelerate_methods(Tensor, _DIRECT_METHODS)
 
 inject(Tensor=Tensor, make=_make, tensor=tensor, legacy_names=_LEGACY_NAMES,
        recorded=TENSOR)

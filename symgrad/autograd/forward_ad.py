@@ -35,7 +35,6 @@ from collections import namedtuple
 from typing import Any, Callable
 
 from .. import ops as O
-from ..api import compiled
 from ..api import forward as _forward  # noqa: F401 - installs the propagation
 from ..api.apply import apply
 from ..api.core import Tensor
@@ -61,7 +60,6 @@ def _enter_level() -> int:
     """Open a new level, nested in any open one (for ``symgrad.func``); returns it."""
     level = DUAL.levels[-1] + 1 if DUAL.levels else 0
     DUAL.levels.append(level)
-    compiled.set_packing(len(DUAL.levels), "dual levels")
     return level
 
 
@@ -69,7 +67,6 @@ def _exit_level(level: int) -> None:
     """Close ``level`` (the innermost) and forget its tangents."""
     clear_level(level)
     DUAL.levels.remove(level)
-    compiled.set_packing(len(DUAL.levels), "dual levels")
 
 
 def enter_dual_level() -> int:

@@ -30,13 +30,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ..api import compiled
 from ..ir.node import GRAD_MODE, Node
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
-
-_OPEN = [0]  # open blocks in all threads (the compiled fast path steps aside while > 0)
-_LOCK = threading.Lock()
 
 
 class saved_tensors_hooks:
@@ -50,16 +46,10 @@ class saved_tensors_hooks:
         if _DISABLED.message is not None:
             raise RuntimeError(_DISABLED.message)
         GRAD_MODE.saved_hooks.append((self.pack_hook, self.unpack_hook))
-        with _LOCK:
-            _OPEN[0] += 1
-            compiled.set_packing(_OPEN[0])
         return self
 
     def __exit__(self, *exc) -> None:
         GRAD_MODE.saved_hooks.pop()
-        with _LOCK:
-            _OPEN[0] -= 1
-            compiled.set_packing(_OPEN[0])
 
 
 class save_on_cpu(saved_tensors_hooks):

@@ -1,9 +1,13 @@
-"""Reverse mode: run the recorded graph backwards, in one loop.
+"""Reverse mode: a plan made first, then one loop that carries it out.
 
-Generic and short: count dependencies, run ready nodes in PyTorch's order (highest
-sequence number first, an AccumulateGrad as soon as it is ready), look each gradient
-rule up in the op table, un-broadcast, accumulate, call hooks.  Iterative throughout, so
-a 100,000-op chain is fine.
+Generic and short.  :func:`plan` walks the recorded graph from the roots once and decides
+everything a pass needs to know before any rule runs: the order of the nodes (PyTorch's:
+highest sequence number first, each AccumulateGrad as soon as its last consumer has run,
+by id when several are ready together) and, for every node, its *step*: run its rules
+and hooks, accumulate into a leaf, capture a gradient for ``autograd.grad(inputs=...)``,
+run a lone root's tensor hooks, or nothing.  The loop (:func:`_run`) is then one body for
+every node: take its gradient, do its step, hand what the step returns to its inputs.
+Iterative throughout, so a 100,000-op chain is fine.
 
 The loop takes the backend its rules run on as a parameter: numpy arrays
 (:data:`~symgrad.ir.backends.NUMPY`, no graph is built) or recorded tensors
@@ -11,33 +15,28 @@ The loop takes the backend its rules run on as a parameter: numpy arrays
 itself recorded and can be differentiated again).  What differs between the two is
 asked of the backend, never decided here.
 
-A plain ``backward()`` (every node runs, on numpy, no anomaly mode) runs compiled when
-the C extension is built (``symgrad/_speedups.c``'s ``run_ordered``, installed by
-:mod:`symgrad.api.compiled`): the same order, with this module's :func:`_run_other` and
-:func:`_run_accumulators` for the nodes off its fast path.  :func:`_run_ordered` is its
-Python twin, the loop below.
+This module is plain Python; ``pip install`` compiles it with Cython where a C compiler
+is available (see :mod:`symgrad.api.compiled`): the same source either way.
 """
 from __future__ import annotations
 
-import heapq
-from typing import Sequence
+import operator
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ..ir.backends import NUMPY
 from ..ir.node import AccumulateGrad, GRAD_MODE, Node
 from .hooks import call_hooks, root_tensor_hooks, run_leaf, tensor_hooks
 from .rules import check_nan, input_grads, node_grads, release
 
-__all__ = ["run_backward", "ANOMALY"]
+__all__ = ["run_backward", "plan", "Pass", "ANOMALY"]
 
 _ndarray = np.ndarray
+_by_seq = operator.attrgetter("_seq")
 
-# Anomaly detection (autograd.set_detect_anomaly): [enabled, check_nan].  When on, every
-# pass takes the Python loop, which checks each node's gradients for NaN.
+# Anomaly detection (autograd.set_detect_anomaly): [enabled, check_nan].  When on, each
+# node's gradients are checked for NaN.
 ANOMALY = [False, True]
-
-_run_ordered_compiled = None  # symgrad/_speedups.c's run_ordered, set by api.compiled
 
 
 def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool, m,
@@ -59,215 +58,225 @@ def run_backward(roots: Sequence, root_grads: Sequence, retain_graph: bool, m,
             _add_to_output(buffers, node, t._output_nr, g)
         else:
             buffers[node] = g if node not in buffers else buffers[node] + g
-    if (inputs is None and m is NUMPY and not ANOMALY[0]
-            and _run_ordered_compiled is not None):
-        _run_ordered_compiled(root_nodes, buffers, retain_graph)
-        return None
-    return _run(root_nodes, buffers, retain_graph, m, inputs, accumulate)
+    ps = plan(root_nodes, m, inputs, accumulate)
+    _run(ps, buffers, retain_graph)
+    return ps.results if inputs is not None else None
 
 
-def _run_ordered(root_nodes: list, buffers: dict, retain_graph: bool) -> None:
-    """A plain ``backward()`` (every node runs, no graph recorded) from ``root_nodes``
-    whose gradients wait in ``buffers``: the Python twin of the compiled ``run_ordered``."""
-    _run(root_nodes, buffers, retain_graph, NUMPY, None, True)
+class Pass:
+    """A backward pass as :func:`plan` decided it.
+
+    Attributes
+    ----------
+    order : list
+        ``(node, step)`` for every node reachable from the roots, in the order they run.
+        ``step(pass, node, g, g_owned)`` does the node's work with its incoming gradient
+        ``g`` and returns its inputs' gradients (``None``: nothing to hand on).
+    m : Backend
+        What the rules run on.
+    wanted : callable or None
+        Whether a rule's input needs a gradient (``None``: every input does).
+    results : list
+        ``autograd.grad``'s gradients of its inputs, in order.
+    captures : dict
+        Captured node -> the positions in ``results`` it fills.
+    output_nrs : dict
+        Position in ``results`` -> output number, for outputs k > 0 of custom Functions.
+    owned : set
+        ids of the gradient sums this pass allocated (nobody else holds them).
+    """
+
+    __slots__ = ("order", "m", "wanted", "results", "captures", "output_nrs", "owned")
+
+    def __init__(self, order: list, m, wanted: Callable | None, results: list,
+                 captures: dict, output_nrs: dict) -> None:
+        self.order = order
+        self.m = m
+        self.wanted = wanted
+        self.results = results
+        self.captures = captures
+        self.output_nrs = output_nrs
+        self.owned: set = set()
 
 
-def _run(root_nodes: list, buffers: dict, retain_graph: bool, m, inputs: Sequence | None,
-         accumulate: bool) -> list | None:
-    """The loop of :func:`run_backward`, from ``root_nodes`` whose gradients wait in
-    ``buffers``."""
-    # Dependency counts over everything reachable from the roots.
-    deps: dict = {}
-    seen = set(root_nodes)
-    stack = list(seen)
-    parents: dict | None = {} if inputs is not None else None
-    while stack:
-        n = stack.pop()
-        for x in n.inputs:
-            if isinstance(x, Node):
-                if x in deps:
-                    deps[x] += 1
-                else:
-                    deps[x] = 1
-                if parents is not None:
-                    parents.setdefault(x, []).append(n)
-                if x not in seen:
-                    seen.add(x)
-                    stack.append(x)
+def _run(ps: Pass, buffers: dict, retain_graph: bool) -> None:
+    """The loop: every node of ``ps.order`` takes its gradient from ``buffers``, does its
+    step, and hands the step's gradients on to its inputs."""
+    m = ps.m
+    owned = ps.owned
+    pop = buffers.pop
+    prev_mode = GRAD_MODE.enabled
+    GRAD_MODE.enabled = m.records  # as PyTorch: grad mode on iff the pass is recorded
+    try:
+        for node, step in ps.order:
+            g = pop(node, None)
+            g_owned = id(g) in owned
+            if g_owned:
+                owned.discard(id(g))  # ids are reused once an array dies
+            grads = step(ps, node, g, g_owned)
+            if grads is not None:
+                _hand_on(node, grads, buffers, owned, retain_graph, m)
+    finally:
+        GRAD_MODE.enabled = prev_mode
 
-    captures = None
-    lone_root = None
-    target_nrs: dict = {}  # input k -> output number, for outputs k > 0 of custom Functions
-    needed = None  # the nodes whose incoming gradient is wanted
-    runs = None  # the nodes that run their rule and hooks (PyTorch's ``needed_``)
+
+# --------------------------------------------------------------------------- the steps
+def _run_node(ps: Pass, node: Node, g, g_owned: bool):
+    """A node's rules, with its hooks if it has any."""
+    if node._plain and g is not None:  # no hooks, one output: the rules only
+        grads = input_grads(node, g, ps.m, ps.wanted)
+    else:
+        grads = node_grads(node, g, ps.m, ps.wanted)
+    if ANOMALY[0] and ANOMALY[1]:
+        check_nan(node, grads)
+    return grads
+
+
+def _accumulate(ps: Pass, node: AccumulateGrad, g, g_owned: bool) -> None:
+    """A leaf's AccumulateGrad: ``.grad`` grows (with the leaf's hooks)."""
+    run_leaf(node, g, g_owned, ps.m)
+
+
+def _capture_and_run(ps: Pass, node: Node, g, g_owned: bool):
+    """``autograd.grad``: a captured node that also leads to another input is captured
+    before its tensor hooks, as PyTorch does for a node that runs, then runs."""
+    _capture(ps, node, g)
+    return _run_node(ps, node, g, g_owned)
+
+
+def _capture_only(ps: Pass, node: Node, g, g_owned: bool) -> None:
+    """``autograd.grad``: a captured node that need not run: its gradient after its
+    tensor hooks, and nothing more."""
+    if node._n_outputs != 1 and g is None:
+        g = [None] * node._n_outputs
+    _capture(ps, node, tensor_hooks(node, g, ps.m))
+
+
+def _capture_leaf(ps: Pass, node: AccumulateGrad, g, g_owned: bool) -> None:
+    """``autograd.grad``: a leaf's gradient after its tensor hooks, not accumulated."""
+    if node._tensor_pre_hooks:
+        g = call_hooks(node._tensor_pre_hooks, g, ps.m)
+    _capture(ps, node, g)
+
+
+def _root_hooks(ps: Pass, node: Node, g, g_owned: bool) -> None:
+    """A single root that leads to no input is PyTorch's graph root all the same: its
+    tensor hooks (and retain_grad) run, and nothing else."""
+    if node.__class__ is AccumulateGrad:
+        if node._tensor_pre_hooks:
+            call_hooks(node._tensor_pre_hooks, g, ps.m)
+    else:
+        root_tensor_hooks(node, g, ps.m)
+
+
+def _skip(ps: Pass, node: Node, g, g_owned: bool) -> None:
+    """A node that leads to no input the pass wants."""
+
+
+def _capture(ps: Pass, node: Node, g) -> None:
+    multi = node._n_outputs != 1
+    if multi and g is None:
+        g = [None] * node._n_outputs
+    nrs = ps.output_nrs
+    for k in ps.captures[node]:
+        ps.results[k] = g[nrs.get(k, 0)] if multi else g
+
+
+# --------------------------------------------------------------------------- the plan
+def plan(root_nodes: list, m, inputs: Sequence | None = None,
+         accumulate: bool = True) -> Pass:
+    """The pass from ``root_nodes``: which nodes run, in which order, each with its step.
+
+    ``inputs`` (``autograd.grad``, ``backward(inputs=...)``): only the nodes through
+    which one of them is reached run; with ``accumulate`` false their gradients are
+    captured into ``Pass.results`` instead of accumulated.
+    """
+    nodes, after, parents = _walk(root_nodes, inputs is not None)
+    captures: dict = {}
+    output_nrs: dict = {}
+    steps: dict = {}
+    wanted = None
     if inputs is not None:
         targets: dict = {}
         for k, t in enumerate(inputs):
             node = t.grad_fn if t.grad_fn is not None else t._accumulator()
             targets.setdefault(node, []).append(k)
             if t._output_nr:
-                target_nrs[k] = t._output_nr
+                output_nrs[k] = t._output_nr
         runs = _needed(parents, targets)
         if accumulate:
             runs.update(targets)
         else:
             captures = targets
-        if len(root_nodes) == 1:
-            # A single root is PyTorch's graph root: it is queued even when no input is
-            # reached through it, and then runs its tensor hooks only.
-            lone_root = root_nodes[0]
         needed = runs | targets.keys()
-    results: list = [None] * (len(inputs) if inputs is not None else 0)
-    wanted = None if needed is None else needed.__contains__
-
-    # Every edge goes from a node to older ones (a higher sequence number to lower ones),
-    # so this heap runs the nodes by decreasing sequence number, each AccumulateGrad
-    # (number inf) as soon as its last consumer has run (by id when several are ready).
-    ready = [(-n._seq, id(n), n) for n in seen if n not in deps]
-    heapq.heapify(ready)
-    pop, push = heapq.heappop, heapq.heappush
-    owned: set = set()  # ids of gradient sums this pass allocated
-    prev_mode = GRAD_MODE.enabled
-    GRAD_MODE.enabled = m.records  # as PyTorch: grad mode on iff the pass is recorded
-    try:
-        while ready:
-            node = pop(ready)[2]
-            g = buffers.pop(node, None)
-            g_owned = id(g) in owned
-            if g_owned:
-                owned.discard(id(g))  # ids are reused once an array dies
-            if node.__class__ is AccumulateGrad:
-                # A node reached only by undefined (None) gradients still runs its hooks.
-                if needed is not None and node not in needed:
-                    if node is lone_root and node._tensor_pre_hooks:
-                        call_hooks(node._tensor_pre_hooks, g, m)
-                elif captures is not None and node in captures:
-                    # autograd.grad: the gradient after the tensor hooks, not accumulated.
-                    if node._tensor_pre_hooks:
-                        g = call_hooks(node._tensor_pre_hooks, g, m)
-                    for k in captures[node]:
-                        results[k] = g
-                else:
-                    run_leaf(node, g, g_owned, m)
-                continue
-            if needed is not None and node not in runs:
-                if node not in needed:
-                    if node is lone_root:
-                        root_tensor_hooks(node, g, m)
-                else:
-                    # A captured node that need not run: its gradient after its tensor
-                    # hooks, and nothing more.
-                    multi = node._n_outputs != 1
-                    if multi and g is None:
-                        g = [None] * node._n_outputs
-                    _capture(results, captures[node], tensor_hooks(node, g, m), multi,
-                             target_nrs)
-                for x in node.inputs:
-                    if isinstance(x, Node):
-                        deps[x] -= 1
-                        if deps[x] == 0:
-                            push(ready, (-x._seq, id(x), x))
-                continue
-            if captures is not None and node in captures:
-                # Captured before its tensor hooks, as PyTorch does for a node that runs.
-                multi = node._n_outputs != 1
-                if multi and g is None:
-                    g = [None] * node._n_outputs
-                _capture(results, captures[node], g, multi, target_nrs)
-            if node._plain and g is not None:  # no hooks, one output: the rules only
-                grads = input_grads(node, g, m, wanted)
-            else:
-                grads = node_grads(node, g, m, wanted)
-            if ANOMALY[0] and ANOMALY[1]:
-                check_nan(node, grads)
-            for x in _hand_on(node, grads, buffers, owned, deps, retain_graph, m):
-                push(ready, (-x._seq, id(x), x))
-    finally:
-        GRAD_MODE.enabled = prev_mode
-    if inputs is None:
-        return None
-    return results
-
-
-def _hand_on(node: Node, grads, buffers: dict, owned: set, deps: dict, retain_graph: bool,
-             m) -> list:
-    """After ``node`` has run: free its saved values (unless retained), add ``grads`` to
-    the gradients waiting for its inputs; returns the inputs this made ready."""
-    if not retain_graph and node._saved and not node._released:
-        release(node)
-    made_ready = []
-    nrs = node._input_nrs
-    if nrs is None:
-        in_place = m.sums_in_place
-        for x, gi in zip(node.inputs, grads):
-            if not isinstance(x, Node):
-                continue
-            if gi is not None:
-                b = buffers.get(x)
-                if b is None:
-                    buffers[x] = gi
-                elif id(b) in owned and b.shape == gi.shape:
-                    b += gi  # a sum this pass made: nobody else holds it
-                else:
-                    b = buffers[x] = b + gi
-                    if in_place and b.__class__ is _ndarray:
-                        owned.add(id(b))
-            left = deps[x] - 1
-            deps[x] = left
-            if not left:
-                made_ready.append(x)
-        return made_ready
-    for x, gi, nr in zip(node.inputs, grads, nrs):  # some inputs have several outputs
-        if not isinstance(x, Node):
-            continue
-        if gi is not None:
-            if x._n_outputs != 1:
-                _add_to_output(buffers, x, nr, gi)
-            else:
-                b = buffers.get(x)
-                buffers[x] = gi if b is None else b + gi  # never in place: b may be shared
-        left = deps[x] - 1
-        deps[x] = left
-        if not left:
-            made_ready.append(x)
-    return made_ready
-
-
-def _run_other(node: Node, g, buffers: dict, owned: set, deps: dict,
-               retain_graph: bool) -> list | None:
-    """The compiled loop's node off its fast path (hooks, no gradient, several outputs, a
-    custom backward): returns the AccumulateGrad nodes it makes ready (the compiled loop
-    orders the other nodes itself)."""
-    ready = _hand_on(node, node_grads(node, g, NUMPY, None), buffers, owned, deps,
-                     retain_graph, NUMPY)
-    accs = [x for x in ready if x.__class__ is AccumulateGrad]
-    return accs or None
-
-
-def _run_accumulators(nodes: list, buffers: dict, owned: set) -> None:
-    """The compiled loop's AccumulateGrad nodes that became ready together, in the heap's
-    order (by id)."""
-    if len(nodes) > 1:
-        nodes.sort(key=id)
+        wanted = needed.__contains__
+        lone_root = root_nodes[0] if len(root_nodes) == 1 else None
+        for node in nodes + [x for xs in after.values() for x in xs]:
+            steps[node] = _step_for(node, node in runs, node in captures, node in needed,
+                                    node is lone_root)
+    # Every edge goes from a node to older ones (a higher sequence number to lower ones):
+    # by decreasing sequence number each node comes after all of its consumers.  A leaf's
+    # AccumulateGrad runs as soon as its last consumer has (a root leaf at once).
+    nodes.sort(key=_by_seq, reverse=True)
+    order = [(x, steps.get(x, _accumulate)) for x in _by_id(after.pop(None, ()))]
     for node in nodes:
-        g = buffers.pop(node, None)
-        g_owned = id(g) in owned
-        if g_owned:
-            owned.discard(id(g))
-        run_leaf(node, g, g_owned, NUMPY)
+        order.append((node, steps.get(node, _run_node)))
+        leaves = after.get(node)
+        if leaves is not None:
+            order.extend((x, steps.get(x, _accumulate)) for x in _by_id(leaves))
+    results = [None] * (len(inputs) if inputs is not None else 0)
+    return Pass(order, m, wanted, results, captures, output_nrs)
 
 
-def _capture(results: list, ks: list, g, multi: bool, nrs: dict) -> None:
-    for k in ks:
-        results[k] = g[nrs.get(k, 0)] if multi else g
+def _step_for(node: Node, runs: bool, captured: bool, needed: bool, lone_root: bool):
+    """The step of ``node`` in a pass restricted to some inputs."""
+    if node.__class__ is AccumulateGrad:
+        if not needed:
+            return _root_hooks if lone_root else _skip
+        return _capture_leaf if captured else _accumulate
+    if runs:
+        return _capture_and_run if captured else _run_node
+    if needed:
+        return _capture_only
+    return _root_hooks if lone_root else _skip
 
 
-def _add_to_output(buffers: dict, node: Node, nr: int, g) -> None:
-    """Add ``g`` to the gradient of output ``nr`` of a multi-output node."""
-    b = buffers.get(node)
-    if b is None:
-        b = buffers[node] = [None] * node._n_outputs
-    b[nr] = g if b[nr] is None else b[nr] + g
+def _by_id(leaves) -> list:
+    return sorted(leaves, key=id) if len(leaves) > 1 else list(leaves)
+
+
+def _walk(root_nodes: list, with_parents: bool) -> tuple:
+    """Everything reachable from the roots: the nodes other than AccumulateGrad, and each
+    AccumulateGrad filed under its consumer with the lowest sequence number (under
+    ``None`` for a root nobody consumes); with ``with_parents``, each node's consumers."""
+    seen = set(root_nodes)
+    stack = [n for n in seen if n.__class__ is not AccumulateGrad]
+    nodes = list(stack)
+    last: dict = {}  # AccumulateGrad -> its consumer with the lowest sequence number
+    parents: dict | None = {} if with_parents else None
+    while stack:
+        n = stack.pop()
+        for x in n.inputs:
+            if x.__class__ is AccumulateGrad:
+                c = last.get(x)
+                if c is None or n._seq < c._seq:
+                    last[x] = n
+            elif isinstance(x, Node):
+                if x not in seen:
+                    seen.add(x)
+                    stack.append(x)
+                    nodes.append(x)
+            else:
+                continue
+            if parents is not None:
+                parents.setdefault(x, []).append(n)
+    after: dict = {}
+    for x, c in last.items():
+        after.setdefault(c, []).append(x)
+    loose = [n for n in seen if n.__class__ is AccumulateGrad and n not in last]
+    if loose:
+        after[None] = loose
+    return nodes, after, parents
 
 
 def _needed(parents: dict, captures: dict) -> set:
@@ -280,3 +289,42 @@ def _needed(parents: dict, captures: dict) -> set:
                 needed.add(p)
                 stack.append(p)
     return needed
+
+
+# --------------------------------------------------------------------------- handing on
+def _hand_on(node: Node, grads, buffers: dict, owned: set, retain_graph: bool, m) -> None:
+    """After ``node`` has run: free its saved values (unless retained) and add ``grads``
+    to the gradients waiting for its inputs."""
+    if not retain_graph and node._saved and not node._released:
+        release(node)
+    nrs = node._input_nrs
+    if nrs is None:
+        for x, gi in zip(node.inputs, grads):
+            if gi is None or not isinstance(x, Node):
+                continue
+            b = buffers.get(x)
+            if b is None:
+                buffers[x] = gi
+            elif id(b) in owned and b.shape == gi.shape:
+                b += gi  # a sum this pass made: nobody else holds it
+            else:
+                b = buffers[x] = b + gi
+                if b.__class__ is _ndarray and m.sums_in_place:
+                    owned.add(id(b))
+        return
+    for x, gi, nr in zip(node.inputs, grads, nrs):  # some inputs have several outputs
+        if gi is None or not isinstance(x, Node):
+            continue
+        if x._n_outputs != 1:
+            _add_to_output(buffers, x, nr, gi)
+        else:
+            b = buffers.get(x)
+            buffers[x] = gi if b is None else b + gi  # never in place: b may be shared
+
+
+def _add_to_output(buffers: dict, node: Node, nr: int, g) -> None:
+    """Add ``g`` to the gradient of output ``nr`` of a multi-output node."""
+    b = buffers.get(node)
+    if b is None:
+        b = buffers[node] = [None] * node._n_outputs
+    b[nr] = g if b[nr] is None else b[nr] + g

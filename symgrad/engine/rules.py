@@ -19,7 +19,7 @@ from ..ops.tables import EVERY_OUTPUT
 from .hooks import call_post_hooks, call_pre_hooks, tensor_hooks, wrap
 
 __all__ = ["FREED_MESSAGE", "input_grads", "node_grads", "release", "call_node",
-           "check_nan", "ALL_FREED", "SCALAR_META"]
+           "check_nan", "SCALAR_META"]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -45,22 +45,7 @@ def input_grads(node: Node, g, m, needed) -> list:
     if node._released:
         raise RuntimeError(FREED_MESSAGE)
     saved = node._saved
-    values = []  # the saved values, checked against in-place changes since they were saved
-    if saved:
-        saved_value = m.saved
-        if any(s.__class__ is Packed for s in saved):
-            # saved_tensors_hooks: unpacked in the order they were packed, as PyTorch does
-            saved = list(saved)
-            for k in pack_order(node.op):
-                if saved[k].__class__ is Packed:
-                    saved[k] = saved_value(saved[k].get())
-        for i, (s, v) in enumerate(zip(saved, node._versions)):
-            if v is None:  # not a tensor (or a tensor unpacked above)
-                values.append(s)
-            elif s._vc[0] != v:
-                raise _version_error(node, i, s)
-            else:
-                values.append(saved_value(s))
+    values = _saved_values(node, saved, m) if saved else ()
     op = node.op
     rules = op.grads
     inputs = node.inputs
@@ -90,6 +75,30 @@ def input_grads(node: Node, g, m, needed) -> list:
             if mi is not SCALAR_META.get(gi.__class__):  # not a 0-d gradient as it is
                 out[i] = conform(gi, mi)
     return out
+
+
+def _saved_values(node: Node, saved: tuple, m) -> list:
+    """The saved values as the rules see them, each tensor checked against in-place
+    changes since it was saved."""
+    saved_value = m.saved
+    if not node._plain and any(s.__class__ is Packed for s in saved):
+        # saved_tensors_hooks (a node with packed values is never plain): unpacked in the
+        # order they were packed, as PyTorch does
+        saved = list(saved)
+        for k in pack_order(node.op):
+            if saved[k].__class__ is Packed:
+                saved[k] = saved_value(saved[k].get())
+    values = []
+    i = 0
+    for s, v in zip(saved, node._versions):
+        if v is None:  # not a tensor (or a tensor unpacked above)
+            values.append(s)
+        elif s._vc[0] != v:
+            raise _version_error(node, i, s)
+        else:
+            values.append(saved_value(s))
+        i += 1
+    return values
 
 
 def node_grads(node: Node, g, m, needed) -> list:
@@ -146,8 +155,6 @@ def release(node: Node) -> None:
 
 
 _NUMBERS = (int, float, bool)
-# What release makes of n saved tensors (the compiled loop sets it without the call).
-ALL_FREED = tuple((FREED,) * n for n in range(6))
 # numpy scalar type -> the shared metadata of a 0-d input of that dtype: such a gradient
 # for such an input needs no conforming.
 SCALAR_META = {d.np.type: meta for d, meta in _META0.items()}
