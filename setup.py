@@ -1,25 +1,29 @@
-"""What goes into the wheel, found from the tree (nothing listed by hand), and the optional C
-extension.  Metadata and dependencies are in pyproject.toml.
+"""What goes into the wheel, found from the tree (nothing listed by hand), and the optional
+compiled modules.  Metadata and dependencies are in pyproject.toml.
 
 - Packages: every folder of ``symgrad/`` with an ``__init__.py``, and ``cli/`` installed
   as ``symgrad_cli`` (never as a top-level ``cli``).
 - Package data: every other file inside a package's folder (templates, scripts, fonts,
-  WebAssembly, ...), except Python sources, bytecode, compiled extensions, the C sources
-  of the extension and hidden files.  A file the library reads at run time is installed
-  the moment it is added to the tree.
-- ``symgrad._speedups``: optional; its sources (``symgrad/_speedups.c`` and the parts it
-  includes from ``symgrad/_csrc/``) always go into an sdist so a wheel builds from it.
+  WebAssembly, ...), except Python sources, bytecode, compiled extensions, C sources and
+  hidden files.  A file the library reads at run time is installed the moment it is
+  added to the tree.
+- Compiled modules: optional.  The Python modules ``symgrad/api/compiled.py`` names in
+  ``MODULES`` (the engine, ``apply``) are compiled by Cython from their own ``.py`` source
+  when Cython and a C compiler are there (the wheel keeps the ``.py`` files beside them);
+  otherwise, or if the build fails, symgrad installs as pure Python, with a warning.  The
+  C that Cython generates goes to ``build/``, never into the tree or an sdist.
 
 ``tests/architecture/test_packaging.py`` imports this file (``setup()`` runs only as a
 script, which is how setuptools runs it) and checks the lists against the tree.
 """
+import ast
 import compileall
 import fnmatch
 import os
+import sys
 
 from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
-from setuptools.command.sdist import sdist
 
 #: Import name -> folder, for the folders whose import name differs.
 PACKAGE_DIR = {"symgrad_cli": "cli"}
@@ -29,12 +33,13 @@ TOP_LEVEL = ("symgrad", "cli")
 NOT_DATA = ("*.py", "*.pyc", "*.pyo", "*.pyd", "*.so", "*.dylib", "*.dll", "*.o", "*.obj",
             "*.c", "*.h", "*.c.h", "*~", "*.swp", "*.orig", "*.rej")
 
-# optional: without a C compiler symgrad installs and runs in pure Python (slower on
-# scalar code); see symgrad/api/compiled.py.
-# symgrad/_speedups.c includes its parts from symgrad/_csrc/ (one translation unit).
-SPEEDUPS_SOURCES = ["symgrad/_speedups.c"]
-SPEEDUPS_PARTS = ["symgrad/_csrc/common.c.h", "symgrad/_csrc/apply.c.h",
-                  "symgrad/_csrc/backward.c.h"]
+#: Where the tuple of modules to compile is written (read here without importing symgrad).
+COMPILED_LIST = "symgrad/api/compiled.py"
+#: Cython's options: the modules stay plain Python (annotations are not C types), so the
+#: compiled module behaves as its source does; no ``__test__`` copy of the docstrings
+#: (pytest finds the doctests on the functions themselves).
+CYTHON_DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True,
+                     "autotestdict": False}
 
 
 def _import_name(folder_name: str) -> str:
@@ -88,10 +93,49 @@ def package_data(root: str = ".") -> dict:
     return data
 
 
+def compiled_modules(root: str = ".") -> list:
+    """The names of the modules to compile: ``MODULES`` in ``symgrad/api/compiled.py``."""
+    tree = ast.parse(open(os.path.join(root, COMPILED_LIST), encoding="utf-8").read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] \
+                == ["MODULES"]:
+            return list(ast.literal_eval(node.value))
+    raise RuntimeError(f"{COMPILED_LIST} has no MODULES")
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}; symgrad is installed as pure Python (slower on scalar code)",
+          file=sys.stderr)
+
+
 class BuildExt(build_ext):
-    """An editable install (``pip install -e .``) also compiles the sources' bytecode, as a
+    """Cythonizes the compiled modules' ``.py`` sources right before they are built (not
+    when an sdist is made: the sdist carries the ``.py`` files only); no Cython, or a
+    failed build, leaves pure Python.
+
+    An editable install (``pip install -e .``) also compiles the sources' bytecode, as a
     regular install does: on a machine that sets PYTHONDONTWRITEBYTECODE Python would
     otherwise recompile every module of symgrad on every start (70 ms of each command)."""
+
+    def build_extensions(self):
+        try:
+            from Cython.Build import cythonize  # why: optional, only where it is installed
+        except ImportError:
+            _warn("Cython is not installed")
+            self.extensions = []
+            return
+        try:
+            c_sources = {e.name: e.sources for e in cythonize(
+                self.extensions, build_dir="build/cython", quiet=True,
+                compiler_directives=CYTHON_DIRECTIVES)}
+        except Exception as e:  # noqa: BLE001 - any failure of the optional step
+            _warn(f"Cython could not compile symgrad's modules ({e})")
+            self.extensions = []
+            return
+        for ext in self.extensions:  # (setuptools' own objects, which it has prepared)
+            ext.sources = c_sources[ext.name]
+            ext.optional = True  # a C compiler that fails: a warning, pure Python
+        super().build_extensions()
 
     def run(self):
         super().run()
@@ -100,22 +144,14 @@ class BuildExt(build_ext):
                 compileall.compile_dir(folder, quiet=1)
 
 
-class SDist(sdist):
-    """The parts ``_speedups.c`` includes go into the sdist whatever the setuptools version
-    (only newer ones add an extension's ``depends`` by themselves)."""
-
-    def add_defaults(self):
-        super().add_defaults()
-        self.filelist.extend(SPEEDUPS_PARTS)
-
-
 def extensions() -> list:
-    """The C extension, unless ``SYMGRAD_BUILD_SPEEDUPS=0`` asks for a pure-Python build
+    """The modules to compile from their ``.py`` source, unless
+    ``SYMGRAD_BUILD_COMPILED=0`` asks for a pure-Python build
     (tests/architecture/test_packaging.py: a wheel's file list without a compiler run)."""
-    if os.environ.get("SYMGRAD_BUILD_SPEEDUPS", "1") == "0":
+    if os.environ.get("SYMGRAD_BUILD_COMPILED", "1") == "0":
         return []
-    return [Extension("symgrad._speedups", SPEEDUPS_SOURCES, depends=SPEEDUPS_PARTS,
-                      optional=True)]
+    return [Extension(name, [name.replace(".", "/") + ".py"], optional=True)
+            for name in compiled_modules()]
 
 
 if __name__ == "__main__":
@@ -126,4 +162,4 @@ if __name__ == "__main__":
           # an sdist hold the same files (the C sources stay out of both).
           include_package_data=False,
           ext_modules=extensions(),
-          cmdclass={"build_ext": BuildExt, "sdist": SDist})
+          cmdclass={"build_ext": BuildExt})

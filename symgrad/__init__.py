@@ -16,7 +16,31 @@ Examples
 from __future__ import annotations
 
 import importlib as _importlib
+import os as _os
+import sys as _sys
 import warnings as _warnings
+from importlib.machinery import SOURCE_SUFFIXES as _SOURCE, FileFinder as _FileFinder
+from importlib.machinery import SourceFileLoader as _SourceFileLoader
+
+
+class _SourceFirst:
+    """``SYMGRAD_PURE_PYTHON=1``: symgrad's modules are loaded from their ``.py`` source
+    even where ``pip install`` compiled them (:mod:`symgrad.api.compiled`)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if not name.startswith(__name__ + ".") or not path:
+            return None
+        for entry in path:
+            spec = _FileFinder(entry, (_SourceFileLoader, _SOURCE)).find_spec(name)
+            if spec is not None and spec.loader is not None:
+                return spec
+        return None
+
+
+if _os.environ.get("SYMGRAD_PURE_PYTHON", "") not in ("", "0") and \
+        not any(isinstance(f, _SourceFirst) for f in _sys.meta_path):
+    _sys.meta_path.insert(0, _SourceFirst())
 
 # PyTorch computes 1/0 = inf and log(-1) = nan silently; numpy would warn from our frames.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"symgrad(\.|$)")

@@ -16,7 +16,8 @@
 
 Prints one PASS/FAIL line per check and a summary; exits 1 if any check failed, 0 if all
 passed.  Temporary folders are removed (``--keep`` keeps them).  With
-``SYMGRAD_REQUIRE_COMPILED=1`` the wheel must hold the compiled ``symgrad._speedups``.
+``SYMGRAD_REQUIRE_COMPILED=1`` the wheel must hold the compiled modules (``setup.py``
+compiles the ``.py`` modules ``symgrad/api/compiled.py`` names), beside their source.
 """
 from __future__ import annotations
 
@@ -120,16 +121,18 @@ def build_sdist(src: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
 
 
 def sdist_problems(sdist: pathlib.Path, root: pathlib.Path) -> list[str]:
-    """What the sdist lacks: the C sources of the extension and every file the wheel
-    needs (modules and package data)."""
+    """What the sdist lacks: every file the wheel needs (modules, which are also the
+    sources of the compiled modules, and package data); a C file it should not hold."""
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    setup_py = load_setup(root)
-    need = set(setup_py.SPEEDUPS_SOURCES) | set(setup_py.SPEEDUPS_PARTS)
-    need |= {str(p.relative_to(root)).replace(os.sep, "/") for p in expected_files(root).values()}
+    need = {str(p.relative_to(root)).replace(os.sep, "/") for p in expected_files(root).values()}
     need |= {"setup.py", "pyproject.toml", "README.md"}
     missing = sorted(need - names)
-    return [f"sdist lacks {missing[:8]}{' ...' if len(missing) > 8 else ''}"] if missing else []
+    out = [f"sdist lacks {missing[:8]}{' ...' if len(missing) > 8 else ''}"] if missing else []
+    generated = sorted(n for n in names if n.startswith("symgrad/") and n.endswith((".c", ".h")))
+    if generated:
+        out.append(f"sdist holds C files {generated[:8]} (Cython's output stays in build/)")
+    return out
 
 
 def wheel_problems(wheel: pathlib.Path, root: pathlib.Path, compiled: bool = False) -> list[str]:
@@ -151,10 +154,18 @@ def wheel_problems(wheel: pathlib.Path, root: pathlib.Path, compiled: bool = Fal
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     if tops != {"symgrad", "symgrad_cli"}:
         out.append(f"wheel installs top-level {sorted(tops)}, expected symgrad, symgrad_cli")
-    if compiled and not any(n.startswith("symgrad/_speedups.") and n.endswith((".so", ".pyd"))
-                            for n in names):
-        out.append("wheel has no compiled symgrad._speedups (SYMGRAD_REQUIRE_COMPILED=1)")
+    if compiled:
+        lacking = [m for m in load_setup(root).compiled_modules(str(root))
+                   if not _compiled_in(m, names)]
+        if lacking:
+            out.append(f"wheel lacks the compiled modules {lacking} (SYMGRAD_REQUIRE_COMPILED=1)")
     return out
+
+
+def _compiled_in(module: str, names: set) -> bool:
+    """Whether the wheel's file ``names`` hold ``module`` compiled (``a/b.cpython-*.so``)."""
+    stem = module.replace(".", "/") + "."
+    return any(n.startswith(stem) and n.endswith((".so", ".pyd")) for n in names)
 
 
 def _wheel_names(wheel: pathlib.Path) -> set:
@@ -219,7 +230,7 @@ def _build(s: Smoke, src: pathlib.Path, compiled: bool):
     except RuntimeError as e:
         s.record("sdist builds", False, str(e))
         return None, None
-    s.record("sdist builds and holds the C sources, modules and data",
+    s.record("sdist builds and holds the modules and data (no C)",
              not (p := sdist_problems(sdist, src)), "; ".join(p), time.monotonic() - t)
 
     t = time.monotonic()
@@ -232,8 +243,8 @@ def _build(s: Smoke, src: pathlib.Path, compiled: bool):
     wheel = wheels[0]
     problems = wheel_problems(wheel, src, compiled)
     with zipfile.ZipFile(wheel) as z:
-        has_c = any(n.startswith("symgrad/_speedups.") for n in z.namelist())
-    s.record(f"pip wheel . builds {wheel.name} (compiled loops: {'yes' if has_c else 'no'})",
+        has_c = _compiled_in("symgrad.engine.reverse", set(z.namelist()))
+    s.record(f"pip wheel . builds {wheel.name} (compiled modules: {'yes' if has_c else 'no'})",
              not problems, "; ".join(problems), time.monotonic() - t)
     pending = subprocess.Popen(
         [sys.executable, "-m", "pip", "wheel", str(sdist), "--no-deps", "-q", "-w",

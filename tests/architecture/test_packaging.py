@@ -98,8 +98,7 @@ def test_the_command_points_into_an_installed_package():
 
 def test_every_non_code_file_is_package_data():
     """``find symgrad cli -type f ! -name '*.py'``: each file is installed as package data,
-    or is a C source of the extension (sdist only), or a build product."""
-    c_sources = set(setup_py.SPEEDUPS_SOURCES) | set(setup_py.SPEEDUPS_PARTS)
+    or is a build product."""
     declared = _declared(ROOT)
     products = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".dll", ".o", ".obj")
     left_out = []
@@ -107,21 +106,23 @@ def test_every_non_code_file_is_package_data():
         for f in here.iterdir():
             name = f"{rel.as_posix()}/{f.name}"
             if (not f.is_file() or f.name.endswith((".py",) + products)
-                    or f.name.startswith(".") or name in c_sources or name in declared):
+                    or f.name.startswith(".") or name in declared):
                 continue
             left_out.append(name)
-    assert not left_out, f"in the tree but neither package data nor a C source: {left_out}"
+    assert not left_out, f"in the tree but neither package data nor a build product: {left_out}"
 
 
-def test_the_c_sources_are_the_ones_the_extension_includes():
-    """Every C file under symgrad/ is a listed source or part (and so goes into an sdist),
-    and the parts are exactly what ``_speedups.c`` includes."""
-    c_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "symgrad").rglob("*")
-               if p.name.endswith((".c", ".h"))}
-    assert c_files == set(setup_py.SPEEDUPS_SOURCES) | set(setup_py.SPEEDUPS_PARTS)
-    includes = re.findall(r'^#include "([^"]+)"', (ROOT / "symgrad/_speedups.c").read_text(),
-                          re.M)
-    assert {f"symgrad/{i}" for i in includes} == set(setup_py.SPEEDUPS_PARTS)
+def test_no_c_sources_and_the_compiled_modules_are_python_modules():
+    """No C file under symgrad/ (the compiled modules are compiled from their own ``.py``
+    source; Cython's C goes to build/), and every module setup.py compiles is one."""
+    c_files = [p.relative_to(ROOT).as_posix() for p in (ROOT / "symgrad").rglob("*")
+               if p.name.endswith((".c", ".h"))]
+    assert c_files == []
+    names = setup_py.compiled_modules(str(ROOT))
+    assert names and all((ROOT / (n.replace(".", "/") + ".py")).is_file() for n in names)
+    assert {e.name for e in setup_py.extensions()} == set(names)
+    assert [s for e in setup_py.extensions() for s in e.sources] == \
+        [n.replace(".", "/") + ".py" for n in names]
 
 
 def test_files_the_modules_open_are_declared_package_data():
@@ -156,7 +157,7 @@ def test_files_the_modules_open_are_declared_package_data():
 def test_discovery_on_a_synthetic_tree(tmp_path):
     """A new package, a data file of a new kind, a data folder without ``__init__`` and the
     build products, as setup.py sees them."""
-    files = ["symgrad/__init__.py", "symgrad/_speedups.c", "symgrad/_csrc/a.c.h",
+    files = ["symgrad/__init__.py", "symgrad/engine/reverse.c", "symgrad/_csrc/a.c.h",
              "symgrad/x.cpython-311-x86_64-linux-gnu.so", "symgrad/__pycache__/m.pyc",
              "symgrad/drawing/__init__.py", "symgrad/drawing/player.js",
              "symgrad/drawing/assets/font.woff2", "symgrad/drawing/.player.js.swp",
@@ -178,7 +179,7 @@ def test_discovery_on_a_synthetic_tree(tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("setuptools") is None, reason="needs setuptools")
 def test_a_wheel_built_from_the_sdist_holds_every_module_and_data_file(tmp_path):
     """sdist of a clean copy of the tree -> unpacked -> wheel (pure Python: the compiled
-    extension is ``tools/wheel_smoke.py``'s to build)."""
+    modules are ``tools/wheel_smoke.py``'s to build)."""
     src = tmp_path / "src"
     smoke.clean_copy(ROOT, src)
     sdist = smoke.build_sdist(src, tmp_path / "dist")
@@ -189,7 +190,7 @@ def test_a_wheel_built_from_the_sdist_holds_every_module_and_data_file(tmp_path)
     (unpacked,) = (tmp_path / "unpacked").iterdir()
     code = ("import sys; from setuptools import build_meta as b; "
             "print(b.build_wheel(sys.argv[1]))")
-    env = dict(os.environ, SYMGRAD_BUILD_SPEEDUPS="0")
+    env = dict(os.environ, SYMGRAD_BUILD_COMPILED="0")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "wheel")], cwd=unpacked,
                           env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -219,4 +220,4 @@ def test_the_wheel_check_reports_what_the_old_packaging_lost(tmp_path):
                                               "symgrad.nn.modules", "symgrad_cli"))
     assert "'symgrad.api'" not in lost
     assert any("top-level ['cli', 'symgrad']" in p for p in found), found
-    assert any("no compiled symgrad._speedups" in p for p in found), found
+    assert any("compiled modules" in p and "symgrad.engine.reverse" in p for p in found), found
