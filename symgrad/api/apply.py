@@ -83,6 +83,10 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     >>> apply(ops.MUL, (x, 3.0))
     tensor([3., 6.], grad_fn=<MulBackward0>)
     """
+    if op.simple is not None:
+        out = _scalar_case(op, args)
+        if out is not None:
+            return out
     # One pass over the operands: numpy values (0-d tensors as numpy scalars, whose
     # arithmetic is ten times cheaper than 0-d arrays') and whether a graph is needed.
     arrays = []
@@ -213,6 +217,105 @@ def _outputs(out: Tensor, several: tuple, data, op, args, attrs) -> tuple:
                            t)
         result.append(t)
     return tuple(result)
+
+
+# The shared input metadata of a node on 0-d operands of a dtype: (t,), (t, t), (t, number).
+_SCALAR_META = {d: ((m,), (m, m), (m, _NUMBER_META)) for d, m in _META0.items()}
+
+
+def _scalar_data(t):
+    """The numpy scalar of a plain 0-d tensor ``t`` (not a view, not one output of
+    several), or None."""
+    if t._view_of is not None or t._multi_output:
+        return None
+    d = t._data
+    if d.__class__ is _ndarray:
+        return d[()] if not d.ndim else None
+    return d
+
+
+def _scalar_case(op: O.Op, args: Sequence):
+    """:func:`apply` for the case that dominates scalar code (micrograd-style programs),
+    with less bookkeeping, or None for any other case: an op whose record has a simple
+    saving plan (``op.simple``: at most two operands, no attributes, its floating dtype
+    follows its operands, saves inputs or its result) on 0-d tensors of one floating dtype
+    and Python numbers.  The result is what the general path gives."""
+    a = args[0]
+    if a.__class__ is not Tensor or op.outputs:
+        return None
+    dt = a._dtype
+    d0 = _scalar_data(a)
+    if d0 is None or not dt.is_floating_point or GRAD_MODE.saved_hooks:
+        return None
+    b = None
+    if len(args) == 1:
+        try:
+            data = op.forward(d0)
+        except ValueError:
+            return None  # (the general path words the error)
+        kind = 0
+    else:
+        if len(args) != 2:
+            return None
+        b = args[1]
+        cls = b.__class__
+        if cls is Tensor:
+            d1 = _scalar_data(b) if b._dtype is dt else None
+            if d1 is None:
+                return None
+            kind = 1
+        elif cls is float or cls is int:
+            d1 = b
+            kind = 2
+        else:
+            return None
+        try:
+            data = op.forward(d0, d1)
+        except ValueError:
+            return None
+    if data.__class__ is not d0.__class__:
+        npdt = dt.np
+        if data.dtype is not npdt and data.dtype != npdt:
+            data = data.astype(npdt)
+    out = _new(Tensor)
+    out._data = data
+    out._dtype = dt
+    out.grad_fn = None
+    out._requires_grad = False
+    out._vc = [0]
+    if not GRAD_MODE.enabled:
+        return out
+    mask = 0
+    e0 = a.grad_fn
+    if e0 is not None:
+        mask = 1
+    elif a._requires_grad:
+        e0 = a._accum or a._accumulator()
+        mask = 1
+    else:
+        e0 = a
+    if kind == 0:
+        if not mask:
+            return out
+        inputs = (e0,)
+        versions = (a._vc[0], None, 0, None)
+    else:
+        e1 = b
+        bv = None
+        if kind == 1:
+            bv = b._vc[0]
+            if b.grad_fn is not None:
+                e1, mask = b.grad_fn, mask | 2
+            elif b._requires_grad:
+                e1, mask = b._accum or b._accumulator(), mask | 2
+        if not mask:
+            return out
+        inputs = (e0, e1)
+        versions = (a._vc[0], bv, 0, None)
+    pick = op.simple[mask]
+    out.grad_fn = op.node_class(inputs, (), pick((a, b, out, None)), pick(versions),
+                                _SCALAR_META[dt][kind])
+    return out
 
 
 def _pack(node: Node, saved: list, versions: list) -> None:
