@@ -239,14 +239,15 @@ def _scalar_case(op: O.Op, args: Sequence):
     with less bookkeeping, or None for any other case: an op whose record has a simple
     saving plan (``op.simple``: at most two operands, no attributes, its floating dtype
     follows its operands, saves inputs or its result) on 0-d tensors of one floating dtype
-    and Python numbers.  The result is what the general path gives."""
+    and Python numbers, no saved-tensor hooks, no forward-mode level open.  The result is
+    what the general path gives."""
     a = args[0]
     if a.__class__ is not Tensor or op.outputs:
         return None
     dt = a._dtype
     d0 = _scalar_data(a)
-    if d0 is None or not dt.is_floating_point or GRAD_MODE.saved_hooks:
-        return None
+    if d0 is None or not dt.is_floating_point or GRAD_MODE.saved_hooks or DUAL.levels:
+        return None  # (saved-tensor hooks and forward-mode tangents: the general path)
     b = None
     if len(args) == 1:
         try:
