@@ -234,8 +234,9 @@ def _build(s: Smoke, src: pathlib.Path, compiled: bool):
              not (p := sdist_problems(sdist, src)), "; ".join(p), time.monotonic() - t)
 
     t = time.monotonic()
+    # (Cython and the C compiler run for the compiled modules: minutes on a busy machine)
     proc = s.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q", "-w",
-                  s.tmp / "wheel"], cwd=src, env=_pip_env())
+                  s.tmp / "wheel"], cwd=src, env=_pip_env(), timeout=900)
     wheels = sorted((s.tmp / "wheel").glob("symgrad-*.whl"))
     if proc.returncode != 0 or len(wheels) != 1:
         s.record("pip wheel . builds", False, _tail(proc.stderr))
@@ -255,7 +256,7 @@ def _build(s: Smoke, src: pathlib.Path, compiled: bool):
 
 def _check_sdist_wheel(s: Smoke, wheel: pathlib.Path, pending) -> None:
     proc, t = pending
-    _, err = proc.communicate(timeout=600)
+    _, err = proc.communicate(timeout=900)
     from_sdist = sorted((s.tmp / "wheel-from-sdist").glob("symgrad-*.whl"))
     if proc.returncode != 0 or len(from_sdist) != 1:
         s.record("a wheel builds from the sdist", False, _tail(err))
