@@ -19,9 +19,10 @@ from .. import ops as O
 from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
 from ..ops.record import pack_order
+from ..ir.cores import TensorCore, new_node
 from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, Packed
 from . import viewmeta as _viewmeta
-from .core import VMAP, Tensor, _new
+from .core import VMAP, Tensor
 from .dual import DUAL
 from .shapes import Size
 
@@ -91,16 +92,17 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     # arithmetic is ten times cheaper than 0-d arrays') and whether a graph is needed.
     arrays = []
     record = False
-    for a in args:
-        if isinstance(a, Tensor):
-            if a._view_of is not None and a._vc[0] != a._view_version:
-                _refresh_view(a)  # its base changed in place since
-            d = a._data
+    for x in args:
+        if isinstance(x, Tensor):
+            t = x
+            if t._view_of is not None and t._vc[0] != t._view_version:
+                _refresh_view(x)  # its base changed in place since
+            d = t._data
             arrays.append(d if d.ndim else d[()])
-            if not record and (a.grad_fn is not None or a._requires_grad):
+            if not record and (t.grad_fn is not None or t._requires_grad):
                 record = True
         else:
-            arrays.append(a)
+            arrays.append(x)
     rule = op.dtype
     dt = args[0]._dtype if args[0].__class__ is Tensor else None
     if (not rule.fast or dt is None or not dt.is_floating_point or (
@@ -128,7 +130,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     npdt = dt.np
     if data.dtype is not npdt and data.dtype != npdt:
         data = data.astype(npdt)
-    out = _new(Tensor)
+    out = TensorCore.__new__(Tensor)
     out._data = data
     out._dtype = dt
     out.grad_fn = None
@@ -155,21 +157,22 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     inputs = []
     meta = []
     nrs = None
-    for a in args:
-        if isinstance(a, Tensor):
-            fn = a.grad_fn
-            if fn is None and a._requires_grad:
-                fn = a._accum or a._accumulator()
-            elif fn is not None and a._multi_output:
+    for x in args:
+        if isinstance(x, Tensor):
+            t = x
+            fn = t.grad_fn
+            if fn is None and t._requires_grad:
+                fn = t._accum or x._accumulator()
+            elif fn is not None and t._multi_output:
                 # An output of a multi-output node (a custom Function): the edge says which.
                 nrs = nrs or [0] * len(args)
-                nrs[len(inputs)] = a._output_nr
-            inputs.append(a if fn is None else fn)
-            shape = a._data.shape
+                nrs[len(inputs)] = t._output_nr
+            inputs.append(x if fn is None else fn)
+            shape = t._data.shape
             # 0-d operands share their metadata (the engine knows them by identity)
-            meta.append((shape, a._dtype) if shape else _META0.get(a._dtype) or ((), a._dtype))
+            meta.append((shape, t._dtype) if shape else _META0.get(t._dtype) or ((), t._dtype))
         else:
-            inputs.append(a)
+            inputs.append(x)
             meta.append(_NUMBER_META)
     saved = saved_values(op, args, attrs, out, arrays)
     versions = [s._vc[0] if isinstance(s, Tensor) else None for s in saved]
@@ -205,7 +208,7 @@ def _outputs(out: Tensor, several: tuple, data, op, args, attrs) -> tuple:
         if d is None:
             result.append(None)
             continue
-        t = out if d is data else _new(Tensor)
+        t = out if d is data else TensorCore.__new__(Tensor)
         if t is not out:
             t._data, t._dtype, t._requires_grad, t._vc = _conform_data(d, out._dtype), \
                 out._dtype, False, [0]
@@ -219,54 +222,58 @@ def _outputs(out: Tensor, several: tuple, data, op, args, attrs) -> tuple:
     return tuple(result)
 
 
-# The shared input metadata of a node on 0-d operands of a dtype: (t,), (t, t), (t, number).
-_SCALAR_META = {d: ((m,), (m, m), (m, _NUMBER_META)) for d, m in _META0.items()}
-
-
-def _scalar_data(t):
-    """The numpy scalar of a plain 0-d tensor ``t`` (not a view, not one output of
-    several), or None."""
-    if t._view_of is not None or t._multi_output:
-        return None
-    d = t._data
-    if d.__class__ is _ndarray:
-        return d[()] if not d.ndim else None
-    return d
+# The shared input metadata of a node on 0-d operands of a floating dtype: (t,), (t, t),
+# (t, number).
+_SCALAR_META = {d: ((m,), (m, m), (m, _NUMBER_META)) for d, m in _META0.items()
+                if d.is_floating_point}
 
 
 def _scalar_case(op: O.Op, args: Sequence):
     """:func:`apply` for the case that dominates scalar code (micrograd-style programs),
     with less bookkeeping, or None for any other case: an op whose record has a simple
     saving plan (``op.simple``: at most two operands, no attributes, its floating dtype
-    follows its operands, saves inputs or its result) on 0-d tensors of one floating dtype
-    and Python numbers, no saved-tensor hooks, no forward-mode level open.  The result is
-    what the general path gives."""
-    a = args[0]
-    if a.__class__ is not Tensor or op.outputs:
+    follows its operands, saves inputs or its result) on plain 0-d tensors (not views,
+    not one output of several) of one floating dtype and Python numbers, no saved-tensor
+    hooks, no forward-mode level open, no vmap running.  The result is what the general path gives."""
+    first = args[0]
+    if first.__class__ is not Tensor or op.outputs:
         return None
+    a = first
     dt = a._dtype
-    d0 = _scalar_data(a)
-    if d0 is None or not dt.is_floating_point or GRAD_MODE.saved_hooks or DUAL.levels:
-        return None  # (saved-tensor hooks and forward-mode tangents: the general path)
+    metas = _SCALAR_META.get(dt)
+    if metas is None or a._view_of is not None or a._multi_output:
+        return None
+    d0 = a._data
+    if d0.__class__ is _ndarray:
+        if d0.ndim:
+            return None
+        d0 = d0[()]
+    if GRAD_MODE.saved_hooks or DUAL.levels or VMAP.running:
+        return None  # (saved-tensor hooks, forward-mode tangents, vmap's marks: the general path)
+    n = len(args)
+    second = None
     b = None
-    if len(args) == 1:
+    if n == 1:
         try:
             data = op.forward(d0)
         except ValueError:
             return None  # (the general path words the error)
         kind = 0
-    else:
-        if len(args) != 2:
-            return None
-        b = args[1]
-        cls = b.__class__
+    elif n == 2:
+        second = args[1]
+        cls = second.__class__
         if cls is Tensor:
-            d1 = _scalar_data(b) if b._dtype is dt else None
-            if d1 is None:
+            b = second
+            if b._dtype is not dt or b._view_of is not None or b._multi_output:
                 return None
+            d1 = b._data
+            if d1.__class__ is _ndarray:
+                if d1.ndim:
+                    return None
+                d1 = d1[()]
             kind = 1
         elif cls is float or cls is int:
-            d1 = b
+            d1 = second
             kind = 2
         else:
             return None
@@ -274,11 +281,13 @@ def _scalar_case(op: O.Op, args: Sequence):
             data = op.forward(d0, d1)
         except ValueError:
             return None
+    else:
+        return None
     if data.__class__ is not d0.__class__:
         npdt = dt.np
         if data.dtype is not npdt and data.dtype != npdt:
             data = data.astype(npdt)
-    out = _new(Tensor)
+    out = TensorCore.__new__(Tensor)
     out._data = data
     out._dtype = dt
     out.grad_fn = None
@@ -291,7 +300,9 @@ def _scalar_case(op: O.Op, args: Sequence):
     if e0 is not None:
         mask = 1
     elif a._requires_grad:
-        e0 = a._accum or a._accumulator()
+        e0 = a._accum
+        if e0 is None:
+            e0 = a._accumulator()
         mask = 1
     else:
         e0 = a
@@ -301,21 +312,25 @@ def _scalar_case(op: O.Op, args: Sequence):
         inputs = (e0,)
         versions = (a._vc[0], None, 0, None)
     else:
-        e1 = b
+        e1 = second
         bv = None
         if kind == 1:
             bv = b._vc[0]
             if b.grad_fn is not None:
-                e1, mask = b.grad_fn, mask | 2
+                e1 = b.grad_fn
+                mask |= 2
             elif b._requires_grad:
-                e1, mask = b._accum or b._accumulator(), mask | 2
+                e1 = b._accum
+                if e1 is None:
+                    e1 = b._accumulator()
+                mask |= 2
         if not mask:
             return out
         inputs = (e0, e1)
         versions = (a._vc[0], bv, 0, None)
     pick = op.simple[mask]
-    out.grad_fn = op.node_class(inputs, (), pick((a, b, out, None)), pick(versions),
-                                _SCALAR_META[dt][kind])
+    out.grad_fn = new_node(op.node_class, inputs, (), pick((first, second, out, None)),
+                           pick(versions), metas[kind])
     return out
 
 
@@ -335,6 +350,14 @@ def _pack(node: Node, saved: list, versions: list) -> None:
         GRAD_MODE.saved_hooks = hooks
     node._saved, node._versions = tuple(saved), tuple(versions)
     node._plain = False  # (the engine looks for packed values off the plain path only)
+
+
+def _conform_data(data, dt: _dtype):
+    """A forward result stored in ``dt`` (numpy may widen a type or give a 0-d array)."""
+    npdt = dt.np
+    if data.__class__ is not npdt.type and data.dtype is not npdt and data.dtype != npdt:
+        data = data.astype(npdt)
+    return data
 
 
 def _shape_error(op, arrays, attrs, err):

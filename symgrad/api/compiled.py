@@ -22,7 +22,8 @@ import importlib.machinery
 __all__ = ["MODULES", "ENABLED", "compiled_modules"]
 
 #: The modules ``setup.py`` compiles (it reads this tuple from this file).
-MODULES = ("symgrad.engine.hooks", "symgrad.engine.rules", "symgrad.engine.reverse",
+MODULES = ("symgrad.ir.cores", "symgrad.engine.hooks", "symgrad.engine.rules",
+           "symgrad.engine.reverse",
            "symgrad.api.apply")
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
+from ..ir.cores import COMPILED, TENSOR_DEFAULTS, TensorCore
 from ..ir.node import AccumulateGrad, RemovableHandle
 from .messages import _SCALAR_GRAD_WARNING, _c_name, _SCALAR_NAMES, _type_name, _warn_once
 from .device import CPU as _CPU, NO_CUDA
@@ -65,7 +66,7 @@ class _LegacyMeta(_TensorMeta):
 _LEGACY_DTYPE: dict[type, _dtype] = {}
 
 
-class Tensor(metaclass=_TensorMeta):
+class Tensor(TensorCore, metaclass=_TensorMeta):
     """A multi-dimensional array that records the operations applied to it.
 
     ``Tensor(data)`` is PyTorch's legacy constructor: it makes a tensor of the default
@@ -83,18 +84,14 @@ class Tensor(metaclass=_TensorMeta):
     tensor([40.])
     """
 
-    __slots__ = ("_data", "_dtype", "grad_fn", "_requires_grad", "_vc", "__weakref__",
-                 "__dict__")
+    # (the fields every tensor has are TensorCore's: _data, _dtype, grad_fn,
+    # _requires_grad, _vc, and those of TENSOR_DEFAULTS)
+    __slots__ = ("__weakref__", "__dict__")
     # Rarely set: class-level defaults keep tensor creation cheap.
     _grad = None
-    _accum = None
     _hooks = None
     _post_accumulate_hooks = None
-    _output_nr = 0  # which output of its grad_fn this tensor is (custom Functions)
-    _multi_output = False  # is its grad_fn a node with several outputs?
     _vmap = None  # the vmaps whose samples it derives from (symgrad.func.vmap)
-    _view_of = None  # for a view: (the tensor it views, the view op, its attrs)
-    _view_version = 0  # the version its grad_fn and data were taken at
     _retains_grad = False
     _name = None
     __array_ufunc__ = None  # numpy defers to our operators: np.float64(2) * t is a Tensor
@@ -523,7 +520,11 @@ def _make(data: np.ndarray, dt: _dtype, requires_grad: bool = False) -> "Tensor"
     return t
 
 
-_new = object.__new__
+_new = TensorCore.__new__
+
+if not COMPILED:  # (a compiled TensorCore starts with these values itself)
+    for _field, _value in TENSOR_DEFAULTS.items():
+        setattr(Tensor, _field, _value)
 
 
 _SKIPPED = frozenset(("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",

@@ -295,11 +295,12 @@ def _needed(parents: dict, captures: dict) -> set:
 def _hand_on(node: Node, grads, buffers: dict, owned: set, retain_graph: bool, m) -> None:
     """After ``node`` has run: free its saved values (unless retained) and add ``grads``
     to the gradients waiting for its inputs."""
-    if not retain_graph and node._saved and not node._released:
+    nd = node
+    if not retain_graph and nd._saved and not node._released:
         release(node)
     nrs = node._input_nrs
     if nrs is None:
-        for x, gi in zip(node.inputs, grads):
+        for x, gi in zip(nd.inputs, grads):
             if gi is None or not isinstance(x, Node):
                 continue
             b = buffers.get(x)

@@ -44,11 +44,12 @@ def input_grads(node: Node, g, m, needed) -> list:
             return [None] * len(node.inputs)
     if node._released:
         raise RuntimeError(FREED_MESSAGE)
-    saved = node._saved
+    nd = node
+    saved = nd._saved
     values = _saved_values(node, saved, m) if saved else ()
     op = node.op
     rules = op.grads
-    inputs = node.inputs
+    inputs = nd.inputs
     n = len(inputs)
     out = [None] * n
     if op.variadic:
@@ -67,7 +68,7 @@ def input_grads(node: Node, g, m, needed) -> list:
                 rule = rules[i]
                 if rule is not None:
                     out[i] = rule(m, g, *values)
-    meta = node._meta
+    meta = nd._meta
     conform = m.conform
     for i, gi in enumerate(out):
         if gi is not None:
@@ -81,7 +82,7 @@ def _saved_values(node: Node, saved: tuple, m) -> list:
     """The saved values as the rules see them, each tensor checked against in-place
     changes since it was saved."""
     saved_value = m.saved
-    if not node._plain and any(s.__class__ is Packed for s in saved):
+    if not node._plain and Packed in map(type, saved):
         # saved_tensors_hooks (a node with packed values is never plain): unpacked in the
         # order they were packed, as PyTorch does
         saved = list(saved)
@@ -93,9 +94,10 @@ def _saved_values(node: Node, saved: tuple, m) -> list:
     for s, v in zip(saved, node._versions):
         if v is None:  # not a tensor (or a tensor unpacked above)
             values.append(s)
-        elif s._vc[0] != v:
-            raise _version_error(node, i, s)
         else:
+            t = s
+            if t._vc[0] != v:
+                raise _version_error(node, i, s)
             values.append(saved_value(s))
         i += 1
     return values

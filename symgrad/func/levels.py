@@ -23,7 +23,6 @@ import threading
 
 import numpy as np
 
-from ..api import compiled
 from ..api.core import VMAP, Tensor
 
 __all__ = ["depth", "vmaps", "transform", "vmap_randomness", "vmapping", "mark_sample",
@@ -98,8 +97,7 @@ def vmapping(randomness: str, size: int | None = None):
     _STATE.randomness.append(randomness)
     _STATE.running.add(token)
     _STATE.entry_depth[token] = depth()
-    VMAP.running += 1
-    compiled.set_packing(VMAP.running, "vmap")  # every op takes apply's Python path
+    VMAP.running += 1  # (apply then gives results their marks)
     try:
         yield token
     finally:
@@ -109,7 +107,6 @@ def vmapping(randomness: str, size: int | None = None):
         _STATE.level_of.pop(token, None)
         _STATE.entry_depth.pop(token, None)
         VMAP.running -= 1
-        compiled.set_packing(VMAP.running, "vmap")
 
 
 def mark_sample(t, token: int):

@@ -11,7 +11,6 @@ a Python number); it appears as ``(None, 0)`` in ``next_functions``.
 """
 from __future__ import annotations
 
-import itertools
 import threading
 import re
 from typing import Any, Callable
@@ -20,6 +19,7 @@ import numpy as np
 
 from ..ops import Op, dtypes, subscribe
 from ..ops.record import INT64_NAMES
+from .cores import NodeCore
 from .injected import INJECTED
 
 __all__ = ["Node", "MultiOutput", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle",
@@ -71,7 +71,6 @@ class Packed:
         return alias
 
 
-_sequence = itertools.count()
 # The metadata (shape, dtype) a node keeps of a number operand, and of 0-d operands of each
 # dtype: shared, so that the engine recognises them by identity.
 _NUMBER_META = ((), None)
@@ -105,7 +104,7 @@ class RemovableHandle:
         return f"<torch.utils.hooks.RemovableHandle object at {id(self):#x}>"
 
 
-class Node:
+class Node(NodeCore):
     """A recorded operation: the IR node and the ``grad_fn`` of its output.
 
     Attributes
@@ -119,8 +118,9 @@ class Node:
         The op's non-tensor arguments, in the order of ``op.attrs``.
     """
 
-    __slots__ = ("inputs", "attrs", "_saved", "_versions", "_meta", "_seq", "__weakref__",
-                 "__dict__")
+    # (the fields of every node are NodeCore's: inputs, attrs, _saved, _versions, _meta,
+    # _seq; NodeCore.__init__ sets them)
+    __slots__ = ("__weakref__", "__dict__")
     op: Op
     # Rarely set: class-level defaults keep node creation cheap.
     _tensor_pre_hooks = None
@@ -147,15 +147,6 @@ class Node:
         op = getattr(cls, "op", None)
         cls._plain = (cls._custom_backward is None and op is not None and not op.variadic
                       and cls._n_outputs == 1 and "_retain" not in vars(cls))
-
-    def __init__(self, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
-                 meta: tuple) -> None:
-        self.inputs = inputs
-        self.attrs = attrs
-        self._saved = saved
-        self._versions = versions
-        self._meta = meta
-        self._seq = next(_sequence)
 
     # -- PyTorch's grad_fn API -------------------------------------------------------
     def name(self) -> str:

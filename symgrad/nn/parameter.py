@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..api.creation import empty
+from ..api.core import _new
 from ..api.tensor import Tensor, _make
 
 __all__ = ["Parameter", "zero_grads"]
@@ -26,7 +27,7 @@ class Parameter(Tensor):
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
             data = empty(0)
-        p = object.__new__(cls)
+        p = _new(cls)
         src = _make(data._data, data.dtype)
         for s in ("_data", "_dtype", "grad_fn", "_grad", "_accum", "_hooks",
                   "_retains_grad", "_name"):

@@ -1,0 +1,11 @@
+# Declarations only (no logic): C types for the locals of symgrad/api/apply.py when Cython
+# compiles it, so that tensor fields are read at fixed offsets (symgrad/ir/cores.pxd).
+cimport cython
+from symgrad.ir.cores cimport TensorCore, NodeCore, new_node
+
+@cython.locals(t=TensorCore, out=TensorCore)
+cpdef apply(op, args, attrs=*)
+
+@cython.locals(a=TensorCore, b=TensorCore, out=TensorCore, n=Py_ssize_t, kind=int,
+               mask=int)
+cpdef _scalar_case(op, args)

@@ -1,0 +1,11 @@
+# Declarations only (no logic): C types for locals of symgrad/engine/rules.py when Cython
+# compiles it, so that node and tensor fields are read at fixed offsets
+# (symgrad/ir/cores.pxd).
+cimport cython
+from symgrad.ir.cores cimport TensorCore, NodeCore
+
+@cython.locals(nd=NodeCore, n=Py_ssize_t, i=Py_ssize_t)
+cpdef input_grads(node, g, m, needed)
+
+@cython.locals(t=TensorCore, i=Py_ssize_t)
+cpdef list _saved_values(node, saved, m)
