@@ -6,6 +6,7 @@ from symgrad.ir.cores cimport TensorCore, NodeCore, new_node
 @cython.locals(t=TensorCore, out=TensorCore)
 cpdef apply(op, args, attrs=*)
 
-@cython.locals(a=TensorCore, b=TensorCore, out=TensorCore, n=Py_ssize_t, kind=int,
+@cython.locals(a=TensorCore, b=TensorCore, out=TensorCore, n=Py_ssize_t, kind=int, i=Py_ssize_t,
+               j=Py_ssize_t,
                mask=int)
 cpdef _scalar_case(op, args)

@@ -236,7 +236,7 @@ def _scalar_case(op: O.Op, args: Sequence):
     not one output of several) of one floating dtype and Python numbers, no saved-tensor
     hooks, no forward-mode level open, no vmap running.  The result is what the general path gives."""
     first = args[0]
-    if first.__class__ is not Tensor or op.outputs:
+    if type(first) is not Tensor or op.outputs:
         return None
     a = first
     dt = a._dtype
@@ -244,11 +244,12 @@ def _scalar_case(op: O.Op, args: Sequence):
     if metas is None or a._view_of is not None or a._multi_output:
         return None
     d0 = a._data
-    if d0.__class__ is _ndarray:
+    if type(d0) is _ndarray:
         if d0.ndim:
             return None
         d0 = d0[()]
-    if GRAD_MODE.saved_hooks or DUAL.levels or VMAP.running:
+    mode = GRAD_MODE.__dict__  # (this thread's modes: one lookup of the thread-local)
+    if mode["saved_hooks"] or DUAL.levels or VMAP.running:
         return None  # (saved-tensor hooks, forward-mode tangents, vmap's marks: the general path)
     n = len(args)
     second = None
@@ -261,13 +262,13 @@ def _scalar_case(op: O.Op, args: Sequence):
         kind = 0
     elif n == 2:
         second = args[1]
-        cls = second.__class__
+        cls = type(second)
         if cls is Tensor:
             b = second
             if b._dtype is not dt or b._view_of is not None or b._multi_output:
                 return None
             d1 = b._data
-            if d1.__class__ is _ndarray:
+            if type(d1) is _ndarray:
                 if d1.ndim:
                     return None
                 d1 = d1[()]
@@ -283,7 +284,7 @@ def _scalar_case(op: O.Op, args: Sequence):
             return None
     else:
         return None
-    if data.__class__ is not d0.__class__:
+    if type(data) is not type(d0):
         npdt = dt.np
         if data.dtype is not npdt and data.dtype != npdt:
             data = data.astype(npdt)
@@ -293,7 +294,7 @@ def _scalar_case(op: O.Op, args: Sequence):
     out.grad_fn = None
     out._requires_grad = False
     out._vc = [0]
-    if not GRAD_MODE.enabled:
+    if not mode["enabled"]:
         return out
     mask = 0
     e0 = a.grad_fn
@@ -328,9 +329,21 @@ def _scalar_case(op: O.Op, args: Sequence):
             return out
         inputs = (e0, e1)
         versions = (a._vc[0], bv, 0, None)
-    pick = op.simple[mask]
-    out.grad_fn = new_node(op.node_class, inputs, (), pick((first, second, out, None)),
-                           pick(versions), metas[kind])
+    index = op.simple[mask]
+    values = (first, second, out, None)
+    if len(index) == 1:
+        i = index[0]
+        saved = (values[i],)
+        versions = (versions[i],)
+    elif len(index) == 2:
+        i = index[0]
+        j = index[1]
+        saved = (values[i], values[j])
+        versions = (versions[i], versions[j])
+    else:
+        saved = tuple([values[i] for i in index])
+        versions = tuple([versions[i] for i in index])
+    out.grad_fn = new_node(op.node_class, inputs, (), saved, versions, metas[kind])
     return out
 
 

@@ -22,9 +22,9 @@ import importlib.machinery
 __all__ = ["MODULES", "ENABLED", "compiled_modules"]
 
 #: The modules ``setup.py`` compiles (it reads this tuple from this file).
-MODULES = ("symgrad.ir.cores", "symgrad.engine.hooks", "symgrad.engine.rules",
-           "symgrad.engine.reverse",
-           "symgrad.api.apply")
+MODULES = ("symgrad.ir.cores", "symgrad.ir.backends", "symgrad.engine.hooks",
+           "symgrad.engine.rules", "symgrad.engine.reverse", "symgrad.api.apply",
+           "symgrad.api.surface")
 
 
 def compiled_modules() -> list:

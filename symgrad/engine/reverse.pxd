@@ -5,4 +5,10 @@ cimport cython
 from symgrad.ir.cores cimport NodeCore
 
 @cython.locals(nd=NodeCore)
+cpdef _run_node(ps, node, g, g_owned)
+
+@cython.locals(nd=NodeCore, i=Py_ssize_t)
 cpdef _hand_on(node, grads, dict buffers, set owned, retain_graph, m)
+
+@cython.locals(n=NodeCore)
+cpdef tuple _walk(list root_nodes, bint with_parents)

@@ -123,7 +123,8 @@ def _run(ps: Pass, buffers: dict, retain_graph: bool) -> None:
 # --------------------------------------------------------------------------- the steps
 def _run_node(ps: Pass, node: Node, g, g_owned: bool):
     """A node's rules, with its hooks if it has any."""
-    if node._plain and g is not None:  # no hooks, one output: the rules only
+    nd = node
+    if nd._plain and g is not None:  # no hooks, one output: the rules only
         grads = input_grads(node, g, ps.m, ps.wanted)
     else:
         grads = node_grads(node, g, ps.m, ps.wanted)
@@ -220,10 +221,11 @@ def plan(root_nodes: list, m, inputs: Sequence | None = None,
     nodes.sort(key=_by_seq, reverse=True)
     order = [(x, steps.get(x, _accumulate)) for x in _by_id(after.pop(None, ()))]
     for node in nodes:
-        order.append((node, steps.get(node, _run_node)))
+        order.append((node, steps.get(node, _run_node) if steps else _run_node))
         leaves = after.get(node)
         if leaves is not None:
-            order.extend((x, steps.get(x, _accumulate)) for x in _by_id(leaves))
+            for x in _by_id(leaves):
+                order.append((x, steps.get(x, _accumulate)))
     results = [None] * (len(inputs) if inputs is not None else 0)
     return Pass(order, m, wanted, results, captures, output_nrs)
 
@@ -257,7 +259,7 @@ def _walk(root_nodes: list, with_parents: bool) -> tuple:
     while stack:
         n = stack.pop()
         for x in n.inputs:
-            if x.__class__ is AccumulateGrad:
+            if type(x) is AccumulateGrad:
                 c = last.get(x)
                 if c is None or n._seq < c._seq:
                     last[x] = n
@@ -296,11 +298,14 @@ def _hand_on(node: Node, grads, buffers: dict, owned: set, retain_graph: bool, m
     """After ``node`` has run: free its saved values (unless retained) and add ``grads``
     to the gradients waiting for its inputs."""
     nd = node
-    if not retain_graph and nd._saved and not node._released:
+    if not retain_graph and nd._saved and not nd._released:
         release(node)
-    nrs = node._input_nrs
+    nrs = nd._input_nrs
+    inputs = nd.inputs
     if nrs is None:
-        for x, gi in zip(nd.inputs, grads):
+        for i in range(min(len(inputs), len(grads))):
+            gi = grads[i]
+            x = inputs[i]
             if gi is None or not isinstance(x, Node):
                 continue
             b = buffers.get(x)

@@ -4,8 +4,11 @@
 cimport cython
 from symgrad.ir.cores cimport TensorCore, NodeCore
 
-@cython.locals(nd=NodeCore, n=Py_ssize_t, i=Py_ssize_t)
+@cython.locals(nd=NodeCore, n=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, backwards=bint)
 cpdef input_grads(node, g, m, needed)
 
-@cython.locals(t=TensorCore, i=Py_ssize_t)
+@cython.locals(nd=NodeCore, t=TensorCore, i=Py_ssize_t)
 cpdef list _saved_values(node, saved, m)
+
+@cython.locals(nd=NodeCore, k=Py_ssize_t)
+cpdef release(node)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.backends import NUMPY
+from ..ir.cores import TensorCore
 from ..ir.injected import INJECTED, inject
 from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, Packed, _version_error
 from ..ops.record import pack_order
@@ -42,9 +43,9 @@ def input_grads(node: Node, g, m, needed) -> list:
         g = g[-1]
         if g is None:
             return [None] * len(node.inputs)
-    if node._released:
-        raise RuntimeError(FREED_MESSAGE)
     nd = node
+    if nd._released:
+        raise RuntimeError(FREED_MESSAGE)
     saved = nd._saved
     values = _saved_values(node, saved, m) if saved else ()
     op = node.op
@@ -62,7 +63,9 @@ def input_grads(node: Node, g, m, needed) -> list:
         # first, then un-broadcast and cast them in order (validate_outputs): recorded
         # gradients get their sequence numbers, and so their order in later passes, the
         # same way.
-        for i in range(n - 1, -1, -1) if m.records else range(n):
+        backwards = m.records
+        for k in range(n):
+            i = n - 1 - k if backwards else k
             x = inputs[i]
             if isinstance(x, Node) and (needed is None or needed(x)):
                 rule = rules[i]
@@ -70,7 +73,8 @@ def input_grads(node: Node, g, m, needed) -> list:
                     out[i] = rule(m, g, *values)
     meta = nd._meta
     conform = m.conform
-    for i, gi in enumerate(out):
+    for i in range(n):
+        gi = out[i]
         if gi is not None:
             mi = meta[i]
             if mi is not SCALAR_META.get(gi.__class__):  # not a 0-d gradient as it is
@@ -82,7 +86,8 @@ def _saved_values(node: Node, saved: tuple, m) -> list:
     """The saved values as the rules see them, each tensor checked against in-place
     changes since it was saved."""
     saved_value = m.saved
-    if not node._plain and Packed in map(type, saved):
+    nd = node
+    if not nd._plain and Packed in map(type, saved):
         # saved_tensors_hooks (a node with packed values is never plain): unpacked in the
         # order they were packed, as PyTorch does
         saved = list(saved)
@@ -90,8 +95,10 @@ def _saved_values(node: Node, saved: tuple, m) -> list:
             if saved[k].__class__ is Packed:
                 saved[k] = saved_value(saved[k].get())
     values = []
-    i = 0
-    for s, v in zip(saved, node._versions):
+    versions = nd._versions
+    for i in range(min(len(saved), len(versions))):
+        s = saved[i]
+        v = versions[i]
         if v is None:  # not a tensor (or a tensor unpacked above)
             values.append(s)
         else:
@@ -99,7 +106,6 @@ def _saved_values(node: Node, saved: tuple, m) -> list:
             if t._vc[0] != v:
                 raise _version_error(node, i, s)
             values.append(saved_value(s))
-        i += 1
     return values
 
 
@@ -135,23 +141,26 @@ def check_nan(node: Node, grads) -> None:
 def release(node: Node) -> None:
     """Free the node's saved tensors, as PyTorch does: saved numbers and sizes stay, so a
     node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
-    Tensor = INJECTED.Tensor
-    saved = node._saved
-    plan = node.op.plan if node.op is not None else None
+    nd = node
+    saved = nd._saved
+    op = node.op
+    plan = op.plan if op is not None else None
     if plan is not None and len(plan) != len(saved):
         plan = None
     kept = None
-    for k, s in enumerate(saved):
+    k = 0
+    for s in saved:
         # A number operand (x * 2) is saved as a wrapped 0-d tensor in PyTorch: freed too.
-        if isinstance(s, (Tensor, Packed)) or (plan is not None and plan[k][0] == "input"
-                                     and s.__class__ in _NUMBERS):
+        if isinstance(s, TensorCore) or s.__class__ is Packed or (
+                plan is not None and plan[k][0] == "input" and s.__class__ in _NUMBERS):
             if kept is None:
                 kept = list(saved)
             kept[k] = FREED
+        k += 1
     if kept is not None:
-        node._saved = tuple(kept)
-        node._released = True
-    inner = node._inner
+        nd._saved = tuple(kept)
+        nd._released = True
+    inner = nd._inner
     if inner is not None and inner._saved and not inner._released:
         release(inner)
 

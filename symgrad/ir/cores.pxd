@@ -6,7 +6,8 @@ cdef class TensorCore:
     cdef public Py_ssize_t _output_nr, _view_version
 
 cdef class NodeCore:
-    cdef public object inputs, attrs, _saved, _versions, _meta, _seq
+    cdef public object inputs, attrs, _saved, _versions, _meta, _seq, _input_nrs, _inner
+    cdef public bint _plain, _released
 
 cpdef NodeCore new_node(type cls, inputs, attrs, saved, versions, meta)
 cpdef _fill(NodeCore node, inputs, attrs, saved, versions, meta)

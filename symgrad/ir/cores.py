@@ -21,7 +21,8 @@ True
 """
 import itertools
 
-__all__ = ["TensorCore", "NodeCore", "new_node", "TENSOR_DEFAULTS", "COMPILED"]
+__all__ = ["TensorCore", "NodeCore", "new_node", "TENSOR_DEFAULTS", "NODE_DEFAULTS",
+           "COMPILED"]
 
 #: Whether this module runs compiled (an extension module has no ``.py`` file).
 COMPILED = not __file__.endswith(".py")
@@ -35,6 +36,13 @@ TENSOR_DEFAULTS = {
     "_view_version": 0,  # the version its grad_fn and data were taken at
     "_output_nr": 0,  # which output of its grad_fn this tensor is (custom Functions)
     "_multi_output": False,  # is its grad_fn a node with several outputs?
+}
+
+#: The same for a node (in pure Python, ``Node``'s class attributes).
+NODE_DEFAULTS = {
+    "_released": False,  # have its saved tensors been freed?
+    "_input_nrs": None,  # for each input, the output number of the node it came from
+    "_inner": None,  # a node whose saved values are freed with this one's (CopySlices)
 }
 
 _sequence = itertools.count()
@@ -51,9 +59,11 @@ class TensorCore:
 class NodeCore:
     """What every recorded node holds: one input per operand (a node, or the constant
     itself), the op's attributes, the saved values and the versions they were saved at,
-    each input's ``(shape, dtype)`` and the node's sequence number (creation order)."""
+    each input's ``(shape, dtype)``, the node's sequence number (creation order), whether
+    the engine may run it on its plain path (``_plain``: its class's ``_plain_class``
+    until a hook is registered); and :data:`NODE_DEFAULTS`."""
 
-    __slots__ = ("inputs", "attrs", "_saved", "_versions", "_meta", "_seq")
+    __slots__ = ("inputs", "attrs", "_saved", "_versions", "_meta", "_seq", "_plain")
 
     def __init__(self, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
                  meta: tuple) -> None:
@@ -76,3 +86,4 @@ def _fill(node, inputs, attrs, saved, versions, meta) -> None:
     node._versions = versions
     node._meta = meta
     node._seq = next(_sequence)
+    node._plain = type(node)._plain_class

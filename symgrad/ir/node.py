@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ops import Op, dtypes, subscribe
 from ..ops.record import INT64_NAMES
-from .cores import NodeCore
+from .cores import COMPILED, NODE_DEFAULTS, NodeCore
 from .injected import INJECTED
 
 __all__ = ["Node", "MultiOutput", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle",
@@ -128,25 +128,24 @@ class Node(NodeCore):
     _hooks = None
     _retain = None
     _metadata = None
-    _released = False
-    # Multi-output nodes (custom Functions): how many outputs, and for each input the
-    # output number of the producing node it came from (None: all 0).
+    # Multi-output nodes (custom Functions): how many outputs (the output number each
+    # input came from is NodeCore's _input_nrs).
     _n_outputs = 1
-    _input_nrs = None
-    # A node class may run its own backward instead of the op table's rules, and wrap
-    # another node whose saved values are freed with its own (CopySlices).
+    # A node class may run its own backward instead of the op table's rules (and wrap
+    # another node whose saved values are freed with its own: NodeCore's _inner).
     _custom_backward = None
-    _inner = None
-    # May the engine run this node on its fast path (an op-table rule, one output, no
-    # hooks, no retained gradient, no output numbers on its edges)?  Per class (see
-    # __init_subclass__), and cleared on a node wherever one of those is set.
-    _plain = False
+    # May the engine run a node of this class on its fast path (an op-table rule, one
+    # output, no hooks, no retained gradient, no output numbers on its edges)?  Set by
+    # __init_subclass__; each node starts with it (NodeCore's _plain), cleared on a node
+    # wherever one of those is set.
+    _plain_class = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         op = getattr(cls, "op", None)
-        cls._plain = (cls._custom_backward is None and op is not None and not op.variadic
-                      and cls._n_outputs == 1 and "_retain" not in vars(cls))
+        cls._plain_class = (cls._custom_backward is None and op is not None
+                            and not op.variadic and cls._n_outputs == 1
+                            and "_retain" not in vars(cls))
 
     # -- PyTorch's grad_fn API -------------------------------------------------------
     def name(self) -> str:
@@ -254,6 +253,11 @@ class Node(NodeCore):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+if not COMPILED:  # (a compiled NodeCore starts with these values itself)
+    for _field, _value in NODE_DEFAULTS.items():
+        setattr(Node, _field, _value)
 
 
 def _holds_tensor(node: Node, k: int) -> bool:

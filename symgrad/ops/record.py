@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dis
-import operator
 from typing import Callable
 
 import numpy as np
@@ -300,8 +299,8 @@ def _optional_saves(op: "Op") -> tuple:
 def _simple_saves(op: "Op") -> tuple | None:
     """For an op that tensor.apply may run on its fast path (at most two inputs, no
     attributes, a dtype that follows its floating operands, not a view, differentiable, saving
-    only inputs and its result): per set of inputs requiring grad (bit ``i`` for input ``i``), a
-    function picking the saved values from ``(input0, input1, result, None)``, optional
+    only inputs and its result): per set of inputs requiring grad (bit ``i`` for input ``i``),
+    the positions of the saved values in ``(input0, input1, result, None)``, optional
     saves (see ``_optional_saves``) already dropped.  None for other ops."""
     if (op.grads is None or op.variadic or op.view or op.attrs or len(op.inputs) > 2
             or not op.dtype.fast
@@ -319,18 +318,8 @@ def _simple_saves(op: "Op") -> tuple | None:
                 index.append(3)
             else:
                 index.append(where)
-        getters.append(_picker(tuple(index)))
+        getters.append(tuple(index))
     return tuple(getters)
-
-
-def _picker(index: tuple) -> Callable:
-    """``f(values) -> tuple(values[i] for i in index)``, without a loop."""
-    if len(index) > 1:
-        return operator.itemgetter(*index)
-    if index:
-        i = index[0]
-        return lambda values: (values[i],)
-    return lambda values: ()
 
 
 # The layers above that generate a surface from the records (node classes, Tensor methods,
