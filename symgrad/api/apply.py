@@ -29,6 +29,7 @@ from .shapes import Size
 __all__ = ["apply", "saved_values"]
 
 _ndarray = np.ndarray
+_new_tensor = TensorCore.__new__  # (not Tensor.__new__: that is PyTorch's legacy constructor)
 # Operands that keep their dtype in a floating op: where's condition, a loss's class indices.
 _KEEP_DTYPE = ("condition", "target", "indices")
 
@@ -130,7 +131,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     npdt = dt.np
     if data.dtype is not npdt and data.dtype != npdt:
         data = data.astype(npdt)
-    out = TensorCore.__new__(Tensor)
+    out = _new_tensor(Tensor)
     out._data = data
     out._dtype = dt
     out.grad_fn = None
@@ -288,7 +289,7 @@ def _scalar_case(op: O.Op, args: Sequence):
         npdt = dt.np
         if data.dtype is not npdt and data.dtype != npdt:
             data = data.astype(npdt)
-    out = TensorCore.__new__(Tensor)
+    out = _new_tensor(Tensor)
     out._data = data
     out._dtype = dt
     out.grad_fn = None
@@ -331,7 +332,9 @@ def _scalar_case(op: O.Op, args: Sequence):
         versions = (a._vc[0], bv, 0, None)
     index = op.simple[mask]
     values = (first, second, out, None)
-    if len(index) == 1:
+    if not index:
+        saved = versions = ()
+    elif len(index) == 1:
         i = index[0]
         saved = (values[i],)
         versions = (versions[i],)

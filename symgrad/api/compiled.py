@@ -23,8 +23,9 @@ __all__ = ["MODULES", "ENABLED", "compiled_modules"]
 
 #: The modules ``setup.py`` compiles (it reads this tuple from this file).
 MODULES = ("symgrad.ir.cores", "symgrad.ir.backends", "symgrad.engine.hooks",
-           "symgrad.engine.rules", "symgrad.engine.reverse", "symgrad.api.apply",
-           "symgrad.api.surface")
+           "symgrad.engine.rules", "symgrad.engine.reverse", "symgrad.api.apply")
+# (not api/surface: a generated method stays a Python frame of symgrad's, under which
+# numpy's RuntimeWarnings of a 0-d op are held back by symgrad's warnings filter)
 
 
 def compiled_modules() -> list:

@@ -12,3 +12,7 @@ cpdef _hand_on(node, grads, dict buffers, set owned, retain_graph, m)
 
 @cython.locals(n=NodeCore)
 cpdef tuple _walk(list root_nodes, bint with_parents)
+
+@cython.locals(after=dict, steps=dict, order=list, nodes=list, captures=dict,
+               output_nrs=dict)
+cpdef plan(list root_nodes, m, inputs=*, accumulate=*)

@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..ir.cores import NodeCore
 from ..ir.node import AccumulateGrad, GRAD_MODE, Node
 from .hooks import call_hooks, root_tensor_hooks, run_leaf, tensor_hooks
 from .rules import check_nan, input_grads, node_grads, release
@@ -263,7 +264,7 @@ def _walk(root_nodes: list, with_parents: bool) -> tuple:
                 c = last.get(x)
                 if c is None or n._seq < c._seq:
                     last[x] = n
-            elif isinstance(x, Node):
+            elif isinstance(x, NodeCore):
                 if x not in seen:
                     seen.add(x)
                     stack.append(x)
@@ -306,7 +307,7 @@ def _hand_on(node: Node, grads, buffers: dict, owned: set, retain_graph: bool, m
         for i in range(min(len(inputs), len(grads))):
             gi = grads[i]
             x = inputs[i]
-            if gi is None or not isinstance(x, Node):
+            if gi is None or not isinstance(x, NodeCore):
                 continue
             b = buffers.get(x)
             if b is None:
@@ -319,7 +320,7 @@ def _hand_on(node: Node, grads, buffers: dict, owned: set, retain_graph: bool, m
                     owned.add(id(b))
         return
     for x, gi, nr in zip(node.inputs, grads, nrs):  # some inputs have several outputs
-        if gi is None or not isinstance(x, Node):
+        if gi is None or not isinstance(x, NodeCore):
             continue
         if x._n_outputs != 1:
             _add_to_output(buffers, x, nr, gi)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.backends import NUMPY
-from ..ir.cores import TensorCore
+from ..ir.cores import NodeCore, TensorCore
 from ..ir.injected import INJECTED, inject
 from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, Packed, _version_error
 from ..ops.record import pack_order
@@ -56,7 +56,7 @@ def input_grads(node: Node, g, m, needed) -> list:
     if op.variadic:
         rule = rules[0]
         for i, x in enumerate(inputs if rule is not None else ()):
-            if isinstance(x, Node) and (needed is None or needed(x)):
+            if isinstance(x, NodeCore) and (needed is None or needed(x)):
                 out[i] = rule(m, g, *values, i)
     else:
         # PyTorch's generated nodes compute their inputs' gradients from the last to the
@@ -67,7 +67,7 @@ def input_grads(node: Node, g, m, needed) -> list:
         for k in range(n):
             i = n - 1 - k if backwards else k
             x = inputs[i]
-            if isinstance(x, Node) and (needed is None or needed(x)):
+            if isinstance(x, NodeCore) and (needed is None or needed(x)):
                 rule = rules[i]
                 if rule is not None:
                     out[i] = rule(m, g, *values)

@@ -74,7 +74,7 @@ def new_node(cls: type, inputs: tuple, attrs: tuple, saved: tuple, versions: tup
              meta: tuple):
     """A node of class ``cls`` (a subclass of :class:`NodeCore` whose ``__init__`` is
     :class:`NodeCore`'s), made without a call through the class."""
-    node = NodeCore.__new__(cls)
+    node = cls.__new__(cls)
     _fill(node, inputs, attrs, saved, versions, meta)
     return node
 
