@@ -126,7 +126,10 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         raise _shape_error(op, arrays, attrs, e) from None
     several = None
     if data.__class__ is tuple:  # every output computed (None: not asked for): one node
-        several, data = data, next(d for d in data if d is not None)
+        several = data
+        for data in several:  # (the first output computed)
+            if data is not None:
+                break
     # 0-d results may stay numpy scalars; anything else must be an array.
     npdt = dt.np
     if data.dtype is not npdt and data.dtype != npdt:
@@ -209,7 +212,7 @@ def _outputs(out: Tensor, several: tuple, data, op, args, attrs) -> tuple:
         if d is None:
             result.append(None)
             continue
-        t = out if d is data else TensorCore.__new__(Tensor)
+        t = out if d is data else _new_tensor(Tensor)
         if t is not out:
             t._data, t._dtype, t._requires_grad, t._vc = _conform_data(d, out._dtype), \
                 out._dtype, False, [0]
