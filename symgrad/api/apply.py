@@ -238,7 +238,8 @@ def _scalar_case(op: O.Op, args: Sequence):
     saving plan (``op.simple``: at most two operands, no attributes, its floating dtype
     follows its operands, saves inputs or its result) on plain 0-d tensors (not views,
     not one output of several) of one floating dtype and Python numbers, no saved-tensor
-    hooks, no forward-mode level open, no vmap running.  The result is what the general path gives."""
+    hooks, no forward-mode level open, no vmap running.  The result is what the general
+    path gives."""
     first = args[0]
     if type(first) is not Tensor or op.outputs:
         return None
