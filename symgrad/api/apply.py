@@ -19,17 +19,16 @@ from .. import ops as O
 from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
 from ..ops.record import pack_order
-from ..ir.cores import TensorCore, new_node
-from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, Node, Packed
+from ..ir.cores import new_node, new_tensor
+from ..ir.node import _META0, _NUMBER_META, GRAD_MODE, UNUSUAL, Node, Packed
 from . import viewmeta as _viewmeta
-from .core import VMAP, Tensor
+from .core import PROTO, VMAP, Tensor
 from .dual import DUAL
 from .shapes import Size
 
 __all__ = ["apply", "saved_values"]
 
 _ndarray = np.ndarray
-_new_tensor = TensorCore.__new__  # (not Tensor.__new__: that is PyTorch's legacy constructor)
 # Operands that keep their dtype in a floating op: where's condition, a loss's class indices.
 _KEEP_DTYPE = ("condition", "target", "indices")
 
@@ -105,7 +104,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         else:
             arrays.append(x)
     rule = op.dtype
-    dt = args[0]._dtype if args[0].__class__ is Tensor else None
+    dt = args[0]._dtype if type(args[0]) is Tensor else None
     if (not rule.fast or dt is None or not dt.is_floating_point or (
             len(args) > 1 and (len(args) > 2 or isinstance(args[1], Tensor)
                                and args[1]._dtype is not dt))):
@@ -117,7 +116,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             # first (numpy would compute exp(bool) in float16, int * float32 in float64).
             names = op.inputs
             for i, a in enumerate(args):
-                if (a.__class__ is Tensor and not a._dtype.is_floating_point
+                if (type(a) is Tensor and not a._dtype.is_floating_point
                         and (op.variadic or names[i] not in _KEEP_DTYPE)):
                     arrays[i] = np.asarray(arrays[i]).astype(dt.np)
     try:
@@ -125,7 +124,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     except ValueError as e:
         raise _shape_error(op, arrays, attrs, e) from None
     several = None
-    if data.__class__ is tuple:  # every output computed (None: not asked for): one node
+    if type(data) is tuple:  # every output computed (None: not asked for): one node
         several = data
         for data in several:  # (the first output computed)
             if data is not None:
@@ -134,16 +133,11 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
     npdt = dt.np
     if data.dtype is not npdt and data.dtype != npdt:
         data = data.astype(npdt)
-    out = _new_tensor(Tensor)
-    out._data = data
-    out._dtype = dt
-    out.grad_fn = None
-    out._requires_grad = False
     if op.view:
         # A view shares its base's version counter and remembers how it was taken, so
         # that in-place changes through it (or its base) are recorded as PyTorch does.
         a0 = args[0]
-        out._vc = a0._vc
+        out = new_tensor(PROTO, data, dt, a0._vc)
         out._view_of = (a0, op, attrs)
         out._view_version = a0._vc[0]
         if not data.ndim or not a0._data.ndim:  # (numpy's result is no view of the base)
@@ -151,7 +145,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         if not GRAD_MODE.enabled:
             out._created = _viewmeta.NO_GRAD  # (PyTorch refuses some in-place changes)
     else:
-        out._vc = [0]
+        out = new_tensor(PROTO, data, dt, [0])
     if VMAP.running:
         VMAP.propagate(args, out)  # marks of vmap's samples
     if not record or op.grads is None or not GRAD_MODE.enabled or not dt.is_floating_point:
@@ -212,10 +206,8 @@ def _outputs(out: Tensor, several: tuple, data, op, args, attrs) -> tuple:
         if d is None:
             result.append(None)
             continue
-        t = out if d is data else _new_tensor(Tensor)
-        if t is not out:
-            t._data, t._dtype, t._requires_grad, t._vc = _conform_data(d, out._dtype), \
-                out._dtype, False, [0]
+        t = out if d is data else new_tensor(PROTO, _conform_data(d, out._dtype),
+                                             out._dtype, [0])
         t.grad_fn = out.grad_fn
         if t.grad_fn is not None:
             t._output_nr, t._multi_output = k, True
@@ -245,7 +237,8 @@ def _scalar_case(op: O.Op, args: Sequence):
         return None
     a = first
     dt = a._dtype
-    metas = _SCALAR_META.get(dt)
+    scalar_meta = _SCALAR_META
+    metas = scalar_meta.get(dt)
     if metas is None or a._view_of is not None or a._multi_output:
         return None
     d0 = a._data
@@ -253,9 +246,14 @@ def _scalar_case(op: O.Op, args: Sequence):
         if d0.ndim:
             return None
         d0 = d0[()]
-    mode = GRAD_MODE.__dict__  # (this thread's modes: one lookup of the thread-local)
-    if mode["saved_hooks"] or DUAL.levels or VMAP.running:
-        return None  # (saved-tensor hooks, forward-mode tangents, vmap's marks: the general path)
+    enabled = True
+    if UNUSUAL[0]:  # some thread records nothing or has saved-tensor hooks: this one?
+        mode = GRAD_MODE.__dict__  # (this thread's modes: one lookup of the thread-local)
+        if mode["saved_hooks"]:
+            return None  # (saved-tensor hooks: the general path)
+        enabled = mode["enabled"]
+    if DUAL.levels or VMAP.running:
+        return None  # (forward-mode tangents, vmap's marks: the general path)
     n = len(args)
     second = None
     b = None
@@ -293,13 +291,8 @@ def _scalar_case(op: O.Op, args: Sequence):
         npdt = dt.np
         if data.dtype is not npdt and data.dtype != npdt:
             data = data.astype(npdt)
-    out = _new_tensor(Tensor)
-    out._data = data
-    out._dtype = dt
-    out.grad_fn = None
-    out._requires_grad = False
-    out._vc = [0]
-    if not mode["enabled"]:
+    out = new_tensor(PROTO, data, dt, [0])
+    if not enabled:
         return out
     mask = 0
     e0 = a.grad_fn
@@ -350,7 +343,7 @@ def _scalar_case(op: O.Op, args: Sequence):
     else:
         saved = tuple([values[i] for i in index])
         versions = tuple([versions[i] for i in index])
-    out.grad_fn = new_node(op.node_class, inputs, (), saved, versions, metas[kind])
+    out.grad_fn = new_node(op, inputs, (), saved, versions, metas[kind])
     return out
 
 
@@ -375,7 +368,7 @@ def _pack(node: Node, saved: list, versions: list) -> None:
 def _conform_data(data, dt: _dtype):
     """A forward result stored in ``dt`` (numpy may widen a type or give a 0-d array)."""
     npdt = dt.np
-    if data.__class__ is not npdt.type and data.dtype is not npdt and data.dtype != npdt:
+    if type(data) is not npdt.type and data.dtype is not npdt and data.dtype != npdt:
         data = data.astype(npdt)
     return data
 

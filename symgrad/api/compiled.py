@@ -22,8 +22,9 @@ import importlib.machinery
 __all__ = ["MODULES", "ENABLED", "compiled_modules"]
 
 #: The modules ``setup.py`` compiles (it reads this tuple from this file).
-MODULES = ("symgrad.ir.cores", "symgrad.ir.backends", "symgrad.engine.hooks",
-           "symgrad.engine.rules", "symgrad.engine.reverse", "symgrad.api.apply")
+MODULES = ("symgrad.ops.opcore", "symgrad.ir.cores", "symgrad.ir.backends",
+           "symgrad.engine.hooks", "symgrad.engine.rules", "symgrad.engine.reverse",
+           "symgrad.api.apply")
 # (not api/surface: a generated method stays a Python frame of symgrad's, under which
 # numpy's RuntimeWarnings of a 0-d op are held back by symgrad's warnings filter)
 

@@ -276,7 +276,7 @@ def from_numpy(a: np.ndarray) -> Tensor:
 class _Construction:
     """Tensor's legacy constructor and ``new_*`` methods (attached by ``api.tensor``)."""
 
-    def __new__(cls, *args, **kwargs):
+    def _legacy_new(cls, *args, **kwargs):  # (Tensor's metaclass calls it: Tensor(...))
         # PyTorch's legacy constructor: Tensor(data), Tensor(*sizes), Tensor(other).  The
         # typed ones (FloatTensor, ...) return plain tensors of their dtype.
         legacy = _LEGACY_DTYPE.get(cls)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ops import dtypes as _dt
 from ..ops.dtypes import dtype as _dtype
-from ..ir.cores import COMPILED, TENSOR_DEFAULTS, TensorCore
+from ..ir.cores import COMPILED, TENSOR_DEFAULTS, TensorCore, new_tensor
 from ..ir.node import AccumulateGrad, RemovableHandle
 from .messages import _SCALAR_GRAD_WARNING, _c_name, _SCALAR_NAMES, _type_name, _warn_once
 from .device import CPU as _CPU, NO_CUDA
@@ -55,7 +55,23 @@ class _TensorMeta(type):
         return f"<class '{name}'>" if name else super().__repr__()
 
 
-class _LegacyMeta(_TensorMeta):
+class _TensorType(_TensorMeta):
+    """Tensor's metaclass: ``Tensor(data)``, ``Tensor(*sizes)`` is PyTorch's legacy
+    constructor (the class's ``_legacy_new``, then a subclass's ``__init__``), unless the
+    class has a ``__new__`` of its own (``nn.Parameter``).  ``Tensor.__new__`` itself stays
+    the core's allocator, which ``apply`` calls directly for every result."""
+
+    def __call__(cls, *args, **kwargs):
+        if cls.__new__ is not _new:
+            return super().__call__(*args, **kwargs)
+        t = cls._legacy_new(cls, *args, **kwargs)
+        init = type(t).__init__
+        if isinstance(t, cls) and init is not object.__init__:
+            init(t, *args, **kwargs)  # (as type.__call__ does)
+        return t
+
+
+class _LegacyMeta(_TensorType):
     """``FloatTensor`` and friends: ``isinstance(t, torch.FloatTensor)`` asks the dtype."""
 
     def __instancecheck__(cls, obj) -> bool:
@@ -66,7 +82,7 @@ class _LegacyMeta(_TensorMeta):
 _LEGACY_DTYPE: dict[type, _dtype] = {}
 
 
-class Tensor(TensorCore, metaclass=_TensorMeta):
+class Tensor(TensorCore, metaclass=_TensorType):
     """A multi-dimensional array that records the operations applied to it.
 
     ``Tensor(data)`` is PyTorch's legacy constructor: it makes a tensor of the default
@@ -511,16 +527,15 @@ def _tangent_text(t) -> str | None:
 
 
 def _make(data: np.ndarray, dt: _dtype, requires_grad: bool = False) -> "Tensor":
-    t = _new(Tensor)
-    t._data = data
-    t._dtype = dt
-    t.grad_fn = None
-    t._requires_grad = requires_grad
-    t._vc = [0]
+    t = new_tensor(PROTO, data, dt, [0])
+    if requires_grad:
+        t._requires_grad = True
     return t
 
 
 _new = TensorCore.__new__
+#: A tensor whose class new tensors get (``new_tensor`` allocates through its type).
+PROTO = _new(Tensor)
 
 if not COMPILED:  # (a compiled TensorCore starts with these values itself)
     for _field, _value in TENSOR_DEFAULTS.items():

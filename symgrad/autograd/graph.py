@@ -45,11 +45,11 @@ class saved_tensors_hooks:
     def __enter__(self) -> "saved_tensors_hooks":
         if _DISABLED.message is not None:
             raise RuntimeError(_DISABLED.message)
-        GRAD_MODE.saved_hooks.append((self.pack_hook, self.unpack_hook))
+        GRAD_MODE.saved_hooks = GRAD_MODE.saved_hooks + [(self.pack_hook, self.unpack_hook)]
         return self
 
     def __exit__(self, *exc) -> None:
-        GRAD_MODE.saved_hooks.pop()
+        GRAD_MODE.saved_hooks = GRAD_MODE.saved_hooks[:-1]  # (replaced: see GRAD_MODE)
 
 
 class save_on_cpu(saved_tensors_hooks):

@@ -3,16 +3,23 @@
 # (symgrad/ir/cores.pxd).
 cimport cython
 from symgrad.ir.cores cimport NodeCore
+from symgrad.engine.rules cimport input_grads, release
+
+cdef class Pass:
+    cdef public object order, m, wanted, results, captures, output_nrs, owned
+
+@cython.locals(owned=set, g_owned=bint)
+cpdef _run(Pass ps, dict buffers, retain_graph)
 
 @cython.locals(nd=NodeCore)
-cpdef _run_node(ps, node, g, g_owned)
+cpdef _run_node(Pass ps, node, g, g_owned)
 
 @cython.locals(nd=NodeCore, i=Py_ssize_t)
 cpdef _hand_on(node, grads, dict buffers, set owned, retain_graph, m)
 
-@cython.locals(n=NodeCore)
+@cython.locals(n=NodeCore, c=NodeCore)
 cpdef tuple _walk(list root_nodes, bint with_parents)
 
 @cython.locals(after=dict, steps=dict, order=list, nodes=list, captures=dict,
-               output_nrs=dict)
+               output_nrs=dict, keyed=list, n=NodeCore, i=Py_ssize_t)
 cpdef plan(list root_nodes, m, inputs=*, accumulate=*)

@@ -20,7 +20,6 @@ is available (see :mod:`symgrad.api.compiled`): the same source either way.
 """
 from __future__ import annotations
 
-import operator
 from typing import Callable, Sequence
 
 import numpy as np
@@ -33,7 +32,6 @@ from .rules import check_nan, input_grads, node_grads, release
 __all__ = ["run_backward", "plan", "Pass", "ANOMALY"]
 
 _ndarray = np.ndarray
-_by_seq = operator.attrgetter("_seq")
 
 # Anomaly detection (autograd.set_detect_anomaly): [enabled, check_nan].  When on, each
 # node's gradients are checked for NaN.
@@ -105,16 +103,19 @@ def _run(ps: Pass, buffers: dict, retain_graph: bool) -> None:
     step, and hands the step's gradients on to its inputs."""
     m = ps.m
     owned = ps.owned
-    pop = buffers.pop
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = m.records  # as PyTorch: grad mode on iff the pass is recorded
     try:
         for node, step in ps.order:
-            g = pop(node, None)
-            g_owned = id(g) in owned
-            if g_owned:
+            g = buffers.pop(node, None)
+            g_owned = False
+            if owned and id(g) in owned:
+                g_owned = True
                 owned.discard(id(g))  # ids are reused once an array dies
-            grads = step(ps, node, g, g_owned)
+            if step is _run_node:  # (the common step, called directly where compiled)
+                grads = _run_node(ps, node, g, g_owned)
+            else:
+                grads = step(ps, node, g, g_owned)
             if grads is not None:
                 _hand_on(node, grads, buffers, owned, retain_graph, m)
     finally:
@@ -164,7 +165,7 @@ def _capture_leaf(ps: Pass, node: AccumulateGrad, g, g_owned: bool) -> None:
 def _root_hooks(ps: Pass, node: Node, g, g_owned: bool) -> None:
     """A single root that leads to no input is PyTorch's graph root all the same: its
     tensor hooks (and retain_grad) run, and nothing else."""
-    if node.__class__ is AccumulateGrad:
+    if type(node) is AccumulateGrad:
         if node._tensor_pre_hooks:
             call_hooks(node._tensor_pre_hooks, g, ps.m)
     else:
@@ -219,7 +220,21 @@ def plan(root_nodes: list, m, inputs: Sequence | None = None,
     # Every edge goes from a node to older ones (a higher sequence number to lower ones):
     # by decreasing sequence number each node comes after all of its consumers.  A leaf's
     # AccumulateGrad runs as soon as its last consumer has (a root leaf at once).
-    nodes.sort(key=_by_seq, reverse=True)
+    # (a chain is found in that order already: checked first, not sorted then; else
+    # sorted on (sequence number, -position) pairs, no key function called per node, equal
+    # numbers keeping their order as a stable sort by key does)
+    last_seq = nodes[0]._seq if nodes else None
+    for i in range(1, len(nodes)):
+        n = nodes[i]
+        if n._seq > last_seq:
+            keyed = []
+            for i in range(len(nodes)):
+                n = nodes[i]
+                keyed.append((n._seq, -i))
+            keyed.sort(reverse=True)
+            nodes = [nodes[-pair[1]] for pair in keyed]
+            break
+        last_seq = n._seq
     order = [(x, steps.get(x, _accumulate)) for x in _by_id(after.pop(None, ()))]
     for node in nodes:
         order.append((node, steps.get(node, _run_node) if steps else _run_node))
@@ -233,7 +248,7 @@ def plan(root_nodes: list, m, inputs: Sequence | None = None,
 
 def _step_for(node: Node, runs: bool, captured: bool, needed: bool, lone_root: bool):
     """The step of ``node`` in a pass restricted to some inputs."""
-    if node.__class__ is AccumulateGrad:
+    if type(node) is AccumulateGrad:
         if not needed:
             return _root_hooks if lone_root else _skip
         return _capture_leaf if captured else _accumulate
@@ -253,7 +268,7 @@ def _walk(root_nodes: list, with_parents: bool) -> tuple:
     AccumulateGrad filed under its consumer with the lowest sequence number (under
     ``None`` for a root nobody consumes); with ``with_parents``, each node's consumers."""
     seen = set(root_nodes)
-    stack = [n for n in seen if n.__class__ is not AccumulateGrad]
+    stack = [n for n in seen if type(n) is not AccumulateGrad]
     nodes = list(stack)
     last: dict = {}  # AccumulateGrad -> its consumer with the lowest sequence number
     parents: dict | None = {} if with_parents else None
@@ -276,7 +291,7 @@ def _walk(root_nodes: list, with_parents: bool) -> tuple:
     after: dict = {}
     for x, c in last.items():
         after.setdefault(c, []).append(x)
-    loose = [n for n in seen if n.__class__ is AccumulateGrad and n not in last]
+    loose = [n for n in seen if type(n) is AccumulateGrad and n not in last]
     if loose:
         after[None] = loose
     return nodes, after, parents
@@ -316,7 +331,7 @@ def _hand_on(node: Node, grads, buffers: dict, owned: set, retain_graph: bool, m
                 b += gi  # a sum this pass made: nobody else holds it
             else:
                 b = buffers[x] = b + gi
-                if b.__class__ is _ndarray and m.sums_in_place:
+                if type(b) is _ndarray and m.sums_in_place:
                     owned.add(id(b))
         return
     for x, gi, nr in zip(node.inputs, grads, nrs):  # some inputs have several outputs

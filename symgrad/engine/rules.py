@@ -33,22 +33,25 @@ FREED_MESSAGE = (
 def input_grads(node: Node, g, m, needed) -> list:
     """Apply the op's gradient rules: one gradient (or None) per input that needs one
     (``needed(input)``, or every input when ``needed`` is None)."""
-    custom = node._custom_backward
-    if custom is not None:
-        return custom(g, m, needed)
-    if node._n_outputs != 1 and isinstance(g, list) and node.op not in EVERY_OUTPUT:
-        # An op with several outputs, run by the engine (one gradient per output): the
-        # rules differentiate the last (the others have no gradient: a gradient reaching
-        # only them reaches no input).  Callers outside the engine pass that one.
-        g = g[-1]
-        if g is None:
-            return [None] * len(node.inputs)
     nd = node
+    op = nd._op  # (set where apply made the node: an op's node, one output, no custom rule)
+    if op is None:
+        custom = node._custom_backward
+        if custom is not None:
+            return custom(g, m, needed)
+        if node._n_outputs != 1 and isinstance(g, list) and node.op not in EVERY_OUTPUT:
+            # An op with several outputs, run by the engine (one gradient per output): the
+            # rules differentiate the last (the others have no gradient: a gradient
+            # reaching only them reaches no input).  Callers outside the engine pass that
+            # one.
+            g = g[-1]
+            if g is None:
+                return [None] * len(node.inputs)
+        op = node.op
     if nd._released:
         raise RuntimeError(FREED_MESSAGE)
     saved = nd._saved
     values = _saved_values(node, saved, m) if saved else ()
-    op = node.op
     rules = op.grads
     inputs = nd.inputs
     n = len(inputs)
@@ -63,22 +66,30 @@ def input_grads(node: Node, g, m, needed) -> list:
         # first, then un-broadcast and cast them in order (validate_outputs): recorded
         # gradients get their sequence numbers, and so their order in later passes, the
         # same way.
-        backwards = m.records
+        backwards = n > 1 and m.records
+        nv = len(values)
         for k in range(n):
             i = n - 1 - k if backwards else k
             x = inputs[i]
             if isinstance(x, NodeCore) and (needed is None or needed(x)):
                 rule = rules[i]
-                if rule is not None:
+                if rule is None:
+                    continue
+                # (one, two values: called without building an argument tuple)
+                if nv == 1:
+                    out[i] = rule(m, g, values[0])
+                elif nv == 2:
+                    out[i] = rule(m, g, values[0], values[1])
+                else:
                     out[i] = rule(m, g, *values)
     meta = nd._meta
-    conform = m.conform
+    scalar_meta = SCALAR_META
     for i in range(n):
         gi = out[i]
         if gi is not None:
             mi = meta[i]
-            if mi is not SCALAR_META.get(gi.__class__):  # not a 0-d gradient as it is
-                out[i] = conform(gi, mi)
+            if mi is not scalar_meta.get(type(gi)):  # not a 0-d gradient as it is
+                out[i] = m.conform(gi, mi)
     return out
 
 
@@ -92,7 +103,7 @@ def _saved_values(node: Node, saved: tuple, m) -> list:
         # order they were packed, as PyTorch does
         saved = list(saved)
         for k in pack_order(node.op):
-            if saved[k].__class__ is Packed:
+            if type(saved[k]) is Packed:
                 saved[k] = saved_value(saved[k].get())
     values = []
     versions = nd._versions
@@ -143,7 +154,9 @@ def release(node: Node) -> None:
     node that saved no tensor can run again (``(x + 1).sum()`` backpropagates twice)."""
     nd = node
     saved = nd._saved
-    op = node.op
+    op = nd._op
+    if op is None:
+        op = node.op
     plan = op.plan if op is not None else None
     if plan is not None and len(plan) != len(saved):
         plan = None
@@ -151,8 +164,8 @@ def release(node: Node) -> None:
     k = 0
     for s in saved:
         # A number operand (x * 2) is saved as a wrapped 0-d tensor in PyTorch: freed too.
-        if isinstance(s, TensorCore) or s.__class__ is Packed or (
-                plan is not None and plan[k][0] == "input" and s.__class__ in _NUMBERS):
+        if isinstance(s, TensorCore) or type(s) is Packed or (
+                plan is not None and plan[k][0] == "input" and type(s) in _NUMBERS):
             if kept is None:
                 kept = list(saved)
             kept[k] = FREED

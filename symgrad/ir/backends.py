@@ -27,6 +27,8 @@ from .injected import INJECTED
 
 __all__ = ["Backend", "NUMPY", "sum_to"]
 
+_ndarray = np.ndarray
+
 
 @runtime_checkable
 class Backend(Protocol):
@@ -107,7 +109,9 @@ class _Numpy:
     def saved(s):
         """A saved tensor as a rule sees it: its array (0-d: a cheap numpy scalar)."""
         d = s._data
-        return d[()] if not d.ndim else d
+        if d.__class__ is _ndarray and not d.ndim:
+            return d[()]
+        return d  # (an array, or already a numpy scalar)
 
     @staticmethod
     def unwrap(t):

@@ -21,8 +21,8 @@ True
 """
 import itertools
 
-__all__ = ["TensorCore", "NodeCore", "new_node", "TENSOR_DEFAULTS", "NODE_DEFAULTS",
-           "COMPILED"]
+__all__ = ["TensorCore", "NodeCore", "new_tensor", "new_node", "TENSOR_DEFAULTS",
+           "NODE_DEFAULTS", "COMPILED"]
 
 #: Whether this module runs compiled (an extension module has no ``.py`` file).
 COMPILED = not __file__.endswith(".py")
@@ -43,6 +43,7 @@ NODE_DEFAULTS = {
     "_released": False,  # have its saved tensors been freed?
     "_input_nrs": None,  # for each input, the output number of the node it came from
     "_inner": None,  # a node whose saved values are freed with this one's (CopySlices)
+    "_op": None,  # its class's op, where apply made it by new_node (the engine reads it)
 }
 
 _sequence = itertools.count()
@@ -54,6 +55,21 @@ class TensorCore:
     counter (a one-element list, shared with its views); and :data:`TENSOR_DEFAULTS`."""
 
     __slots__ = ("_data", "_dtype", "grad_fn", "_requires_grad", "_vc")
+
+
+def new_tensor(proto, data, dtype, vc: list):
+    """A tensor of ``proto``'s class holding ``data`` of ``dtype`` and the version counter
+    ``vc``, no ``grad_fn``, not requiring grad: made by the class's allocator (the core's:
+    ``Tensor(...)`` is PyTorch's legacy constructor, in its metaclass), which compiled code
+    calls directly."""
+    cls = type(proto)
+    t = cls.__new__(cls)
+    t._data = data
+    t._dtype = dtype
+    t.grad_fn = None
+    t._requires_grad = False
+    t._vc = vc
+    return t
 
 
 class NodeCore:
@@ -70,12 +86,14 @@ class NodeCore:
         _fill(self, inputs, attrs, saved, versions, meta)
 
 
-def new_node(cls: type, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple,
-             meta: tuple):
-    """A node of class ``cls`` (a subclass of :class:`NodeCore` whose ``__init__`` is
-    :class:`NodeCore`'s), made without a call through the class."""
+def new_node(op, inputs: tuple, attrs: tuple, saved: tuple, versions: tuple, meta: tuple):
+    """A node of ``op``'s node class (a subclass of :class:`NodeCore` whose ``__init__`` is
+    :class:`NodeCore`'s), made without a call through the class; it keeps ``op`` (``_op``)
+    for the engine."""
+    cls = op.node_class
     node = cls.__new__(cls)
     _fill(node, inputs, attrs, saved, versions, meta)
+    node._op = op
     return node
 
 

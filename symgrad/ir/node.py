@@ -22,21 +22,42 @@ from ..ops.record import INT64_NAMES
 from .cores import COMPILED, NODE_DEFAULTS, NodeCore
 from .injected import INJECTED
 
-__all__ = ["Node", "MultiOutput", "AccumulateGrad", "node_class", "GRAD_MODE", "RemovableHandle",
+__all__ = ["Node", "MultiOutput", "AccumulateGrad", "node_class", "GRAD_MODE", "UNUSUAL",
+           "RemovableHandle",
            "Packed", "SavedTensor"]
+
+
+#: How many threads have grad modes other than the default (recording, no saved-tensor
+#: hooks).  While none has, ``apply`` need not read its own thread's modes (one element,
+#: kept by ``_GradMode``; ``apply`` reads it at C speed where compiled).
+UNUSUAL = [0]
+_UNUSUAL_LOCK = threading.Lock()
 
 
 class _GradMode(threading.local):
     """The modes that decide what is recorded, one set per thread as in PyTorch: a
     ``no_grad`` block or a ``backward()`` in one thread changes nothing in another.
     ``enabled``: record ops; ``inference``: inside ``inference_mode``; ``stashed``: the
-    grad mode users set inside ``inference_mode`` (nothing records there)."""
+    grad mode users set inside ``inference_mode`` (nothing records there); ``saved_hooks``:
+    the (pack, unpack) pairs of saved_tensors_hooks, innermost last (replaced, never
+    changed in place, so that :data:`UNUSUAL` follows it)."""
 
     def __init__(self) -> None:
-        self.enabled = True
-        self.inference = False
-        self.stashed = False
-        self.saved_hooks = []  # (pack, unpack) pairs of saved_tensors_hooks, innermost last
+        d = self.__dict__
+        d["enabled"] = True
+        d["inference"] = False
+        d["stashed"] = False
+        d["saved_hooks"] = []
+        d["_unusual"] = False
+
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+        d[name] = value
+        unusual = not d["enabled"] or bool(d["saved_hooks"])
+        if unusual is not d["_unusual"]:
+            d["_unusual"] = unusual
+            with _UNUSUAL_LOCK:
+                UNUSUAL[0] += 1 if unusual else -1
 
 
 GRAD_MODE = _GradMode()

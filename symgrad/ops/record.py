@@ -8,6 +8,7 @@ import numpy as np
 
 from .dtype_rules import same
 from .formula import RESULT_NAMES, local_derivatives
+from .opcore import OpCore
 from .tables import ELEMENTWISE, LINEAR, SQUARE, TABLES
 
 __all__ = ["Op", "OPS", "INT64_NAMES", "node_name", "op_named", "subscribe", "unregister",
@@ -41,7 +42,7 @@ def _names(names: str | tuple | None) -> tuple:
     return (names,) if isinstance(names, str) else tuple(names or ())
 
 
-class Op:
+class Op(OpCore):
     """One primitive operation; see the module docstring for the fields.
 
     Examples
@@ -51,13 +52,12 @@ class Op:
     ('MulBackward0', ('self', 'other'), ('self', 'other'))
     """
 
-    __slots__ = ("name", "overload", "inputs", "attrs", "forward", "grads", "saves",
-                 "sym", "_local", "dtype", "broadcasts", "node_name", "key", "doc",
-                 "view", "variadic", "plan", "node_class", "domain", "ranks", "optional",
-                 "simple", "consts", "refuse", "derive", "symbol", "infix", "commutative",
-                 "function", "functions", "methods", "inplace", "functional", "expr", "exprs",
-                 "expr_args", "_expr_given", "expr_with",
-                 "composite", "outputs")
+    # (the fields apply and the engine read on every call are OpCore's)
+    __slots__ = ("name", "overload", "attrs", "saves", "sym", "_local", "broadcasts",
+                 "node_name", "key", "doc", "domain", "ranks", "consts", "derive", "symbol",
+                 "infix", "commutative", "function", "functions", "methods", "inplace",
+                 "functional", "expr", "exprs", "expr_args", "_expr_given", "expr_with",
+                 "composite")
 
     def __init__(self, name: str, overload: int = 0, *, inputs=("self",), attrs=(),
                  forward: Callable, grads=None, saves=(), sym=None, local=None,
