@@ -58,11 +58,12 @@ class _TensorMeta(type):
 class _TensorType(_TensorMeta):
     """Tensor's metaclass: ``Tensor(data)``, ``Tensor(*sizes)`` is PyTorch's legacy
     constructor (the class's ``_legacy_new``, then a subclass's ``__init__``), unless the
-    class has a ``__new__`` of its own (``nn.Parameter``).  ``Tensor.__new__`` itself stays
-    the core's allocator, which ``apply`` calls directly for every result."""
+    class has a ``__new__`` of its own (``nn.Parameter``, a user's subclass, whose
+    ``super().__new__(cls, data)`` is the legacy constructor too, as in PyTorch).  ``apply``
+    allocates its results through the core (:func:`~symgrad.ir.cores.new_tensor`)."""
 
     def __call__(cls, *args, **kwargs):
-        if cls.__new__ is not _new:
+        if cls.__new__ is not _legacy:
             return super().__call__(*args, **kwargs)
         t = cls._legacy_new(cls, *args, **kwargs)
         init = type(t).__init__
@@ -114,6 +115,10 @@ class Tensor(TensorCore, metaclass=_TensorType):
     __array_priority__ = 1000
     _torch_name = "torch.Tensor"
     _prints_as_parameter = False  # nn.Parameter's repr: "Parameter containing:"
+
+    def __new__(cls, *args, **kwargs):
+        """PyTorch's legacy constructor, also as a subclass's ``super().__new__(cls, data)``."""
+        return cls._legacy_new(cls, *args, **kwargs)
 
 
     # -- attributes ------------------------------------------------------------------
@@ -534,6 +539,7 @@ def _make(data: np.ndarray, dt: _dtype, requires_grad: bool = False) -> "Tensor"
 
 
 _new = TensorCore.__new__
+_legacy = Tensor.__new__
 #: A tensor whose class new tensors get (``new_tensor`` allocates through its type).
 PROTO = _new(Tensor)
 

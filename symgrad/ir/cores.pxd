@@ -12,7 +12,7 @@ cdef class NodeCore:
     cdef public object inputs, attrs, _saved, _versions, _meta, _seq, _input_nrs, _inner, _op
     cdef public bint _plain, _released
 
-@cython.locals(t=TensorCore, cls=type)
+@cython.locals(t=TensorCore)
 cpdef TensorCore new_tensor(TensorCore proto, data, dtype, vc)
 @cython.locals(node=NodeCore, cls=type)
 cpdef NodeCore new_node(OpCore op, inputs, attrs, saved, versions, meta)

@@ -59,11 +59,10 @@ class TensorCore:
 
 def new_tensor(proto, data, dtype, vc: list):
     """A tensor of ``proto``'s class holding ``data`` of ``dtype`` and the version counter
-    ``vc``, no ``grad_fn``, not requiring grad: made by the class's allocator (the core's:
-    ``Tensor(...)`` is PyTorch's legacy constructor, in its metaclass), which compiled code
-    calls directly."""
-    cls = type(proto)
-    t = cls.__new__(cls)
+    ``vc``, no ``grad_fn``, not requiring grad: made by the core's allocator (``Tensor(...)``
+    and ``Tensor.__new__`` are PyTorch's legacy constructor), which compiled code calls
+    directly."""
+    t = TensorCore.__new__(type(proto))  # (the core's allocator: Tensor.__new__ is torch's)
     t._data = data
     t._dtype = dtype
     t.grad_fn = None

@@ -48,3 +48,20 @@ def test_pickle_copy_deepcopy_weakref_and_attributes(make):
         assert other.tolist() == [1.0, 2.0] and other.requires_grad
         assert other.dtype is t.dtype and other.note == "mine" and other.grad_fn is None
 
+
+
+def test_tensor_new_is_the_legacy_constructor_for_subclasses_too():
+    """``Tensor.__new__(cls, data)`` (a subclass's ``super().__new__``) runs PyTorch's
+    legacy constructor, as in torch 2.13; apply's results come from the core's allocator."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, symgrad):
+        class Sub(lib.Tensor):
+            def __new__(cls, data):
+                return super().__new__(cls, data)
+
+        t = Sub([1.0, 2.0])
+        assert type(t) is Sub and t.tolist() == [1.0, 2.0] and str(t.dtype) == "torch.float32"
+        u = lib.Tensor.__new__(lib.Tensor, [3.0, 4.0])
+        assert type(u) is lib.Tensor and u.tolist() == [3.0, 4.0]
+        assert tuple(lib.Tensor.__new__(lib.Tensor).shape) == (0,)
+        assert (symgrad.ones(2) * 2).tolist() == [2.0, 2.0]
