@@ -447,9 +447,12 @@ class Tensor(TensorCore, metaclass=_TensorType):
 
     def __repr__(self) -> str:
         fn = self.grad_fn
+        name = None if fn is None else type(fn).__name__
+        if name == "CppFunction":  # (as torch's repr: a C++ node shows its name's last part)
+            name = fn.name().rsplit("::", 1)[-1]
         return tensor_repr(np.asarray(self._data), self._dtype.name,
                            requires_grad=self._requires_grad and fn is None,
-                           grad_fn=None if fn is None else type(fn).__name__,
+                           grad_fn=name,
                            default_dtype=_dt.get_default_dtype().name,
                            parameter=self._prints_as_parameter,
                            tangent=None if not DUAL.levels or "_fw" not in self.__dict__

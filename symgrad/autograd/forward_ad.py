@@ -181,7 +181,7 @@ class _Identity(O.ALIAS.node_class):
         return f"<CppFunction object at {id(self):#x}>"
 
 
-_Identity.__name__ = _Identity.__qualname__ = "Identity"  # (grad_fn=<Identity>)
+_Identity.__name__ = _Identity.__qualname__ = "CppFunction"  # (as torch; repr: <Identity>)
 
 
 def _primal(tensor: Tensor, level: int) -> Tensor:

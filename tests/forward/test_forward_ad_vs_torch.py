@@ -314,7 +314,8 @@ def _primal_facts(lib) -> list:
             root = source if source._base is None else source._base
             facts.append((repr(p), p is source, p._base is root,
                           p.is_leaf, p.requires_grad, p._version,
-                          None if fn is None else (fn.name(), repr(fn).split(" at ")[0],
+                          None if fn is None else (fn.name(), type(fn).__name__,
+                                                   repr(fn).split(" at ")[0],
                                                    [type(f).__name__ for f, _ in
                                                     fn.next_functions])))
         (fw.unpack_dual(d).primal * lib.tensor([2., 5.])).sum().backward()
