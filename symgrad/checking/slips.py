@@ -215,7 +215,7 @@ def _rewrites(expr: Expression, f: Expression, shapes: dict):
                  _tanh_slips, _sums_of_targets, _softmax_jacobian, _regroupings,
                  _term_factors, _parentheses, _products_swapped, _extra_factors,
                  _sign_flips, _squares, _exponents, _exponentials, _norms,
-                 _transposed_terms):
+                 _transposed_terms, _logit_gradients):
         yield from islice(kind(tree, sites, f, shapes, expr.text), _PER_KIND)
 
 
@@ -676,3 +676,19 @@ def _norms(tree, sites, f, shapes, text):
             yield new, (f"missing factor {_text(c)}: the true gradient is {_text(new)}" +
                         (f" ({text} is the gradient of {_text(node)}**2)"
                          if c == BinOp("/", Num(1), two) else ""))
+
+
+def _logit_gradients(tree, sites, f, shapes, text):
+    """A logit's gradient given for the probability: binary cross-entropy's ``p - y`` is
+    the gradient with respect to ``z`` where ``p = sigmoid(z)``; with respect to ``p``
+    it is divided by ``p*(1 - p)``."""
+    logs = [n.args[0] for _, n, _ in _sites(f.tree) if _is(n, ops.LOG)]
+    for p in dict.fromkeys(u for u in logs if isinstance(u, Name)):
+        if not any(isinstance(u, BinOp) and u.op == "-" and isinstance(u.left, Num)
+                   and u.left.value == 1 and u.right == p for u in logs):
+            continue
+        slope = BinOp("*", p, BinOp("-", Num(1), p))
+        yield BinOp("/", tree, slope), (
+            f"gradient with respect to the logit: the claim is d/dz where {p.name} = "
+            f"sigmoid(z); with respect to {p.name} it is divided by {_text(slope)} "
+            f"(sigmoid's derivative)")

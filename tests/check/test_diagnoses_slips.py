@@ -71,6 +71,9 @@ TABLE = [  # (kind, expression, variable, right, wrong, shapes, key words, never
      ["transposed: the claimed gradient is the transpose of the true one"], None),
     ("missing A.T @ of the chain rule", "logsumexp(A @ x)", "x", "A.T @ softmax(A @ x)",
      "softmax(A @ x)", AX, ["missing A.T @", "A.T @ softmax(A @ x)"], None),
+    ("a logit's gradient for the probability", "-(y*log(p) + (1 - y)*log(1 - p))", "p",
+     "(p - y)/(p*(1 - p))", "p - y", None,
+     ["gradient with respect to the logit", "divided by p*(1 - p)"], "claimed - true"),
 ]
 
 
