@@ -16,8 +16,10 @@ as ``symgrad_cli``):
    ``shadow_allowed``;
 5. when the root holds symgrad's op table, its vocabulary (``tools/vocabulary.py``, run in
    a child interpreter on that tree): code above ``symgrad/ops`` deciding by an op's name
-   string, the methods of each rule backend (and those named after an op), and the lines
-   of hand-written C.
+   string, op records named outside ``ops/`` in the layers that interpret the table
+   generically (engine, IR, drawing, ``func``: an op's specifics are side tables beside
+   it), the methods of each rule backend (and those named after an op), and the lines of
+   hand-written C.
 
 The baseline (``tools/archcheck_baseline.json``) holds the limits we commit to; it is
 edited by hand.  Without ``--check`` it is still read, for ``line_limit``,
@@ -55,6 +57,7 @@ FIGURES = [("cycles", "max_cycles"), ("function_imports", "max_function_imports"
            ("function_imports_without_reason", "max_function_imports_without_reason"),
            ("files_over_limit", "max_files_over_limit"), ("shadowed", "max_shadowed"),
            ("op_names_outside_ops", "max_op_names_outside_ops"),
+           ("op_records_in_interpreters", "max_op_records_in_interpreters"),
            ("backend_methods_named_after_ops", "max_backend_methods_named_after_ops"),
            ("max_backend_methods", "max_backend_methods"),
            ("hand_written_c_lines", "max_hand_written_c_lines")]
@@ -428,7 +431,8 @@ def summary_line(result: dict[str, Any]) -> str:
             f"{result['files']['line_limit']} lines {s['files_over_limit']}, "
             f"shadowed submodules {s['shadowed']}")
     if result.get("vocabulary"):
-        line += (f", op names outside ops/ {s['op_names_outside_ops']}, backend methods "
+        line += (f", op names outside ops/ {s['op_names_outside_ops']}, op records named "
+                 f"outside ops/ {s['op_records_in_interpreters']}, backend methods "
                  f"named after ops {s['backend_methods_named_after_ops']} (at most "
                  f"{s['max_backend_methods']} methods a backend), hand-written C "
                  f"{s['hand_written_c_lines']} lines")
@@ -466,6 +470,9 @@ def format_report(result: dict[str, Any]) -> str:
     if vocab:
         out.append(f"\n== Op names decided on outside ops/: {vocab['op_names_outside_ops']}")
         out.extend(f"  {use}" for use in vocab["op_name_uses"])
+        out.append("\n== Op records named outside ops/ (engine, IR, drawing, func): "
+                   f"{vocab.get('op_records_in_interpreters', 0)}")
+        out.extend(f"  {use}" for use in vocab.get("op_record_uses", ()))
         out.append("\n== Rule backends: methods (named after an op)")
         for label, m in vocab["backend_methods"].items():
             named = ", ".join(m["named_after_ops"]) or "none"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The vocabulary figures of symgrad: code outside ``symgrad/ops`` deciding by an op's
-name string, the methods of each rule backend (and those named after an op), and the
-lines of hand-written C.
+name string, op records named in the layers that only interpret the table (engine, IR,
+drawing, ``func``: op-specific rules are side tables beside the ops), the methods of each rule backend
+(and those named after an op), and the lines of hand-written C.
 
 An op is reached by its record (``m.call(ops.EXP, x)``, a side table of
 ``symgrad.ops.tables``), never by its name: the figures count what is left of the other
@@ -27,12 +28,16 @@ import json
 import sys
 from pathlib import Path
 
-__all__ = ["LAYERS", "op_names", "name_uses", "backends", "backend_methods", "c_lines",
-           "measure"]
+__all__ = ["LAYERS", "INTERPRETERS", "op_names", "name_uses", "record_names", "record_uses",
+           "backends", "backend_methods", "c_lines", "measure"]
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The layers above the op table, whose code must not decide by op names.
 LAYERS = ("engine", "ir", "api", "symbolic", "checking", "drawing")
+#: The layers that interpret the op table generically (the engine, the IR, drawings, forward
+#: mode and vmap): they reach an op's specifics through its record's fields and its side
+#: tables (``JVP``, ``BATCHING``, ...), never by naming the record.
+INTERPRETERS = ("engine", "ir", "drawing", "func")
 _NAME_ATTRS = {"name", "key", "expr", "node_name", "function", "func"}
 _NAME_VARS = {"name", "fname", "func", "op_name", "key"}
 _LOOKUPS = {"fn", "op_named", "op_of", "is_op"}
@@ -99,6 +104,50 @@ def name_uses(root: Path, names: set) -> list:
     return hits
 
 
+def record_names() -> set:
+    """The names op records are bound to in ``symgrad.ops`` and its family modules
+    (``MUL``, ``CONVOLUTION``, ...)."""
+    from symgrad import ops  # why: the tool reads the table of the tree it measures
+    names = set()
+    for name, module in list(sys.modules.items()):
+        if name == "symgrad.ops" or name.startswith("symgrad.ops."):
+            names |= {k for k, v in vars(module).items() if isinstance(v, ops.Op)}
+    return names
+
+
+def _ops_aliases(tree) -> set:
+    """The names a module binds ``symgrad.ops`` (or one of its modules) to."""
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            inside = (node.module or "").split(".")
+            for a in node.names:
+                if a.name == "ops" or "ops" in inside:
+                    aliases.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            aliases |= {a.asname for a in node.names
+                        if a.asname and a.name.startswith("symgrad.ops")}
+    return aliases
+
+
+def record_uses(root: Path, names: set, layers: tuple = INTERPRETERS) -> list:
+    """``[(path, line, name)]``: op records named in ``layers`` (``O.CONVOLUTION``,
+    ``from ..ops.linalg import MM``)."""
+    hits = []
+    for layer in layers:
+        for path in sorted((root / "symgrad" / layer).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            tree = ast.parse(path.read_text(), filename=rel)
+            aliases = _ops_aliases(tree)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and "ops" in (node.module or "").split("."):
+                    hits += [(rel, node.lineno, a.name) for a in node.names if a.name in names]
+                elif (isinstance(node, ast.Attribute) and node.attr in names
+                      and isinstance(node.value, ast.Name) and node.value.id in aliases):
+                    hits.append((rel, node.lineno, node.attr))
+    return hits
+
+
 def backends() -> dict:
     """The rule backends by name: numpy values, recorded tensors, SymPy, the matrix
     algebra, text."""
@@ -140,9 +189,12 @@ def measure(root: Path = ROOT) -> dict:
     sys.path.insert(0, str(root))
     names = op_names()
     uses = name_uses(root, names)
+    records = record_uses(root, record_names())
     methods = backend_methods(names)
     return {"op_names_outside_ops": len(uses),
             "op_name_uses": [f"{p}:{n}: {c!r}" for p, n, c in uses],
+            "op_records_in_interpreters": len(records),
+            "op_record_uses": [f"{p}:{n}: {c}" for p, n, c in records],
             "backend_methods": methods,
             "max_backend_methods": max(m["methods"] for m in methods.values()),
             "backend_methods_named_after_ops":
@@ -161,6 +213,10 @@ def main(argv: list | None = None) -> int:
         return 0
     print(f"op names decided on outside ops/: {result['op_names_outside_ops']}")
     for use in result["op_name_uses"]:
+        print("  " + use)
+    print(f"op records named in {', '.join(layer + '/' for layer in INTERPRETERS)}: "
+          f"{result['op_records_in_interpreters']}")
+    for use in result["op_record_uses"]:
         print("  " + use)
     for label, m in result["backend_methods"].items():
         named = ", ".join(m["named_after_ops"]) or "none"

@@ -152,9 +152,15 @@ def make_dual(tensor: Tensor, tangent_: Tensor, *, level: int | None = None) -> 
                            f"that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(tensor.shape)} while the given forward gradient is of "
                            f"size {list(tangent_.shape)}.")
-    dual = _masked_view(tensor, O.VIEW, (tuple(tensor.shape),), level)
+    dual = _dual_view(tensor, level)
     set_tangent(dual, level, tangent_)
     return dual
+
+
+def _dual_view(t: Tensor, level: int) -> Tensor:
+    """The view of ``t`` a dual tensor is made of (``ViewBackward0``), with no tangent at
+    ``level`` yet."""
+    return _masked_view(t, O.VIEW, (tuple(t.shape),), level)
 
 
 def _masked_view(t: Tensor, op, attrs: tuple, level: int) -> Tensor:

@@ -10,6 +10,10 @@ of a gradient rule is computed for every sample exactly as the unbatched backend
 * arithmetic and the table's point-wise ops (``op.elementwise``, or broadcasting with no
   attribute) run once, the batch dimension first and the samples' dimensions padded so
   that broadcasting lines them up;
+* with ``batching`` on (forward mode's batched tangents, ``vmap(grad)``'s replay), an op
+  with a batching rule (the side table :data:`~symgrad.ops.tables.BATCHING`, registered
+  beside the op: views, reductions, matrix products, convolutions, pooling) runs once
+  as its rule says;
 * any other op runs sample by sample on the inner backend and the results are stacked
   (a loop over numpy calls, not over autograd passes);
 * shapes are the samples' shapes; un-broadcasting sums over the samples' dimensions only.
@@ -38,9 +42,11 @@ from ..api.functional import stack
 from ..api.recorded import TENSOR
 from ..engine.reverse import run_backward
 from ..ir.backends import NUMPY
-from ..ops.tables import POINTWISE
+from ..ops.linalg import fold_matmul
+from ..ops.tables import BATCHING, POINTWISE
 
-__all__ = ["fold_matmul", "Batch", "NotBatchable", "batched_grad", "pointwise"]
+__all__ = ["Batch", "NotBatchable", "batched_grad", "pointwise", "BATCHED_NUMPY",
+           "BATCHED_RECORDED", "BATCHED_RULES"]
 
 
 class NotBatchable(Exception):
@@ -154,35 +160,16 @@ def _matmul(a, b):
     else:
         once = rb >= 2 and ra <= 2
     if once and isinstance(a, Batch) != isinstance(b, Batch):
-        return Batch(fold_matmul(a.data, b) if isinstance(a, Batch)
-                     else fold_matmul(a, b.data, batched_right=True))
+        data = a.data if isinstance(a, Batch) else b.data
+        m = TENSOR if _is_tensor(data) else NUMPY
+        return Batch(fold_matmul(m, a.data, b) if isinstance(a, Batch)
+                     else fold_matmul(m, a, b.data, batched_right=True))
     if once:
         return Batch(a.data @ b.data)
     size = _size((a, b))
     outs = [(a.data[i] if isinstance(a, Batch) else a) @ (b.data[i] if isinstance(b, Batch)
                                                            else b) for i in range(size)]
     return Batch(_stack(outs))
-
-
-def fold_matmul(x, y, batched_right: bool = False):
-    """``x @ y`` for every sample of a batch against one operand of at most two dimensions,
-    as one matrix product: the batch folded into the rows (as PyTorch's ``matmul`` and its
-    vmap rule for ``mm`` do), not one small product per sample (numpy's stacked ``@``).
-
-    ``x`` is the batch, ``(B, ..., k)`` against ``y`` of shape ``(k, m)`` or ``(k,)``; with
-    ``batched_right`` ``y`` is the batch, ``(B, ..., k, m)`` against ``x`` of shape
-    ``(n, k)`` or ``(k,)`` (folded through the transposes).  Works on arrays and tensors."""
-    if batched_right:
-        if y.ndim < 2:
-            return x @ y
-        other = x.swapaxes(-1, -2) if x.ndim == 2 else x
-        out = fold_matmul(y.swapaxes(-1, -2), other)
-        return out.swapaxes(-1, -2) if x.ndim == 2 else out
-    if x.ndim < 2:
-        return x @ y
-    lead = tuple(x.shape[:-1])
-    out = x.reshape(-1, x.shape[-1]) @ y
-    return out.reshape(lead + tuple(out.shape[1:]))
 
 
 def _size(args) -> int:
@@ -240,13 +227,16 @@ def _sum_to(data, size: int, shape: tuple):
 
 
 class _Batched:
-    """The backend of a batched pass over ``inner`` (numpy arrays, or recorded tensors)."""
+    """The backend of a batched pass over ``inner`` (numpy arrays, or recorded tensors);
+    with ``batching`` the ops' batching rules (:data:`~symgrad.ops.tables.BATCHING`) run
+    where they apply."""
 
     sums_in_place = False
 
-    def __init__(self, inner) -> None:
+    def __init__(self, inner, batching: bool = False) -> None:
         self.inner = inner
         self.records = inner.records
+        self.batching = batching
 
     # -- the engine's questions ------------------------------------------------------------
     def saved(self, s):
@@ -275,8 +265,16 @@ class _Batched:
         if not any(isinstance(a, Batch) for a in args):
             return self.inner.call(op, *args)
         n = len(op.inputs)
-        if pointwise(op) and not op.variadic and not any(
-                isinstance(a, Batch) for a in args[n:]):
+        plain = not op.variadic and not any(isinstance(a, Batch) for a in args[n:])
+        if plain and self.batching:
+            rule = BATCHING.get(op)
+            if rule is not None:
+                got = rule(self.inner, tuple(a.data if isinstance(a, Batch) else a
+                                             for a in args),
+                           tuple(isinstance(a, Batch) for a in args[:n]))
+                if got is not None:
+                    return Batch(got)
+        if plain and pointwise(op):
             size = _size(args)
             return Batch(self.inner.call(op, *_physical(list(args[:n]), size), *args[n:]))
         return _per_sample(self.inner, lambda *a: self.inner.call(op, *a), args)
@@ -344,8 +342,12 @@ class _Batched:
         return _per_sample(self.inner, lambda x, v: self.inner.set_at(x, index, v), (a, value))
 
 
+#: Reverse mode's batched passes (a batch of cotangents), on arrays and recorded.
 BATCHED_NUMPY = _Batched(NUMPY)
 BATCHED_RECORDED = _Batched(TENSOR)
+#: Recorded, the ops' batching rules on: forward mode's batched tangents and
+#: ``vmap(grad)``'s replay of a traced program on the batch.
+BATCHED_RULES = _Batched(TENSOR, batching=True)
 
 
 def batched_grad(outputs: list, cotangents: list, inputs: list, create_graph: bool) -> list:

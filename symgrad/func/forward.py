@@ -29,7 +29,6 @@ from ..api import creation
 from ..api.creation import zeros, zeros_like
 from ..api.functional import stack
 from ..api.tensor import Tensor
-from .. import ops as O
 from ..api.dual import DUAL, set_tangent
 from ..autograd import forward_ad as fwAD
 from ..autograd import functional
@@ -255,7 +254,7 @@ def _run_batched(func, flat_p: list, spec, rebuild, has_aux: bool):
                 n = p.numel()
                 basis = eye[:, start:start + n].to(p.dtype).reshape(total, *p.shape)
                 start += n
-                dual = fwAD._masked_view(p, O.VIEW, (tuple(p.shape),), level)
+                dual = fwAD._dual_view(p, level)
                 set_tangent(dual, level, basis)
                 duals.append(levels.mark_wrapped(p, dual))
             output = func(*rebuild(tree_unflatten(duals, spec)))

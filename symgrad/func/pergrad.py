@@ -13,10 +13,11 @@ How it runs
 2. **Replay on the batch.**  The samples' inputs are the whole batch (batch first), each
    differentiated input that is not batched (the parameters of per-sample gradients) is
    expanded to one copy per sample, and the program runs once on these
-   :class:`~.batched.Batch` values: views, reductions, matrix products, convolutions,
-   pooling and the point-wise ops run once on all samples (:data:`_RULES`, and those of
-   :mod:`.tangents`), any other op sample by sample (numpy calls, stacked).  All of it is
-   recorded by autograd.
+   :class:`~.batched.Batch` values: the point-wise ops and those with a batching rule
+   (the side table :data:`~symgrad.ops.tables.BATCHING`, registered beside each op:
+   views, reductions, matrix products, convolutions, pooling) run once on all samples,
+   any other op sample by sample (numpy calls, stacked).  All of it is recorded by
+   autograd.
 3. **One backward.**  No sample's result depends on another sample's inputs or copies of
    the parameters, so the gradient of the sum of the per-sample results with respect to
    the batched inputs and the expanded parameters is, row by row, each sample's gradient.
@@ -47,22 +48,19 @@ import contextlib
 
 import numpy as np
 
-from .. import ops as O
 from ..api import creation
 from ..api.dual import DUAL
 from ..api.core import _make
 from ..api.functional import cat
-from ..api.recorded import TENSOR
 from ..api.tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..engine.reverse import run_backward
 from ..ir.backends import NUMPY
 from . import levels
-from .batched import Batch, NotBatchable, batched_grad
+from .batched import BATCHED_RULES, Batch, NotBatchable, batched_grad
 from .pytree import tree_flatten, tree_unflatten
 from .reverse import (BATCH_ELEMENTS, _chosen, _grads, _jacobian_of, _one, _replace,
                       argnums_of, wrap_inputs)
-from .tangents import _Forward
 
 __all__ = ["vmap_grad", "STATS"]
 
@@ -75,87 +73,10 @@ HESSIAN = "hessian"  # (hessian's: every sample's Jacobian of the inner jacrev)
 HESSIAN_ROWS = 2 ** 13  # (at most this many rows of a batched Hessian pass, else the loop)
 
 
-# --------------------------------------------------------------------------- rules
-def _rows(a, size: int):
-    """``a``'s data with the batch first (a plain operand expanded to the batch)."""
-    return a.data if isinstance(a, Batch) else a.expand(size, *a.shape)
-
-
-def _convolution(args):
-    """A convolution of a batch: the batch folded into the images' dimension when the
-    weight is shared, else into the channels with one group per sample."""
-    x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
-    if transposed or not isinstance(x, Batch) or x.ndim < 3:
-        return None
-    size = x.size_
-    data = x.data
-    lone = x.ndim == w.dim() - 1 if not isinstance(w, Batch) else x.ndim == w.ndim - 1
-    if lone:  # unbatched images (C, *spatial): one image per sample
-        data = data.unsqueeze(1)
-    n = data.shape[1]
-    attrs = (stride, padding, dilation, transposed, output_padding, groups)
-    if not isinstance(w, Batch) and not isinstance(b, Batch):
-        out = TENSOR.call(O.CONVOLUTION, data.reshape(size * n, *data.shape[2:]), w, b,
-                          *attrs)
-        out = out.reshape(size, n, *out.shape[1:])
-    else:
-        w = _rows(w, size)
-        ws = w.reshape(size * w.shape[1], *w.shape[2:])
-        bs = None if b is None else _rows(b, size).reshape(-1)
-        xs = data.movedim(0, 1).reshape(n, size * data.shape[2], *data.shape[3:])
-        out = TENSOR.call(O.CONVOLUTION, xs, ws, bs, *attrs[:-1], groups * size)
-        out = out.reshape(n, size, -1, *out.shape[2:]).movedim(1, 0)
-    return Batch(out[:, 0] if lone else out)
-
-
-def _pool(op, rank: int):
-    """A pooling op of ``rank`` spatial dimensions: the batch folded into the images'."""
-    def rule(args):
-        x, *attrs = args
-        if not isinstance(x, Batch) or x.ndim not in (rank + 1, rank + 2):
-            return None
-        size, data = x.size_, x.data
-        if x.ndim == rank + 1:  # (C, *spatial) samples: the batch is the images' dimension
-            return Batch(TENSOR.call(op, data, *attrs))
-        out = TENSOR.call(op, data.reshape(size * data.shape[1], *data.shape[2:]), *attrs)
-        return Batch(out.reshape(size, data.shape[1], *out.shape[1:]))
-    return rule
-
-
-def _addmm(args):
-    """``beta * bias + alpha * (m1 @ m2)`` of each sample, the product once."""
-    bias, m1, m2, beta, alpha = args
-    size = next(a.size_ for a in (bias, m1, m2) if isinstance(a, Batch))
-    m1, m2 = _rows(m1, size), m2
-    product = m1 @ m2.data if isinstance(m2, Batch) else m1 @ m2
-    if alpha != 1:
-        product = product * alpha
-    if isinstance(bias, Batch):  # (its samples' dimensions lined up with the product's)
-        bias = bias.data.reshape(size, *(1,) * (product.dim() - 1 - bias.ndim), *bias.shape)
-    return Batch(product + (bias if beta == 1 else bias * beta))
-
-
-_RULES = {
-    O.CONVOLUTION: _convolution, O.ADDMM: _addmm,
-    O.MAX_POOL2D_WITH_INDICES: _pool(O.MAX_POOL2D_WITH_INDICES, 2),
-    O.AVG_POOL2D: _pool(O.AVG_POOL2D, 2),
-}
-
-
-class _Replay(_Forward):
-    """The batched backend of the replay: :class:`~.tangents._Forward`'s rules and
-    :data:`_RULES`, on recorded tensors."""
-
-    def call(self, op, *args):
-        rule = _RULES.get(op)
-        if rule is not None and any(isinstance(a, Batch) for a in args):
-            got = rule(args)
-            if got is not None:
-                return got
-        return super().call(op, *args)
-
-
-REPLAY = _Replay(TENSOR)
+# The replay's backend: the batching rules of the ops (the side table ``BATCHING``,
+# registered beside each op in symgrad/ops) on recorded tensors, any other op sample by
+# sample.
+REPLAY = BATCHED_RULES
 
 
 # --------------------------------------------------------------------------- trace

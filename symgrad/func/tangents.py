@@ -8,9 +8,10 @@ per row, and :mod:`symgrad.api.forward` hands each op's tangents to
 batched backend of :mod:`.batched` (the tangents wrapped as :class:`~.batched.Batch`):
 
 * point-wise steps and arithmetic run once on all rows;
-* the structural and matrix ops the rules call (views, transposes, ``sum`` along dims,
-  ``mm``, ``mv``, ``dot``, ``matmul``, ...) run once with their dimensions shifted past
-  the batch dimension (:data:`_RULES`);
+* the ops the rules call that have a batching rule (the side table
+  :data:`~symgrad.ops.tables.BATCHING`, registered beside each op in ``symgrad/ops``:
+  views, transposes, ``sum`` along dims, ``mm``, ``mv``, ``dot``, ``matmul``,
+  convolutions, ...) run once, their dimensions moved past the batch dimension;
 * any other op runs row by row (numpy calls, stacked);
 * a rule the batched backend cannot run (it reads a tangent's values, calls a method a
   :class:`~.batched.Batch` lacks) and an op with no JVP of its own (forward mode
@@ -36,194 +37,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ops as O
-from ..api.apply import apply, saved_values
+from ..api.apply import saved_values
 from ..api.core import Tensor
 from ..api.forward import result_tangent
 from ..api.functional import stack
-from ..api.recorded import TENSOR
 from ..ops.jvp import jvp_of
-from .batched import Batch, NotBatchable, _Batched, fold_matmul
+from .batched import BATCHED_RULES, Batch, NotBatchable
 
 __all__ = ["Tangents"]
 
-
-def _shift(dim: int, ndim: int) -> int:
-    """A sample's dimension ``dim`` (of ``ndim``) in the batched data."""
-    return dim % ndim + 1
-
-
-def _view_size(args):
-    a, size = args
-    return Batch(a.data.reshape((a.size_,) + tuple(size)))
-
-
-def _expand(args):
-    a, size = args
-    size = tuple(size)
-    data = a.data
-    if len(size) > a.ndim:
-        data = data.reshape((a.size_,) + (1,) * (len(size) - a.ndim) + a.shape)
-    return Batch(data.expand((a.size_,) + size))
-
-
-def _t(args):
-    (a,) = args
-    return Batch(a.data.transpose(1, 2) if a.ndim == 2 else a.data)
-
-
-def _transpose(args):
-    a, d0, d1 = args
-    if not a.ndim:
-        return Batch(a.data)
-    return Batch(a.data.transpose(_shift(d0, a.ndim), _shift(d1, a.ndim)))
-
-
-def _permute(args):
-    a, dims = args
-    return Batch(a.data.permute((0,) + tuple(_shift(d, a.ndim) for d in dims)))
-
-
-def _unsqueeze(args):
-    a, dim = args
-    return Batch(a.data.unsqueeze(_shift(dim, a.ndim + 1)))
-
-
-def _squeeze(args):
-    (a,) = args
-    return Batch(a.data.reshape((a.size_,) + tuple(n for n in a.shape if n != 1)))
-
-
-def _with_dim(op):
-    """An op whose first attribute is one dimension (``select``, ``slice``, ...)."""
-    def rule(args):
-        a, dim, *rest = args
-        if not a.ndim:
-            return None
-        return Batch(apply(op, (a.data,), (_shift(dim, a.ndim),) + tuple(rest)))
-    return rule
-
-
-def _same(op):
-    """An op with no dimension to shift (``clone``, ``alias``, ``_to_copy``)."""
-    def rule(args):
-        a, *attrs = args
-        return Batch(apply(op, (a.data,), tuple(attrs)))
-    return rule
-
-
-def _with_dims(op):
-    """An op whose one attribute is a list of dimensions (``flip``, ``squeeze`` of dims)."""
-    def rule(args):
-        a, dims = args
-        if not a.ndim:
-            return None
-        return Batch(apply(op, (a.data,), (tuple(_shift(d, a.ndim) for d in dims),)))
-    return rule
-
-
-def _backward_data(op):
-    """``_softmax_backward_data(grad, output, dim)`` with the grad batched: the output
-    expanded to the batch, the dimension shifted."""
-    def rule(args):
-        a, output, dim = args
-        if isinstance(output, Batch) or not a.ndim:
-            return None
-        return Batch(apply(op, (a.data, output.expand((a.size_,) + a.shape)),
-                           (_shift(dim, a.ndim),)))
-    return rule
-
-
-def _masked_fill(args):
-    a, mask, value = args
-    return Batch(apply(O.MASKED_FILL_SCALAR, (a.data,), (
-        np.broadcast_to(np.asarray(mask), (a.size_,) + a.shape), value)))
-
-
-def _reduce(op):
-    """``sum``/``mean`` along dims (all of a sample's dims when none are given)."""
-    def rule(args):
-        a, dim, keepdim = args
-        if not a.ndim:
-            return None
-        if dim is None or (isinstance(dim, (tuple, list)) and not len(dim)):
-            dims = tuple(range(1, a.ndim + 1))
-        else:
-            dims = tuple(_shift(d, a.ndim) for d in (
-                dim if isinstance(dim, (tuple, list)) else (dim,)))
-        return Batch(apply(op, (a.data,), (dims, bool(keepdim))))
-    return rule
-
-
-def _reduce_all(op):
-    def rule(args):
-        (a,) = args
-        if not a.ndim:
-            return None
-        return Batch(apply(op, (a.data,), (tuple(range(1, a.ndim + 1)), False)))
-    return rule
-
-
-def _rank(x) -> int:
-    return x.ndim if isinstance(x, Batch) else x.dim()
-
-
-def _matmul(args):
-    """``a @ b`` for every row: once, the batch dimension where broadcasting puts it."""
-    a, b = args
-    if isinstance(a, Batch) and not isinstance(b, Batch):
-        if b.dim() <= 2:  # (B, ..., k) @ (k[, m]): the batch is a leading dimension
-            return Batch(fold_matmul(a.data, b))
-        return None
-    if isinstance(b, Batch) and not isinstance(a, Batch):
-        if a.dim() > 2:
-            return None
-        if b.ndim >= 2:  # (n, k) @ (B, ..., k, m)
-            return Batch(fold_matmul(a, b.data, batched_right=True))
-        # a vector: (B, k) @ aᵀ
-        return Batch(b.data @ (a.transpose(0, 1) if a.dim() == 2 else a))
-    if a.ndim == b.ndim >= 2:
-        return Batch(a.data @ b.data)
-    if a.ndim == b.ndim == 1:
-        return Batch((a.data * b.data).sum(1))
-    return None
-
-
-_RULES = {
-    O.VIEW: _view_size, O.UNSAFE_VIEW: _view_size, O.RESHAPE_ALIAS: _view_size,
-    O.EXPAND: _expand, O.T: _t, O.TRANSPOSE: _transpose, O.PERMUTE: _permute,
-    O.UNSQUEEZE: _unsqueeze, O.SQUEEZE: _squeeze,
-    O.SELECT: _with_dim(O.SELECT), O.SLICE: _with_dim(O.SLICE),
-    O.SQUEEZE_DIM: _with_dim(O.SQUEEZE_DIM), O.SQUEEZE_DIMS: _with_dims(O.SQUEEZE_DIMS),
-    O.FLIP: _with_dims(O.FLIP), O.CUMSUM: _with_dim(O.CUMSUM),
-    O.SOFTMAX: _with_dim(O.SOFTMAX), O.LOG_SOFTMAX: _with_dim(O.LOG_SOFTMAX),
-    O.CLONE: _same(O.CLONE), O.CLONE_CONTIGUOUS: _same(O.CLONE_CONTIGUOUS),
-    O.ALIAS: _same(O.ALIAS), O.TO_COPY: _same(O.TO_COPY),
-    O.SOFTMAX_BACKWARD_DATA: _backward_data(O.SOFTMAX_BACKWARD_DATA),
-    O.LOG_SOFTMAX_BACKWARD_DATA: _backward_data(O.LOG_SOFTMAX_BACKWARD_DATA),
-    O.MASKED_FILL_SCALAR: _masked_fill,
-    O.SUM_DIM: _reduce(O.SUM_DIM), O.MEAN_DIM: _reduce(O.MEAN_DIM),
-    O.SUM: _reduce_all(O.SUM_DIM), O.MEAN: _reduce_all(O.MEAN_DIM),
-    O.MM: _matmul, O.MV: _matmul, O.DOT: _matmul, O.BMM: _matmul, O.MATMUL: _matmul,
-}
-
-
-class _Forward(_Batched):
-    """The batched backend of forward mode: :class:`~.batched._Batched` on recorded tensors
-    with the ops of :data:`_RULES` run once on all rows."""
-
-    def call(self, op, *args):
-        if any(isinstance(a, Batch) for a in args):
-            rule = _RULES.get(op)
-            if rule is not None and not any(isinstance(a, Batch) for a in args[len(
-                    op.inputs):]):
-                got = rule(args)
-                if got is not None:
-                    return got
-        return super().call(op, *args)
-
-
-FORWARD = _Forward(TENSOR)
+FORWARD = BATCHED_RULES  # (the ops' batching rules on recorded tensors)
 _ROWS = object()  # (the batched rule could not run: one row at a time)
 
 

@@ -455,3 +455,45 @@ _JVP.register(_fwd.LINEAR, *PADS.values())
 _JVP.register(_fwd.LINEAR, REFLECTION_PAD1D_BACKWARD, REFLECTION_PAD2D_BACKWARD,
               REFLECTION_PAD3D_BACKWARD, REPLICATION_PAD1D_BACKWARD,
               REPLICATION_PAD2D_BACKWARD, REPLICATION_PAD3D_BACKWARD)
+
+
+# -- vmap (symgrad.ops.batching): a convolution once on a batch -------------------------------
+from . import batching as _vmap  # noqa: E402
+from .indexing import SELECT as _SELECT  # noqa: E402
+from .shapes import PERMUTE as _PERMUTE, UNSQUEEZE as _UNSQUEEZE  # noqa: E402
+from .tables import BATCHING as _BATCHING  # noqa: E402
+
+
+def _swap01(m, a):
+    """``a`` with its first two dimensions swapped (``movedim(0, 1)``)."""
+    return m.call(_PERMUTE, a, (1, 0) + tuple(range(2, len(m.shape(a)))))
+
+
+def _convolution_batched(m, args, batched):
+    """A convolution of a batch: the batch folded into the images' dimension when the
+    weight and bias are shared, else into the channels with one group per sample."""
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
+    r = _vmap.rank(m, x)
+    if transposed or not batched[0] or r < 3:
+        return None
+    size = m.shape(x)[0]
+    lone = r == len(m.shape(w)) - batched[1] - 1  # (C, *spatial): one image per sample
+    data = m.call(_UNSQUEEZE, x, 1) if lone else x
+    shape = tuple(m.shape(data))
+    n = shape[1]
+    attrs = (stride, padding, dilation, transposed, output_padding, groups)
+    if not batched[1] and not batched[2]:
+        out = m.call(CONVOLUTION, m.reshape(data, (size * n,) + shape[2:]), w, b, *attrs)
+        out = m.reshape(out, (size, n) + tuple(m.shape(out))[1:])
+    else:
+        w = _vmap.rows(m, w, batched[1], size)
+        ws = tuple(m.shape(w))
+        w = m.reshape(w, (size * ws[1],) + ws[2:])
+        b = None if b is None else m.reshape(_vmap.rows(m, b, batched[2], size), (-1,))
+        xs = m.reshape(_swap01(m, data), (n, size * shape[2]) + shape[3:])
+        out = m.call(CONVOLUTION, xs, w, b, *attrs[:-1], groups * size)
+        out = _swap01(m, m.reshape(out, (n, size, -1) + tuple(m.shape(out))[2:]))
+    return m.call(_SELECT, out, 1, 0) if lone else out
+
+
+_BATCHING.register(_convolution_batched, CONVOLUTION)

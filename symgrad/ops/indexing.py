@@ -333,3 +333,18 @@ _JVP.register(_fwd.LINEAR, MASKED_FILL, MASKED_SELECT, SCATTER_SRC, SCATTER_ADD,
 # (affine: the number written has no tangent)
 _JVP.register(lambda m, tangents, args, attrs, result, saved:
               m.call(SCATTER_VALUE, tangents[0], attrs[0], attrs[1], 0.0), SCATTER_VALUE)
+
+
+# -- vmap (symgrad.ops.batching): each op once on a batch ------------------------------------
+from . import batching as _vmap  # noqa: E402
+from .tables import BATCHING as _BATCHING  # noqa: E402
+
+
+def _masked_fill_batched(m, args, batched):
+    a, mask, value = args
+    return m.call(MASKED_FILL_SCALAR, a, np.broadcast_to(np.asarray(mask), m.shape(a)), value)
+
+
+_BATCHING.register(_vmap.with_dim(SELECT), SELECT)
+_BATCHING.register(_vmap.with_dim(SLICE), SLICE)
+_BATCHING.register(_masked_fill_batched, MASKED_FILL_SCALAR)

@@ -191,3 +191,69 @@ def plus_scaled_self(m, total, ts, beta, result):
 
 
 _JVP.register(_addmm_jvp, ADDMM)
+
+
+# -- vmap (symgrad.ops.batching): the products once on a batch -------------------------------
+from . import batching as _vmap  # noqa: E402
+from .reductions import SUM_DIM as _SUM_DIM  # noqa: E402
+from .tables import BATCHING as _BATCHING  # noqa: E402
+
+
+def fold_matmul(m, x, y, batched_right: bool = False):
+    """``x @ y`` for every sample of a batch against one operand of at most two dimensions,
+    as one matrix product on the backend ``m``: the batch folded into the rows (as
+    PyTorch's ``matmul`` and its vmap rule for ``mm`` do), not one small product per
+    sample (numpy's stacked ``@``).
+
+    ``x`` is the batch, ``(B, ..., k)`` against ``y`` of shape ``(k, m)`` or ``(k,)``; with
+    ``batched_right`` ``y`` is the batch, ``(B, ..., k, m)`` against ``x`` of shape
+    ``(n, k)`` or ``(k,)`` (folded through the transposes)."""
+    if batched_right:
+        if len(m.shape(y)) < 2:
+            return x @ y
+        flat = len(m.shape(x)) == 2
+        other = m.call(TRANSPOSE, x, -1, -2) if flat else x
+        out = fold_matmul(m, m.call(TRANSPOSE, y, -1, -2), other)
+        return m.call(TRANSPOSE, out, -1, -2) if flat else out
+    shape = tuple(m.shape(x))
+    if len(shape) < 2:
+        return x @ y
+    out = m.reshape(x, (-1, shape[-1])) @ y
+    return m.reshape(out, shape[:-1] + tuple(m.shape(out))[1:])
+
+
+def _matmul_batched(m, args, batched):
+    """``a @ b`` for every sample: once, the batch dimension where broadcasting puts it."""
+    a, b = args
+    ra, rb = len(m.shape(a)) - batched[0], len(m.shape(b)) - batched[1]
+    if batched[0] and not batched[1]:
+        return fold_matmul(m, a, b) if rb <= 2 else None  # (B, ..., k) @ (k[, m])
+    if batched[1] and not batched[0]:
+        if ra > 2:
+            return None
+        if rb >= 2:  # (n, k) @ (B, ..., k, m)
+            return fold_matmul(m, a, b, batched_right=True)
+        return b @ (m.call(TRANSPOSE, a, 0, 1) if ra == 2 else a)  # a vector: (B, k) @ aᵀ
+    if ra == rb >= 2:
+        return a @ b
+    if ra == rb == 1:
+        return m.call(_SUM_DIM, a * b, (1,), False)
+    return None
+
+
+def _addmm_batched(m, args, batched):
+    """``beta * bias + alpha * (m1 @ m2)`` of each sample, the product once."""
+    bias, mat1, mat2, beta, alpha = args
+    size = _vmap.size_of(m, args, batched)
+    product = _vmap.rows(m, mat1, batched[1], size) @ mat2
+    if alpha != 1:
+        product = product * alpha
+    if batched[0]:  # (its samples' dimensions lined up with the product's)
+        shape = tuple(m.shape(bias))
+        bias = m.reshape(bias, shape[:1] + (1,) * (len(m.shape(product)) - len(shape))
+                         + shape[1:])
+    return product + (bias if beta == 1 else bias * beta)
+
+
+_BATCHING.register(_matmul_batched, MM, MV, DOT, BMM, MATMUL)
+_BATCHING.register(_addmm_batched, ADDMM)

@@ -344,3 +344,11 @@ _JVP.register(_max_pool_jvp, MAX_POOL2D_WITH_INDICES)
 # linear in their one differentiable operand (the backward ops read ``self`` for its shape)
 _JVP.register(_fwd.LINEAR, MAX_POOL2D_WITH_INDICES_BACKWARD, AVG_POOL2D, AVG_POOL2D_BACKWARD,
               ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL2D_BACKWARD)
+
+
+# -- vmap (symgrad.ops.batching): the batch folded into the images' dimension ------------------
+from . import batching as _vmap  # noqa: E402
+from .tables import BATCHING as _BATCHING  # noqa: E402
+
+_BATCHING.register(_vmap.images(MAX_POOL2D_WITH_INDICES, 2), MAX_POOL2D_WITH_INDICES)
+_BATCHING.register(_vmap.images(AVG_POOL2D, 2), AVG_POOL2D)

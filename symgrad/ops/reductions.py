@@ -391,3 +391,17 @@ def _log_softmax_backward_jvp(m, tangents, args, attrs, result, saved):
 
 _JVP.register(_softmax_backward_jvp, SOFTMAX_BACKWARD_DATA)
 _JVP.register(_log_softmax_backward_jvp, LOG_SOFTMAX_BACKWARD_DATA)
+
+
+# -- vmap (symgrad.ops.batching): each op once on a batch, its dimensions past the batch's ----
+from . import batching as _vmap  # noqa: E402
+from .tables import BATCHING as _BATCHING  # noqa: E402
+
+for _op in (SOFTMAX, LOG_SOFTMAX):
+    _BATCHING.register(_vmap.with_dim(_op), _op)
+for _op in (SOFTMAX_BACKWARD_DATA, LOG_SOFTMAX_BACKWARD_DATA):
+    _BATCHING.register(_vmap.backward_data(_op), _op)
+for _op in (SUM_DIM, MEAN_DIM):
+    _BATCHING.register(_vmap.reduce_dims(_op), _op)
+_BATCHING.register(_vmap.reduce_all(SUM_DIM), SUM)
+_BATCHING.register(_vmap.reduce_all(MEAN_DIM), MEAN)

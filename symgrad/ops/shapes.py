@@ -241,3 +241,38 @@ from .tables import JVP as _JVP  # noqa: E402
 _JVP.register(_fwd.LINEAR, T, PERMUTE, TRANSPOSE, VIEW, RESHAPE_ALIAS, ALIAS, AS_STRIDED,
               UNSAFE_VIEW, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, SQUEEZE_, UNSQUEEZE, EXPAND, CAT,
               STACK, CLONE, CLONE_CONTIGUOUS, TO_COPY)
+
+
+# -- vmap (symgrad.ops.batching): each op once on a batch, its dimensions past the batch's ----
+from . import batching as _vmap  # noqa: E402
+from .tables import BATCHING as _BATCHING  # noqa: E402
+
+
+def _t_batched(m, args, batched):
+    (a,) = args
+    return m.call(TRANSPOSE, a, 1, 2) if _vmap.rank(m, a) == 2 else a
+
+
+def _transpose_batched(m, args, batched):
+    a, d0, d1 = args
+    r = _vmap.rank(m, a)
+    return m.call(TRANSPOSE, a, _vmap.shift(d0, r), _vmap.shift(d1, r)) if r else a
+
+
+def _permute_batched(m, args, batched):
+    a, dims = args
+    r = _vmap.rank(m, a)
+    return m.call(PERMUTE, a, (0,) + tuple(_vmap.shift(d, r) for d in dims))
+
+
+_BATCHING.register(_vmap.view_size, VIEW, UNSAFE_VIEW, RESHAPE_ALIAS)
+_BATCHING.register(_vmap.expand, EXPAND)
+_BATCHING.register(_t_batched, T)
+_BATCHING.register(_transpose_batched, TRANSPOSE)
+_BATCHING.register(_permute_batched, PERMUTE)
+_BATCHING.register(_vmap.unsqueeze(UNSQUEEZE), UNSQUEEZE)
+_BATCHING.register(_vmap.squeeze, SQUEEZE)
+_BATCHING.register(_vmap.with_dim(SQUEEZE_DIM), SQUEEZE_DIM)
+_BATCHING.register(_vmap.with_dims(SQUEEZE_DIMS), SQUEEZE_DIMS)
+for _op in (CLONE, CLONE_CONTIGUOUS, ALIAS, TO_COPY):
+    _BATCHING.register(_vmap.same(_op), _op)

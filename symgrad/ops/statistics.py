@@ -556,3 +556,11 @@ _JVP.register(_fwd.REDUCTION, PROD, PROD_DIM, VAR, STD, AMAX, AMIN)
 # (PyTorch has no forward mode for these: its error)
 _JVP.register(_fwd.unsupported("histogram"), HISTOGRAM)
 _JVP.register(_fwd.unsupported("bincount"), BINCOUNT_WEIGHTS)
+
+
+# -- vmap (symgrad.ops.batching): each op once on a batch, its dimensions past the batch's ----
+from . import batching as _vmap  # noqa: E402
+from .tables import BATCHING as _BATCHING  # noqa: E402
+
+_BATCHING.register(_vmap.with_dims(FLIP), FLIP)
+_BATCHING.register(_vmap.with_dim(CUMSUM), CUMSUM)

@@ -20,8 +20,9 @@ from typing import Any, Iterator
 
 __all__ = ["Table", "TABLES", "FORMULA", "MEASURE_ZERO", "CONJUNCTION", "NO_VECTOR_FORM",
            "STEP", "INDEXING", "CHOOSES", "DECOMPOSED", "INVERSE_OF", "COMPOSES", "LINEAR",
-           "HOMOGENEOUS", "ELEMENTWISE", "POINTWISE", "SQUARE", "SYNONYM", "TRANSPOSE_INVARIANT", "ROLES",
-           "NOT_FINITE", "WORK", "RATIONAL", "JVP", "EVERY_OUTPUT", "ShapeMismatch"]
+           "HOMOGENEOUS", "ELEMENTWISE", "POINTWISE", "SQUARE", "SYNONYM",
+           "TRANSPOSE_INVARIANT", "ROLES",
+           "NOT_FINITE", "WORK", "RATIONAL", "JVP", "BATCHING", "EVERY_OUTPUT", "ShapeMismatch"]
 
 #: Every side table, so that an op can be taken out of all of them.
 TABLES: list = []
@@ -180,3 +181,10 @@ NOT_FINITE = Table("not finite")
 #: or an explicit rule ``f(m, tangents, args, attrs, result, saved)`` (JAX's ``defjvp``).
 #: Ops in ELEMENTWISE and LINEAR need no entry: they are derived as such.
 JVP = Table("jvp")
+
+
+# -- vmap's (symgrad.ops.batching): each op run once on a batch of samples ------------------
+#: op -> ``rule(m, args, batched)`` giving the op's result for every sample, batch first
+#: (JAX's batching rules), or None where it does not apply; an op without an entry runs
+#: once by broadcasting if point-wise, else sample by sample.
+BATCHING = Table("batching")

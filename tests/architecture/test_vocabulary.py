@@ -1,5 +1,7 @@
-"""One vocabulary: rules reach ops through ``m.call(OP, ...)``, backends name no op, and
-no layer above ``symgrad/ops`` decides by an op's name string (``tools/vocabulary.py``).
+"""One vocabulary: rules reach ops through ``m.call(OP, ...)``, backends name no op, no
+layer above ``symgrad/ops`` decides by an op's name string, and the layers that interpret
+the table (engine, IR, drawing, ``func``) name no op record: what forward mode and vmap
+know of an op is a side table beside it (``tools/vocabulary.py``).
 """
 from __future__ import annotations
 
@@ -52,6 +54,29 @@ def test_the_walk_finds_name_decisions(tmp_path):
         "    return getattr(x, 'shape')\n")
     hits = vocabulary.name_uses(tmp_path, vocabulary.op_names())
     assert sorted(c for _, _, c in hits) == ["exp", "inverse", "log", "mul", "sqrt", "sum"]
+
+
+def test_no_interpreter_names_an_op_record():
+    uses = vocabulary.record_uses(ROOT, vocabulary.record_names())
+    assert uses == [], "\n".join(f"{p}:{n}: {c}" for p, n, c in uses)
+    assert "func" in vocabulary.INTERPRETERS
+
+
+def test_the_walk_finds_records_named(tmp_path):
+    """Records named through the ops package or imported from a family module are
+    flagged; a tensor's ``.T`` and a local name that happens to spell a record are not."""
+    layer = tmp_path / "symgrad" / "func"
+    layer.mkdir(parents=True)
+    (layer / "bad.py").write_text(
+        "from .. import ops as O\n"
+        "from ..ops.linalg import MM\n"                  # flagged
+        "from ..ops.tables import BATCHING\n"
+        "RULES = {O.CONVOLUTION: 1, MM: 2}\n"            # O.CONVOLUTION flagged
+        "def f(x, rules):\n"
+        "    ADDMM = 3\n"
+        "    return x.T, rules.SUM, BATCHING.get(x), ADDMM\n")
+    hits = vocabulary.record_uses(tmp_path, vocabulary.record_names(), ("func",))
+    assert sorted(c for _, _, c in hits) == ["CONVOLUTION", "MM"]
 
 
 @pytest.mark.parametrize("label", ["numpy", "recorded", "sympy", "matrix", "text"])

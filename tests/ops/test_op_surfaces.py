@@ -2,9 +2,11 @@
 
 A throwaway op, registered here with no other edit anywhere, must work as
 ``symgrad.<name>``, as a Tensor method, in the expression language and the CLI, in
-drawings (with its PyTorch-style node name), in ``to_sympy``, and pass the op-table checks
-(finite differences and SymPy to second order).  Also: the surfaces the existing ops get
-from their records.
+drawings (with its PyTorch-style node name), in ``to_sympy``, in forward mode (dual
+numbers, ``jvp``, ``jacfwd``: its tangent from its own gradient rule) and under
+``vmap(grad)`` (the batched path, no batching rule of its own), and pass the op-table
+checks (finite differences and SymPy to second order).  Also: the surfaces the existing
+ops get from their records.
 """
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ import sympy
 from click.testing import CliRunner
 
 import symgrad
+import symgrad.autograd.forward_ad as fwAD
 from symgrad import ops
-from symgrad.ops import dtype_rules
+from symgrad.func import grad, hessian, jacfwd, jvp, pergrad, vmap
+from symgrad.ops import dtype_rules, jvp as jvp_table, tables
 from symgrad.symbolic import parser
 from symgrad.symbolic.vectors import vector_gradient
 from symgrad_cli.main import cli
@@ -135,6 +139,61 @@ def test_a_rule_calling_an_op_passes_the_op_table_checks(caller):
     for case in cases:
         case.sympy_second_order = True
         test_op_table.test_vjp(case)
+
+
+def _dual_tangent(f, x, t):
+    """``f``'s tangent at ``x`` along ``t`` through forward_ad's dual numbers."""
+    with fwAD.dual_level():
+        return fwAD.unpack_dual(f(fwAD.make_dual(x, t))).tangent
+
+
+X = np.array([0.5, -1.0, 2.0])
+T = np.array([1.0, -2.0, 0.5])
+
+
+def test_a_rule_calling_an_op_in_forward_mode(caller):
+    """The tangent is the op's own rule run on the tangent (auto_element_wise): no JVP
+    written, no side entry; to second order (forward over reverse)."""
+    assert jvp_table.kind(caller) == jvp_table.ELEMENT_WISE
+    assert caller not in tables.JVP and caller not in tables.BATCHING
+    x, t = symgrad.tensor(X), symgrad.tensor(T)
+    f = getattr(symgrad, CALLER)
+    want = np.tanh(X) * T
+    np.testing.assert_allclose(_dual_tangent(f, x, t).numpy(), want)
+    value, tangent = jvp(f, (x,), (t,))
+    np.testing.assert_allclose(value.numpy(), np.log(np.cosh(X)))
+    np.testing.assert_allclose(tangent.numpy(), want)
+    np.testing.assert_allclose(jacfwd(f)(x).numpy(), np.diag(np.tanh(X)))  # batched
+    np.testing.assert_allclose(hessian(lambda v: f(v).sum())(x).numpy(),
+                               np.diag(1 - np.tanh(X) ** 2))
+
+
+def test_a_rule_calling_an_op_under_vmap_grad(caller):
+    """Per-sample gradients on the batched path (traced once, replayed on the batch: the
+    op is point-wise, so it runs once on every sample)."""
+    w = symgrad.tensor(X)
+    rows = symgrad.tensor(np.array([[1.0, 2.0, 0.5], [-1.0, 0.25, 3.0]]))
+    before = pergrad.STATS["batched"]
+    got = vmap(grad(lambda w, x: getattr(w * x, CALLER)().sum()), in_dims=(None, 0))(w, rows)
+    assert pergrad.STATS["batched"] == before + 1
+    np.testing.assert_allclose(got.numpy(), np.tanh(X * rows.numpy()) * rows.numpy())
+
+
+def test_an_op_without_a_jvp_in_forward_mode_and_vmap_grad(probe):
+    """An op with no derivation (not declared element-wise): forward mode transposes its
+    gradient rule, vmap's replay runs it sample by sample; nothing registered for it."""
+    assert jvp_table.kind(probe) is None and probe not in tables.BATCHING
+    x, t = symgrad.tensor(X), symgrad.tensor(T)
+    f = getattr(symgrad, NAME)
+    slope = 1 / (1 + np.abs(X)) ** 2
+    np.testing.assert_allclose(_dual_tangent(f, x, t).numpy(), slope * T)
+    np.testing.assert_allclose(jacfwd(f)(x).numpy(), np.diag(slope))
+    rows = symgrad.tensor(np.array([[1.0, 2.0, 0.5], [-1.0, 0.25, 3.0]]))
+    before = pergrad.STATS["batched"]
+    got = vmap(grad(lambda w, x: f(w * x).sum()), in_dims=(None, 0))(x, rows)
+    assert pergrad.STATS["batched"] == before + 1
+    r = rows.numpy()
+    np.testing.assert_allclose(got.numpy(), r / (1 + np.abs(X * r)) ** 2)
 
 
 def test_every_named_surface_exists():
