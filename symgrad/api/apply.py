@@ -143,7 +143,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         if not data.ndim or not a0._data.ndim:  # (numpy's result is no view of the base)
             out._data = _viewmeta.shared(a0, op, attrs, data)
         if not GRAD_MODE.enabled:
-            out._created = _viewmeta.NO_GRAD  # (PyTorch refuses some in-place changes)
+            _viewmeta.made_without_grad(out, a0)  # (PyTorch refuses some in-place changes)
     else:
         out = new_tensor(PROTO, data, dt, [0])
     if VMAP.running:

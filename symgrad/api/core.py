@@ -23,6 +23,7 @@ from .device import CPU as _CPU, NO_CUDA
 from .dual import DUAL, tangent
 from .printing import tensor_repr
 from .shapes import Size, _contiguous, _strides, _wrap_dim
+from .viewmeta import RAW_GRAD_FN, without_edge
 
 __all__ = ["Tensor", "attach", "VMAP"]
 
@@ -161,7 +162,9 @@ class Tensor(TensorCore, metaclass=_TensorType):
 
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad or self.grad_fn is not None
+        # (PyTorch's: a view also when the tensor its views lead to requires grad)
+        return self._requires_grad or _grad_fn_field(self) is not None or (
+            self._view_of is not None and _root(self).requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -182,6 +185,8 @@ class Tensor(TensorCore, metaclass=_TensorType):
                 "use var_no_grad = var.detach().")
         if flag and not self._dtype.is_floating_point:
             raise RuntimeError(int_message)
+        if not flag and without_edge(self):
+            return  # (PyTorch's: it requires grad as long as its base does)
         self._requires_grad = bool(flag)
 
     def requires_grad_(self, *args, **kwargs) -> "Tensor":
@@ -265,6 +270,8 @@ class Tensor(TensorCore, metaclass=_TensorType):
     def _accumulator(self) -> AccumulateGrad:
         acc = self._accum
         if acc is None:
+            if without_edge(self):  # (a view made in no_grad mode: no edge, as PyTorch's)
+                return None
             acc = self._accum = AccumulateGrad(self)
         return acc
 
@@ -446,13 +453,20 @@ class Tensor(TensorCore, metaclass=_TensorType):
         return self._dtype.is_floating_point
 
     def __repr__(self) -> str:
-        fn = self.grad_fn
-        name = None if fn is None else type(fn).__name__
+        try:
+            fn = self.grad_fn
+        except RuntimeError:  # (torch's repr: a view that may not be regenerated)
+            fn, name = None, "Invalid"
+        else:
+            name = None if fn is None else type(fn).__name__
         if name == "CppFunction":  # (as torch's repr: a C++ node shows its name's last part)
             name = fn.name().rsplit("::", 1)[-1]
+        cls = type(self)
         return tensor_repr(np.asarray(self._data), self._dtype.name,
-                           requires_grad=self._requires_grad and fn is None,
+                           requires_grad=self.requires_grad and name is None,
                            grad_fn=name,
+                           prefix="tensor(" if cls is Tensor or self._prints_as_parameter
+                           else cls.__name__ + "(",
                            default_dtype=_dt.get_default_dtype().name,
                            parameter=self._prints_as_parameter,
                            tangent=None if not DUAL.levels or "_fw" not in self.__dict__
@@ -553,6 +567,16 @@ if not COMPILED:  # (a compiled TensorCore starts with these values itself)
 
 _SKIPPED = frozenset(("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
                       "__slots__"))
+
+
+_grad_fn_field = RAW_GRAD_FN.__get__
+
+
+def _root(t):
+    """The tensor the views ``t`` is made by lead to."""
+    while t._view_of is not None:
+        t = t._view_of[0]
+    return t
 
 
 def attach(cls: type, group: type) -> None:

@@ -140,16 +140,13 @@ class _Gathering:
         ``ScatterBackward1``) written at ``index`` along ``dim``."""
         op, others, attrs = self._scatter_args("scatter", dim, index, src, value, reduce)
         operands = (self,) + others
-        if op is O.SCATTER_REDUCE_LEGACY and any(t.requires_grad for t in operands):
-            # (PyTorch's node has an edge only for the operands that require grad)
-            attrs = attrs[:-1] + (tuple(None if t.requires_grad else t._data
-                                        for t in operands),)
-            operands = tuple(t for t in operands if t.requires_grad)
+        if op is O.SCATTER_REDUCE_LEGACY:  # (an edge only for operands that require grad)
+            operands, attrs = O.scattering.legacy_operands(operands, attrs)
         return apply(op, operands, attrs)
 
     def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
         op, others, attrs = self._scatter_args("scatter", dim, index, src, value, reduce)
-        return self._in_place(op, others, attrs)
+        return self._in_place(O.scattering.IN_PLACE.get(op, op), others, attrs)
 
     def scatter_add(self, dim, index, src):
         """``self`` with ``src`` added at ``index`` along ``dim`` (``ScatterAddBackward0``)."""

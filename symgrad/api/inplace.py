@@ -210,7 +210,10 @@ class _InPlace:
             if self._multi_output:
                 source._output_nr, source._multi_output = self._output_nr, True
                 self._output_nr, self._multi_output = 0, False
-            result = apply(op, (source,) + tuple(others), attrs)
+            operands = (source,) + tuple(others)
+            if op is O.SCATTER_REDUCE_LEGACY_:  # (edges only for operands that require grad)
+                operands, attrs = O.scattering.legacy_operands(operands, attrs)
+            result = apply(op, operands, attrs)
             _save_original(result, source)
             self._write(result._data, op)
             self.grad_fn = result.grad_fn

@@ -289,7 +289,7 @@ def _add_suffixes(text, suffixes, indent, linewidth):
 
 
 def tensor_repr(data, dtype, *, requires_grad=None, grad_fn=None,
-                default_dtype="float32", parameter=False, tangent=None):
+                default_dtype="float32", parameter=False, tangent=None, prefix="tensor("):
     """Return the text PyTorch prints for a CPU tensor with these values.
 
     Parameters
@@ -313,6 +313,8 @@ def tensor_repr(data, dtype, *, requires_grad=None, grad_fn=None,
         ``"Parameter containing:"`` line, and ``requires_grad=True`` implied.
     tangent : str, optional
         The text of a dual tensor's tangent (forward mode), appended as ``tangent=...``.
+    prefix : str, default "tensor("
+        What the text begins with (a subclass of Tensor prints its class name instead).
 
     Returns
     -------
@@ -335,7 +337,7 @@ def tensor_repr(data, dtype, *, requires_grad=None, grad_fn=None,
         raise ValueError(f"unsupported dtype {dtype!r}") from None
     arr = np.asarray(data, dtype=np_dtype)
     opts = _opts
-    indent = 7  # len("tensor(")
+    indent = len(prefix)
     suffixes = []
     size = arr.size
     if size == 0:
@@ -361,7 +363,7 @@ def tensor_repr(data, dtype, *, requires_grad=None, grad_fn=None,
         suffixes.append("requires_grad=True")
     if tangent is not None:
         suffixes.append(f"tangent={tangent}")
-    text = "tensor(" + body
+    text = prefix + body
     if suffixes:
         text = _add_suffixes(text, suffixes, indent, opts["linewidth"])
     else:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as O
+from ..ir.cores import TensorCore
 from ..ir.node import GRAD_MODE
 from ..ops.indexing import _select_index
 
@@ -41,6 +42,11 @@ _ndarray = np.ndarray
 
 MULTI = "multi-output"  # a piece of split/chunk/unbind made with grad mode on
 NO_GRAD = "no_grad"  # a view made in no_grad mode
+INFERENCE = "inference"  # a view made in inference mode
+
+#: The ``grad_fn`` field itself (``Tensor.grad_fn`` is a property that regenerates a stale
+#: view's node first, as PyTorch's does).
+RAW_GRAD_FN = TensorCore.grad_fn
 
 _MULTI_TAIL = (" This view is the output of a function that returns multiple views. Such "
                "functions do not allow the output views to be modified inplace. You should "
@@ -84,6 +90,22 @@ def _element(storage: np.ndarray, dim: int, index: int) -> np.ndarray | None:
     return d if d.flags.writeable else None
 
 
+def made_without_grad(view, base) -> None:
+    """Note that ``view`` (of ``base``) was made with grad mode off.  As PyTorch's, it
+    requires grad when the tensor its views lead to does (it stays a leaf without a node
+    of its own: an op on it records no edge to it)."""
+    view._created = INFERENCE if GRAD_MODE.inference else NO_GRAD
+    while base._view_of is not None:
+        base = base._view_of[0]
+    if base._requires_grad or RAW_GRAD_FN.__get__(base) is not None:
+        view._requires_grad = True
+
+
+def without_edge(t) -> bool:
+    """Is ``t`` a view made with grad mode off (which autograd reaches through no edge)?"""
+    return t._view_of is not None and t.__dict__.get("_created") in (NO_GRAD, INFERENCE)
+
+
 def mark_pieces(pieces) -> None:
     """Note that ``pieces`` come from a function that returns several views."""
     made = MULTI if GRAD_MODE.enabled else NO_GRAD
@@ -107,11 +129,14 @@ def _rebase_error(t, made: str, indirect: bool) -> RuntimeError:
     """PyTorch's error for a view made as ``made`` that is changed in place (or whose
     base was, ``indirect``)."""
     what = "its base or another view of its base has been" if indirect else "is being"
-    fn = t.grad_fn
+    fn = RAW_GRAD_FN.__get__(t)  # (not the property: it would regenerate t first)
     name = None if fn is None else fn.name().rsplit("Backward", 1)[0]
-    if made == NO_GRAD or fn is None:
+    if made != MULTI or fn is None:
         prefix = ("A view was created in" if fn is None else
                   f"Output {t._output_nr} of {name} is a view of a view which was created in")
+        if made == INFERENCE:
+            text = f"{prefix} inference mode and {what} modified inplace in normal mode."
+            return RuntimeError(text + _NO_GRAD_TAIL.replace("no_grad", "inference_mode"))
         text = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
     else:
         text = f"Output {t._output_nr} of {name} is a view and {what} modified inplace."

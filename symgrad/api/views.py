@@ -27,13 +27,14 @@ import numpy as np
 from .. import ops as O
 from ..ops import dtypes as _dt
 from ..ops.splitting import split_bounds
-from .apply import apply
+from .apply import _refresh_view, apply
 from .core import Tensor, attach
 from .construct import tensor as _tensor
 from .messages import _LEGACY_NAMES, _SCALAR_NAMES, _warn_once
 from .shapes import (_broadcast_sizes, _check_dims, _contiguous, _infer_shape, _shape_args,
                      _viewable, _wrap_dim)
-from .viewmeta import mark_pieces, share_piece
+from .viewmeta import RAW_GRAD_FN, mark_pieces, share_piece
+from ..ir.node import GRAD_MODE
 
 __all__: list = []
 
@@ -75,8 +76,41 @@ def _integer(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
+_get_grad_fn, _set_grad_fn = RAW_GRAD_FN.__get__, RAW_GRAD_FN.__set__
+
+
+def _regenerate(v) -> None:
+    """PyTorch's ``grad_fn`` of the view ``v`` whose base (or another view of it) changed
+    in place since ``v``'s node was made: an ``AsStridedBackward0`` of the base's history,
+    made whatever the grad mode (the errors of a view that may not be regenerated, a piece
+    of ``split``, a view made in no_grad mode, too); nothing where nothing requires grad."""
+    base = v
+    while base._view_of is not None:
+        base = base._view_of[0]
+    if _get_grad_fn(v) is None and not base.requires_grad:
+        return
+    enabled = GRAD_MODE.enabled
+    GRAD_MODE.enabled = True
+    try:
+        _refresh_view(v)
+    finally:
+        GRAD_MODE.enabled = enabled
+
+
 class _Views:
     """Tensor's view methods (attached by ``api.tensor``)."""
+
+    @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf); a view whose base changed in
+        place since gets its node made again first, as PyTorch's."""
+        if self._view_of is not None and self._vc[0] != self._view_version:
+            _regenerate(self)
+        return _get_grad_fn(self)
+
+    @grad_fn.setter
+    def grad_fn(self, fn) -> None:
+        _set_grad_fn(self, fn)
 
     @property
     def T(self) -> "Tensor":

@@ -17,7 +17,7 @@ from .joint import gradient
 from .record import Op, not_implemented
 
 __all__ = ["SCATTER_REDUCE", "SCATTER_REDUCE_LEGACY", "SCATTER_VALUE_REDUCE_LEGACY",
-           "DELAYED_ERROR"]
+           "SCATTER_REDUCE_LEGACY_", "SCATTER_VALUE_REDUCE_LEGACY_", "DELAYED_ERROR"]
 
 #: scatter_reduce's reductions, as PyTorch names them (``ops.scattering.REDUCTIONS``; the
 #: ``ops`` namespace's ``REDUCTIONS`` is the losses').
@@ -194,6 +194,19 @@ SCATTER_REDUCE_LEGACY = Op(
     attrs=("dim", "index", "reduce", "operands"), node="torch::autograd::NotImplemented",
     forward=_legacy, grads=(_LEGACY,), symbol="scatter {reduce}",
     doc="self with src added (multiplied) at index along dim")
+
+
+def legacy_operands(operands: tuple, attrs: tuple) -> tuple:
+    """``(operands, attrs)`` for :data:`SCATTER_REDUCE_LEGACY` (and its in-place twin) on
+    ``operands`` (self, src; tensors): only those that require grad stay operands
+    (PyTorch's node has an edge for each of them alone), the others' values become
+    constants of ``attrs``' last entry."""
+    if not any(t.requires_grad for t in operands):
+        return operands, attrs
+    consts = tuple(None if t.requires_grad else t._data for t in operands)
+    return tuple(t for t in operands if t.requires_grad), attrs[:-1] + (consts,)
+
+
 SCATTER_VALUE_REDUCE_LEGACY = Op(
     "scatter", 3, key="scatter_value_reduce_legacy", attrs=("dim", "index", "value", "reduce"),
     node="torch::autograd::NotImplemented",
@@ -201,6 +214,23 @@ SCATTER_VALUE_REDUCE_LEGACY = Op(
         a, np.full(np.shape(index), value, np.result_type(a)), dim, index, reduce, True),
     grads=(_LEGACY,), symbol="scatter {reduce}",
     doc="self with value added (multiplied) at index along dim")
+
+# scatter_(..., reduce=) records the same, its backward names aten::scatter_.
+_LEGACY_ = not_implemented("derivative for aten::scatter_ is not implemented", RuntimeError)
+SCATTER_REDUCE_LEGACY_ = Op(
+    "scatter", 2, key="scatter_reduce_legacy_", inputs=("tensors",),
+    attrs=("dim", "index", "reduce", "operands"), node="torch::autograd::NotImplemented",
+    forward=_legacy, grads=(_LEGACY_,), symbol="scatter {reduce}",
+    doc="self with src added (multiplied) at index along dim, in place")
+SCATTER_VALUE_REDUCE_LEGACY_ = Op(
+    "scatter", 3, key="scatter_value_reduce_legacy_",
+    attrs=("dim", "index", "value", "reduce"), node="torch::autograd::NotImplemented",
+    forward=SCATTER_VALUE_REDUCE_LEGACY.forward, grads=(_LEGACY_,), symbol="scatter {reduce}",
+    doc="self with value added (multiplied) at index along dim, in place")
+
+#: The op ``scatter_`` records for the op ``scatter`` does (their backward's message).
+IN_PLACE = {SCATTER_REDUCE_LEGACY: SCATTER_REDUCE_LEGACY_,
+            SCATTER_VALUE_REDUCE_LEGACY: SCATTER_VALUE_REDUCE_LEGACY_}
 
 
 # -- forward mode (symgrad.ops.jvp) ---------------------------------------------------------
@@ -229,4 +259,5 @@ def _scatter_reduce_jvp(m, tangents, args, attrs, result, saved):
 _JVP.register(_scatter_reduce_jvp, SCATTER_REDUCE)
 _JVP.register(_fwd.LINEAR, DELAYED_ERROR)
 _JVP.register(_fwd._raising("Trying to use forward AD with aten::scatter that does not "
-                            "support it."), SCATTER_REDUCE_LEGACY, SCATTER_VALUE_REDUCE_LEGACY)
+                            "support it."), SCATTER_REDUCE_LEGACY, SCATTER_VALUE_REDUCE_LEGACY,
+               SCATTER_REDUCE_LEGACY_, SCATTER_VALUE_REDUCE_LEGACY_)

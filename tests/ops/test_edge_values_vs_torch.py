@@ -414,6 +414,9 @@ NOT_COMPARED = {
           "to second order, errors) in tests/ops/test_cross_dist_scatter_reduce_vs_torch.py"
        for k in ("scatter_reduce2", "scatter_reduce_legacy", "scatter_value_reduce_legacy",
                  "delayed_error")},
+    **{k: "scatter_(reduce=)'s node (its edges, its error): compared with PyTorch in "
+          "tests/autograd/test_view_parity_snippets.py"
+       for k in ("scatter_reduce_legacy_", "scatter_value_reduce_legacy_")},
     "matmul": "composite: no node of its own, it runs mm, mv, dot or bmm (compared above)",
     "outer": "composite: runs mul on views (compared above)",
     "kron": "composite: runs mul on views (compared above)",
