@@ -6,16 +6,16 @@ from symgrad.ir.cores cimport NodeCore
 from symgrad.engine.rules cimport input_grads, release
 
 cdef class Pass:
-    cdef public object order, m, wanted, results, captures, output_nrs, owned
+    cdef public object order, m, wanted, results, captures, output_nrs
 
-@cython.locals(owned=set, g_owned=bint)
+@cython.locals(g_owned=bint, reuse=bint)
 cpdef _run(Pass ps, dict buffers, retain_graph)
 
 @cython.locals(nd=NodeCore)
 cpdef _run_node(Pass ps, node, g, g_owned)
 
-@cython.locals(nd=NodeCore, i=Py_ssize_t)
-cpdef _hand_on(node, grads, dict buffers, set owned, retain_graph, m)
+@cython.locals(nd=NodeCore, i=Py_ssize_t, reuse=bint)
+cpdef _hand_on(node, grads, dict buffers, retain_graph, m)
 
 @cython.locals(n=NodeCore, c=NodeCore)
 cpdef tuple _walk(list root_nodes, bint with_parents)

@@ -26,7 +26,9 @@ import numpy as np
 
 from ..ir.cores import NodeCore
 from ..ir.node import AccumulateGrad, GRAD_MODE, Node
+from . import recycle
 from .hooks import call_hooks, root_tensor_hooks, run_leaf, tensor_hooks
+from .recycle import LEND_BYTES, give, sole
 from .rules import check_nan, input_grads, node_grads, release
 
 __all__ = ["run_backward", "plan", "Pass", "ANOMALY"]
@@ -81,11 +83,9 @@ class Pass:
         Captured node -> the positions in ``results`` it fills.
     output_nrs : dict
         Position in ``results`` -> output number, for outputs k > 0 of custom Functions.
-    owned : set
-        ids of the gradient sums this pass allocated (nobody else holds them).
     """
 
-    __slots__ = ("order", "m", "wanted", "results", "captures", "output_nrs", "owned")
+    __slots__ = ("order", "m", "wanted", "results", "captures", "output_nrs")
 
     def __init__(self, order: list, m, wanted: Callable | None, results: list,
                  captures: dict, output_nrs: dict) -> None:
@@ -95,31 +95,46 @@ class Pass:
         self.results = results
         self.captures = captures
         self.output_nrs = output_nrs
-        self.owned: set = set()
 
 
 def _run(ps: Pass, buffers: dict, retain_graph: bool) -> None:
     """The loop: every node of ``ps.order`` takes its gradient from ``buffers``, does its
-    step, and hands the step's gradients on to its inputs."""
+    step, and hands the step's gradients on to its inputs.
+
+    On numpy arrays (``m.sums_in_place``) the pass owns the arrays that nobody else
+    references (:mod:`.recycle`): a gradient it alone holds is handed to a leaf's
+    ``.grad`` as it is, and a large one that died with its node is pooled for reuse."""
     m = ps.m
-    owned = ps.owned
+    reuse = m.sums_in_place
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = m.records  # as PyTorch: grad mode on iff the pass is recorded
+    if reuse:
+        recycle.start()
     try:
         for node, step in ps.order:
             g = buffers.pop(node, None)
             g_owned = False
-            if owned and id(g) in owned:
-                g_owned = True
-                owned.discard(id(g))  # ids are reused once an array dies
+            if reuse and type(g) is _ndarray:
+                box = [g]
+                g = None
+                g_owned = sole(box)  # (a gradient the pass made, and nobody else holds)
+                g = box[0]
+                box = None
             if step is _run_node:  # (the common step, called directly where compiled)
                 grads = _run_node(ps, node, g, g_owned)
             else:
                 grads = step(ps, node, g, g_owned)
             if grads is not None:
-                _hand_on(node, grads, buffers, owned, retain_graph, m)
+                _hand_on(node, grads, buffers, retain_graph, m)
+                grads = None
+            if reuse and type(g) is _ndarray and g.nbytes >= LEND_BYTES:
+                box = [g]
+                g = None
+                give(box)  # (pooled if the node's rules were its last readers)
     finally:
         GRAD_MODE.enabled = prev_mode
+        if reuse:
+            recycle.stop()
 
 
 # --------------------------------------------------------------------------- the steps
@@ -310,29 +325,55 @@ def _needed(parents: dict, captures: dict) -> set:
 
 
 # --------------------------------------------------------------------------- handing on
-def _hand_on(node: Node, grads, buffers: dict, owned: set, retain_graph: bool, m) -> None:
+def _hand_on(node: Node, grads, buffers: dict, retain_graph: bool, m) -> None:
     """After ``node`` has run: free its saved values (unless retained) and add ``grads``
-    to the gradients waiting for its inputs."""
+    to the gradients waiting for its inputs (in place into an array the pass alone
+    holds, on numpy arrays)."""
     nd = node
     if not retain_graph and nd._saved and not nd._released:
         release(node)
     nrs = nd._input_nrs
     inputs = nd.inputs
     if nrs is None:
+        reuse = m.sums_in_place and type(grads) is list
         for i in range(min(len(inputs), len(grads))):
             gi = grads[i]
             x = inputs[i]
             if gi is None or not isinstance(x, NodeCore):
                 continue
-            b = buffers.get(x)
+            b = buffers.pop(x, None)
             if b is None:
                 buffers[x] = gi
-            elif id(b) in owned and b.shape == gi.shape:
-                b += gi  # a sum this pass made: nobody else holds it
-            else:
-                b = buffers[x] = b + gi
-                if type(b) is _ndarray and m.sums_in_place:
-                    owned.add(id(b))
+                continue
+            if reuse and type(b) is _ndarray and type(gi) is _ndarray \
+                    and b.shape == gi.shape and b.dtype == gi.dtype:
+                # One of the two that nobody else holds takes the sum in place (addition
+                # commutes); the other is pooled if it died.
+                box = [b]
+                b = None
+                if sole(box):
+                    b = box.pop()
+                    b += gi
+                else:
+                    b = box.pop()
+                    grads[i] = None
+                    box.append(gi)
+                    gi = None
+                    if sole(box):
+                        gi = box.pop()
+                        gi += b
+                        b, gi = gi, b  # (b: the sum; gi: the other, held elsewhere)
+                    else:
+                        gi = box.pop()
+                        b = b + gi
+                buffers[x] = b
+                b = None
+                grads[i] = None
+                box = [gi]
+                gi = None
+                give(box)
+                continue
+            buffers[x] = b + gi
         return
     for x, gi, nr in zip(node.inputs, grads, nrs):  # some inputs have several outputs
         if gi is None or not isinstance(x, NodeCore):

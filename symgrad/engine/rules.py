@@ -18,6 +18,7 @@ from ..ir.node import _META0, FREED, GRAD_MODE, AccumulateGrad, Node, Packed, _v
 from ..ops.record import pack_order
 from ..ops.tables import EVERY_OUTPUT
 from .hooks import call_post_hooks, call_pre_hooks, tensor_hooks, wrap
+from .recycle import LEND_BYTES, POOL, give, lend, plain
 
 __all__ = ["FREED_MESSAGE", "input_grads", "node_grads", "release", "call_node",
            "check_nan", "SCALAR_META"]
@@ -52,6 +53,13 @@ def input_grads(node: Node, g, m, needed) -> list:
         raise RuntimeError(FREED_MESSAGE)
     saved = nd._saved
     values = _saved_values(node, saved, m) if saved else ()
+    lending = False
+    if POOL and m.sums_in_place:
+        # Dead arrays of the pass wait in the pool: large values are lent to the rules,
+        # whose elementwise results then fill those arrays (symgrad.engine.recycle).
+        lending = True
+        g = lend(g)
+        values = [lend(v) for v in values]
     rules = op.grads
     inputs = nd.inputs
     n = len(inputs)
@@ -87,6 +95,8 @@ def input_grads(node: Node, g, m, needed) -> list:
     for i in range(n):
         gi = out[i]
         if gi is not None:
+            if lending:
+                gi = out[i] = plain(gi)
             mi = meta[i]
             if mi is not scalar_meta.get(type(gi)):  # not a 0-d gradient as it is
                 out[i] = m.conform(gi, mi)
@@ -161,6 +171,7 @@ def release(node: Node) -> None:
     if plan is not None and len(plan) != len(saved):
         plan = None
     kept = None
+    dead = None
     k = 0
     for s in saved:
         # A number operand (x * 2) is saved as a wrapped 0-d tensor in PyTorch: freed too.
@@ -169,16 +180,30 @@ def release(node: Node) -> None:
             if kept is None:
                 kept = list(saved)
             kept[k] = FREED
+            if POOL.depth and isinstance(s, TensorCore):
+                t = s
+                d = t._data
+                if type(d) is _ndarray and d.nbytes >= LEND_BYTES:
+                    dead = dead or []
+                    dead.append(d)  # (pooled below if the tensor dies with the node)
+                d = None
         k += 1
+    s = None
+    t = None
     if kept is not None:
+        saved = None
         nd._saved = tuple(kept)
         nd._released = True
+        if dead is not None:
+            while dead:
+                give([dead.pop()])
     inner = nd._inner
     if inner is not None and inner._saved and not inner._released:
         release(inner)
 
 
 _NUMBERS = (int, float, bool)
+_ndarray = np.ndarray
 # numpy scalar type -> the shared metadata of a 0-d input of that dtype: such a gradient
 # for such an input needs no conforming.
 SCALAR_META = {d.np.type: meta for d, meta in _META0.items()}
