@@ -270,8 +270,10 @@ def _setitem_checked(t: Tensor, index, value) -> None:
                                                           and value.requires_grad))
     if recorded and t.grad_fn is None and t._requires_grad:
         raise _leaf_in_place_error(view=_is_view_index(index, t._data.shape))
-    if recorded or t._view_of is not None:  # (a view writes into its base as in-place ops
-        _setitem_recorded(t, index, value)  # do: a 0-d base's value is no shared array)
+    if recorded or t._view_of is not None or not np.asarray(t._data).flags.writeable:
+        # (a view writes into its base as in-place ops do: a 0-d base's value is no shared
+        # array; an expanded tensor's memory is checked for overlap there)
+        _setitem_recorded(t, index, value)
         return
     if DUAL.levels:  # forward mode: the tangent is written at index too
         DUAL.in_place(t, O.INDEX_PUT_, (value if isinstance(value, Tensor) else

@@ -58,6 +58,54 @@ def _is_view_of_leaf(t) -> bool:
     return False
 
 
+_OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor "
+                    "refers to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+
+#: The in-place ops PyTorch runs on memory whose elements overlap (an expanded tensor):
+#: those that write one value wherever they write.  The others raise its error.
+_OVERLAP_OK = frozenset((O.ZERO, O.FILL, O.MASKED_FILL, O.MASKED_FILL_SCALAR, O.INDEX_PUT_))
+
+
+def _overlap_allowed(t, op, others) -> bool:
+    return op in _OVERLAP_OK or (op is O.COPY and others and others[0] is t)  # (x.copy_(x))
+
+
+def _internal_overlap(data) -> bool:
+    """PyTorch's ``has_internal_overlap`` (answer YES): a dim of stride 0 and size > 1."""
+    return data.__class__ is _ndarray and builtins.any(
+        st == 0 and n > 1 for st, n in zip(data.strides, data.shape))
+
+
+def _check_overlap(t, op=None, others=(), attrs=(), written=None) -> None:
+    """Raise PyTorch's error where ``op`` would write into overlapping memory of ``t`` (a
+    tensor that is no view: ``x.expand(3, 2).detach()``): its part ``written`` (an
+    array; ``t[index] = value``: ``t[index]``; else all of it); where PyTorch writes
+    anyway (``fill_``, ``zero_``, ...), ``t``'s data becomes a writeable alias of that
+    memory."""
+    data = t._data
+    if not _internal_overlap(data):
+        return
+    if written is None:
+        written = data[attrs[0]] if op is O.COPY_SLICES else data
+    if _internal_overlap(written) and (op is None or not _overlap_allowed(t, op, others)):
+        raise RuntimeError(_OVERLAP_MESSAGE)
+    if not data.flags.writeable:
+        t._data = _writeable_alias(data)
+
+
+def _writeable_alias(data: np.ndarray) -> np.ndarray:
+    """``data`` (numpy's read-only broadcast of writeable memory) as a writeable array on
+    the same memory; ``data`` itself where that memory is read-only."""
+    owner = data
+    while getattr(owner, "base", None) is not None:  # (numpy's as_strided: a DummyArray)
+        owner = owner.base
+    if not (isinstance(owner, _ndarray) and owner.flags.writeable):
+        return data
+    start = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return np.ndarray(data.shape, data.dtype, buffer=owner, offset=start, strides=data.strides)
+
+
 def _save_original(result, source) -> None:
     """An in-place op that saves the tensor it changes saves a clone of the original, as
     PyTorch does (``z.mul_(y).grad_fn._saved_self`` has grad_fn CloneBackward0)."""
@@ -76,13 +124,15 @@ def _in_place_on_view(v, op, others, attrs, track) -> None:
     becomes ``CopySlices`` (the op's result written at the view's positions) and the view
     is regenerated from the base."""
     base, path = _view_root(v)
+    if base._data.__class__ is _ndarray and not base._data.flags.writeable:
+        _check_overlap(base, op, others, written=v._data)  # (a view of an expanded tensor)
     index = _view_index(base, path)
     flat = np.ravel_multi_index(index, np.shape(base._data)) if index else np.zeros(
         np.size(v._data), dtype=np.intp)
-    if np.unique(flat).size != np.size(flat):
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
+    flat = np.reshape(flat, np.shape(v._data))
+    written = flat[attrs[0]] if op is O.COPY_SLICES else flat  # (v[index] = value)
+    if np.unique(written).size != np.size(written) and not _overlap_allowed(v, op, others):
+        raise RuntimeError(_OVERLAP_MESSAGE)
     if track:
         source = _make(np.array(v._data, copy=True), v._dtype)
         source.grad_fn = v.grad_fn
@@ -92,12 +142,20 @@ def _in_place_on_view(v, op, others, attrs, track) -> None:
     else:
         arrays = [o._data if isinstance(o, Tensor) else o for o in others]
         values = op.forward(v._data, *arrays, *attrs)
-    v._write(values, op)  # casting checks, and the values land in v
+    at = index  # (where in the base the values go)
+    if v._data.__class__ is not _ndarray or v._data.flags.writeable:
+        v._write(values, op)  # casting checks, and the values land in v
+        values = v._data
+    else:  # (an expanded view, numpy's read-only broadcast: the base's write shows in it)
+        values = np.broadcast_to(np.asarray(values).astype(v._data.dtype, copy=False),
+                                 v._data.shape)
+        if op is O.COPY_SLICES:  # (v[index] = value: only v[index]'s memory is written)
+            values, at = values[attrs[0]], np.unravel_index(written, np.shape(base._data))
     if base._data.__class__ is not _ndarray:
         base._data = np.array(base._data)
     if track and result.grad_fn is not None:
         base.grad_fn = _copy_slices(base, result.grad_fn, index, np.shape(v._data))
-    base._data[index] = np.asarray(v._data) if index else np.asarray(v._data).reshape(())
+    base._data[at] = np.asarray(values) if at else np.asarray(values).reshape(())
     v._vc[0] += 1
     if track:  # (else, as PyTorch, regenerated when next used with grad mode on)
         v.grad_fn = _at_view(base, index, np.shape(v._data), v).grad_fn
@@ -116,6 +174,8 @@ class CopySlices(node_class(O.COPY_SLICES)):
     def _custom_backward(self, g, m, needed) -> list:
         fn, view_shape = self._fn, self._view_shape
         index = self.attrs[0]
+        if self._overlaps:  # (PyTorch copies the view's gradient into overlapping memory)
+            raise RuntimeError(_OVERLAP_MESSAGE)
         first = fn.inputs[0]
         if m.records and index:
             # As PyTorch records it: the gradient copied into a new tensor (CopyBackwards),
@@ -153,9 +213,19 @@ def _copy_slices(base, fn: Node, index, view_shape) -> Node:
                       (index, Size(np.shape(base._data))), (None, None), meta)
     node._fn = node._inner = fn
     node._view_shape = tuple(view_shape)
+    flat = np.ravel_multi_index(index, np.shape(base._data)) if index else ()
+    node._overlaps = np.unique(flat).size != np.size(flat)
     node._input_nrs = nrs
     node._plain = False
     return node
+
+
+def _write(t, values, op, part) -> None:
+    """``values`` into ``t``, or their ``part`` (an index) alone."""
+    if part is None:
+        t._write(values, op)
+    else:
+        t._data[part] = np.asarray(values)[part]
 
 
 class _no_track:
@@ -191,7 +261,9 @@ class _InPlace:
                 _refresh_view(self)
         if GRAD_MODE.enabled:
             if self.grad_fn is None and self._requires_grad:
-                raise _leaf_in_place_error()
+                # (PyTorch's: "a view of a leaf" where the view's base is a leaf)
+                raise _leaf_in_place_error(view=self._view_of is not None
+                                           and _view_root(self)[0].grad_fn is None)
             if self.grad_fn is not None and _is_view_of_leaf(self):
                 raise _leaf_in_place_error(view=True)
             track = self.grad_fn is not None or builtins.any(
@@ -202,6 +274,11 @@ class _InPlace:
         if self._view_of is not None:
             _in_place_on_view(self, op, others, attrs, track)
             return self
+        part = None
+        if self._data.__class__ is _ndarray and not self._data.flags.writeable:
+            _check_overlap(self, op, others, attrs)  # (an expanded tensor, detached)
+            if op is O.COPY_SLICES and _internal_overlap(self._data):
+                part = attrs[0]  # (t[index] = value: t[index]'s memory alone is written)
         if track:
             source = _make(self._data.copy(), self._dtype)
             source.grad_fn = self.grad_fn
@@ -215,12 +292,12 @@ class _InPlace:
                 operands, attrs = O.scattering.legacy_operands(operands, attrs)
             result = apply(op, operands, attrs)
             _save_original(result, source)
-            self._write(result._data, op)
+            _write(self, result._data, op, part)
             self.grad_fn = result.grad_fn
         else:
             # Through apply (nothing is recorded): the result has PyTorch's dtype, which
             # the casting check names ("result type Float can't be cast to ... Long").
-            self._write(apply(op, (self,) + tuple(others), attrs)._data, op)
+            _write(self, apply(op, (self,) + tuple(others), attrs)._data, op, part)
         self._vc[0] += 1
         return self
 
@@ -265,6 +342,7 @@ class _InPlace:
         return self._in_place(O.CLAMP, (), (min, max))
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        _check_overlap(self)
         bits = _rng(generator).bit_generator
         with _no_track():  # (float tensors: PyTorch's numbers for the same seed)
             self._write(uniform(bits, self._data.shape, a, b, self._data.dtype)
@@ -274,6 +352,7 @@ class _InPlace:
         return self
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        _check_overlap(self)
         self._write(normal(_source(generator), self._data.shape, mean, std,
                            self._data.dtype) if self._dtype.is_floating_point
                     else _rng(generator).normal(mean, std, self._data.shape), None)

@@ -222,6 +222,54 @@ for red in ["sum", "prod", "mean", "amax", "amin"]:
 }
 
 
+#: In-place ops on overlapping memory (an expanded tensor, a view of one, the same
+#: detached): PyTorch's error where two elements share a location, the write where the op
+#: writes one value (fill_, zero_, masked_fill_, index_put_) or where the written part
+#: does not overlap (a row of an expanded matrix).
+_OVERLAP_OPS = {
+    "add_": "t.add_(1)", "mul_": "t.mul_(2)", "div_": "t.div_(2)", "zero_": "t.zero_()",
+    "fill_": "t.fill_(3.)", "fill_ 0-d tensor": "t.fill_(torch.tensor(3.))",
+    "copy_": "t.copy_(torch.ones(3, 2))", "copy_ broadcast": "t.copy_(torch.ones(2))",
+    "copy_ itself": "t.copy_(t)", "clamp_": "t.clamp_(0, 1)", "exp_": "t.exp_()",
+    "relu_": "t.relu_()", "+=": "t.__iadd__(1)",
+    "masked_fill_": "t.masked_fill_(torch.ones(3, 2, dtype=torch.bool), 0.)",
+    "scatter_": "t.scatter_(0, torch.zeros(1, 2, dtype=torch.long), 1.)",
+    "scatter_add_": "t.scatter_add_(0, torch.zeros(1, 2, dtype=torch.long), torch.ones(1, 2))",
+    "t[0] = 5": "t.__setitem__(0, 5.)", "t[:] = 5": "t.__setitem__(slice(None), 5.)",
+    "t[1:] = 5": "t.__setitem__(slice(1, None), 5.)",
+    "t[mask] = 5": "t.__setitem__(torch.ones(3, 2, dtype=torch.bool), 5.)",
+    "uniform_": "t.uniform_().shape", "normal_": "t.normal_().shape",
+    "column mul_": "t[:, 0].mul_(2)", "row mul_": "t[0].mul_(2)", "t().add_": "t.t().add_(1)",
+}
+_OVERLAP_KINDS = {
+    "expanded view": "x = torch.tensor([1., 2.]); t = x.expand(3, 2)",
+    "expanded, detached": "x = torch.tensor([1., 2.]); t = x.expand(3, 2).detach()",
+    "expanded, recorded": ("a = torch.tensor([1., 2.], requires_grad=True); x = a * 1; "
+                           "t = x.expand(3, 2)"),
+}
+OVERLAP = {f"{kind}: {name}": f"""
+{setup}
+catch(lambda: {call})
+show(x, t._version, x.grad_fn, t.grad_fn)
+""" for kind, setup in _OVERLAP_KINDS.items() for name, call in _OVERLAP_OPS.items()}
+OVERLAP["expanded leaf view made to require grad"] = """
+x = torch.tensor([1., 2.])
+catch(lambda: x.expand(3, 2).requires_grad_().add_(1))
+"""
+OVERLAP["backward through a fill_ of an expanded view"] = """
+a = torch.tensor([1., 2.], requires_grad=True)
+x = a * 1
+x.expand(3, 2).fill_(3.)
+(x * torch.tensor([1., 2.])).sum().backward()
+show(x, a.grad)
+"""
+
+
+@pytest.mark.parametrize("code", list(OVERLAP.values()), ids=list(OVERLAP))
+def test_in_place_on_overlapping_memory(code):
+    _same(code)
+
+
 @pytest.mark.parametrize("code", list(REBASE.values()), ids=list(REBASE))
 def test_view_of_a_base_changed_in_place(code):
     _same(code)
