@@ -45,6 +45,7 @@ from ..symbolic.shapes import placeholder, resolve_shapes
 from ..symbolic.vectors import NoVectorForm, vector_text
 from .decision import compare_symbolically, symbolic_pairs
 from .domain import Kinks, confirm, exact_point, kink_arguments
+from .diagnosis import _symmetric_only as symmetric_only
 from .diagnosis import diagnose_all, shape_mismatches
 from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Report, listify)
 from .sampling import (Claim, close, finite_difference_witness, forgive_rounding, wide_sweep,
@@ -236,6 +237,8 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
     if any(v["numeric"] == "differ" for v in per_var.values()):
         verdict = WRONG
         diagnosis += diagnose_all(f, claims, found, sym_result, shapes, rtol, atol)
+        diagnosis += _symmetric_where(f, claims, found, per_var, shapes, rtol, atol,
+                                      diagnosis)
     elif found.used and sym_result is not None and all(
             v["symbolic"] == "equal" for v in per_var.values()):
         verdict = CORRECT
@@ -270,6 +273,28 @@ def _judge(f: Expression, kinks):
             return "outside the domain where the function is real"
         return None
     return why
+
+
+def _symmetric_where(f: Expression, claims: dict, found, per_var: dict, shapes: dict,
+                     rtol: float, atol: float, diagnosis: list) -> list:
+    """Where a wrong claim is right, for matrices: ``right where A is symmetric`` when
+    the claim is the true gradient wherever the square matrix ``A`` is replaced by its
+    symmetric part (``2*A @ x`` for ``x.T @ A @ x``; ``inverse(A)`` for ``logdet(A)``,
+    the transpose of the truth).  Recorded in ``per_var[k]["where"]``; a line of its own
+    unless the diagnosis says it already."""
+    out = []
+    for k in claims:
+        if per_var[k]["numeric"] != "differ" or per_var[k].get("where") or \
+                not found.evidence[k]:
+            continue
+        m = symmetric_only(f, claims[k], k, found.evidence[k], shapes, rtol, atol)
+        if m is None:
+            continue
+        per_var[k]["where"] = f"right where {m} is symmetric, wrong where it is not"
+        if not any(line.startswith(f"{k}: ") and f"{m} is symmetric" in line
+                   for line in diagnosis):
+            out.append(f"{k}: {per_var[k]['where']}")
+    return out
 
 
 def _pieces(f: Expression, claims: dict, per_var: dict, sym_pairs: list, sym_result: list,

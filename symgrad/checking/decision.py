@@ -374,7 +374,7 @@ def _under_domain(function, c, t, deadline, thorough: bool = True):
             if all(p.status == "equal" for p in ps):
                 return "equal"
             if any(p.status == "different" for p in ps):
-                return (where_text(ps, x), [(p.where(x), p.status, None if p.point is None
+                return (where_text(ps, x, function), [(p.where(x), p.status, None if p.point is None
                                              else float(p.point), _text(p.claimed),
                                              _text(p.true)) for p in ps])
             right = [p.where(x) for p in ps if p.status == "equal"]

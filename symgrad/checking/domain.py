@@ -35,7 +35,7 @@ import sympy as sp
 from ..symbolic.symbols import almost_everywhere
 
 __all__ = ["Kinks", "abstract_kinks", "kink_arguments", "confirm", "exact", "exact_point",
-           "MAX_EXACT_OPS", "KINK_DISTANCE"]
+           "MAX_EXACT_OPS", "KINK_DISTANCE", "real_at_point"]
 
 #: Exact confirmation runs on element pairs of at most this many operations (larger ones,
 #: a deep net's gradient, are judged in float64 against the size of their terms).
@@ -198,8 +198,10 @@ def confirm(claimed: list, true: list, subs: dict) -> str:
     for c, t in zip(claimed, true):
         c, t = almost_everywhere(sp.sympify(c)), almost_everywhere(sp.sympify(t))
         # A float constant may be a folded one (``pi**2/4`` as 2.46740110027234): it is
-        # exact only to float64's digits, so a difference must exceed what they explain.
-        floor = 1e-13 if (c.atoms(sp.Float) or t.atoms(sp.Float)) else 1e-25
+        # exact only to float64's digits, so a difference must exceed what they explain,
+        # 1e-13 of the terms that hold one (``1e-20*Max(0, x - 30)`` explains no
+        # difference of 1e-20 but a term ``2.467*x`` one of 1e-16).
+        floated = [a for e in (c, t) for a in sp.Add.make_args(e) if a.atoms(sp.Float)]
         c, t = exact(c), exact(t)
         if sp.count_ops(c) + sp.count_ops(t) > MAX_EXACT_OPS:
             return "unknown"
@@ -208,6 +210,10 @@ def confirm(claimed: list, true: list, subs: dict) -> str:
             if cv.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or tv.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
                 return "unknown"
             size = max(_size(cv), _size(tv))
+            floor = 1e-25 * size
+            if floated:
+                floor = max(floor, 1e-13 * max(_size(exact(a).xreplace(subs))
+                                               for a in floated))
             d = cv - tv
             v1 = complex(sp.N(d, 30))
             v2 = complex(sp.N(d, 60))
@@ -217,7 +223,23 @@ def confirm(claimed: list, true: list, subs: dict) -> str:
             return "unknown"
         if abs(v2) <= 1e-40 * max(size, 1e-300):
             continue
-        if abs(v1 - v2) <= 1e-6 * abs(v2) and abs(v2) > floor * size:
+        if abs(v1 - v2) <= 1e-6 * abs(v2) and abs(v2) > floor:
             return "different"
         verdict = "unknown"
     return verdict
+
+
+def real_at_point(e, point: dict) -> bool:
+    """Whether ``e`` and each function and power in it are real and finite at ``point``
+    (symbol -> exact value): ``sqrt(y)/sqrt(x)`` is not at x = y = -1, although SymPy
+    writes it as a real number there."""
+    e = sp.sympify(e)
+    for a in [e, *e.atoms(sp.Function, sp.Pow)]:
+        try:
+            v = sp.N(a.xreplace(point), 15)
+            re, im = v.as_real_imag()
+            if not (re.is_finite and im.is_finite) or abs(im) > 1e-12 * max(1, abs(re)):
+                return False
+        except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+            return False
+    return True

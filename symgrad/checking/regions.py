@@ -33,7 +33,7 @@ import sympy as sp
 
 from ..ops import OPS
 from ..symbolic.symbols import almost_everywhere
-from .domain import confirm, exact, kink_arguments
+from .domain import confirm, exact, kink_arguments, real_at_point
 
 __all__ = ["Piece", "regions", "where_text", "positive_parts", "equal_where_positive",
            "MAX_PIECES"]
@@ -81,15 +81,25 @@ def _number(v) -> str:
     return str(v)
 
 
-def where_text(pieces: list, x) -> str | None:
+def where_text(pieces: list, x, f=None) -> str | None:
     """``right for x > 0, wrong for x < 0`` when some pieces are proved right and some
-    wrong; None otherwise."""
-    right = [p.where(x) for p in pieces if p.status == "equal"]
-    wrong = [p.where(x) for p in pieces if p.status == "different"]
+    wrong; None otherwise.  Neighbouring pieces of one status are said as one where
+    ``f`` is real at the point between them (a kink of the claim or of a part of f that
+    is no kink of f: ``0.999 < x < 1.001``, not ``0.999 < x < 1 and 1 < x < 1.001``)."""
+    merged: list = []
+    for p in pieces:
+        last = merged[-1] if merged else None
+        if last is not None and last.status == p.status and last.high == p.low and \
+                f is not None and real_at_point(f, {x: p.low}):
+            merged[-1] = Piece(last.low, p.high, p.status, last.point)
+        else:
+            merged.append(p)
+    right = [p.where(x) for p in merged if p.status == "equal"]
+    wrong = [p.where(x) for p in merged if p.status == "different"]
     if not right or not wrong:
         return None
     text = f"right for {' and '.join(right)}, wrong for {' and '.join(wrong)}"
-    unknown = [p.where(x) for p in pieces if p.status == "unknown"]
+    unknown = [p.where(x) for p in merged if p.status == "unknown"]
     if unknown:
         text += f" (not settled for {' and '.join(unknown)})"
     return text
@@ -154,7 +164,7 @@ def _cuts(f, exprs, x) -> set:
 def _real_at(f, x, p) -> bool:
     """Whether ``f`` and every function and power in it are real and finite at
     ``x = p`` (``log(-1)**2`` is real, but not its ``log``)."""
-    return _real_at_point(f, {x: p})
+    return real_at_point(f, {x: p})
 
 
 #: Points where the pieces found are checked against the function's values (7 lies in
@@ -442,7 +452,14 @@ def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e
     claimed, true = (exact(almost_everywhere(sp.sympify(e))) for e in given)
     f = exact(f)
     args = _base_arguments([f, claimed, true])
-    if not args:
+    if args is None:
+        return None
+    # (the claim's own domain: ``sqrt(y)/(2*sqrt(x))`` for ``sqrt(x*y)`` is not real where
+    # x, y < 0 although f is: the signs of its roots' and logarithms' arguments too)
+    own = [u for u in [*positive_parts(claimed)] if u not in positive_parts(f)
+           and not any(_proportional(u, a) for a in args)]
+    args = args + sorted(own, key=sp.default_sort_key)
+    if not args or len(args) > MAX_SIGN_ARGUMENTS:
         return None
     symbols = sorted(f.free_symbols | claimed.free_symbols | true.free_symbols, key=str)
     rng = np.random.default_rng(seed)
@@ -454,7 +471,7 @@ def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e
             signs = tuple(int(sp.sign(u.xreplace(point))) for u in args)
         except (TypeError, ValueError):
             continue
-        if 0 in signs or signs in found or not _real_at_point(f, point):
+        if 0 in signs or signs in found or not real_at_point(f, point):
             continue
         found[signs] = point
         if len(found) == 2 ** len(args):
@@ -464,10 +481,12 @@ def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e
         if deadline is not None and time.process_time() > deadline:
             return None
         c, t = _on_piece_at(claimed, point), _on_piece_at(true, point)
-        status = "equal" if _equal(c - t, prove) else "unknown"
-        if status != "equal" and all(_real_at_point(e, point) for e in given) and \
+        status = "equal" if _equal(_signed(c - t, args, signs), prove) else "unknown"
+        if status != "equal" and all(real_at_point(e, point) for e in given) and \
                 confirm([given[0]], [given[1]], point) == "different":
             status = "different"
+        elif status != "equal" and real_at_point(t, point) and not real_at_point(c, point):
+            status = "different"  # (the claim is not real where f and its gradient are)
         rows.append((signs, status, point, c, t))
     right = [s for s, st, *_ in rows if st == "equal"]
     wrong = [s for s, st, *_ in rows if st == "different"]
@@ -486,15 +505,14 @@ def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e
     return text, out
 
 
-def _real_at_point(e, point: dict) -> bool:
-    """Whether ``e`` and each function and power in it are real and finite at ``point``."""
-    e = sp.sympify(e)
-    for a in [e, *e.atoms(sp.Function, sp.Pow)]:
-        try:
-            v = sp.N(a.xreplace(point), 15)
-            re, im = v.as_real_imag()
-            if not (re.is_finite and im.is_finite) or abs(im) > 1e-12 * max(1, abs(re)):
-                return False
-        except (TypeError, ValueError, ZeroDivisionError, AttributeError):
-            return False
-    return True
+def _signed(e, args: list, signs: tuple):
+    """``e`` with each symbol that is an argument (or its negative) written as a symbol of
+    the known sign of the pattern, so that SymPy may use it (``sqrt(x*y)`` is
+    ``sqrt(x)*sqrt(y)`` where x, y > 0)."""
+    repl = {}
+    for u, s in zip(args, signs):
+        for v, o in ((u, 1), (-u, -1)):
+            if v.is_Symbol and v not in repl:
+                repl[v] = o * s * sp.Dummy(v.name, positive=True)
+    return e.xreplace(repl) if repl else e
+

@@ -26,7 +26,7 @@ from ..autograd import no_grad
 from ..symbolic.bridge import almost_everywhere, as_sympy, leaf_symbols
 from ..symbolic.expression import EvaluationError, Expression, parse
 from ..symbolic.parser import parse_value
-from .domain import MAX_EXACT_OPS, confirm, exact_point
+from .domain import MAX_EXACT_OPS, confirm, exact, exact_point, real_at_point
 from .report import CheckError, listify
 
 __all__ = ["Claim", "Samples", "close", "fit", "point_value", "random_point", "sample",
@@ -167,6 +167,11 @@ def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: 
         try:
             true = f.gradient(**point)
             value = f.evaluate(**point)
+        except np.linalg.LinAlgError as e:  # (a singular matrix given: no verdict there)
+            if given and told:
+                notes.append(f"the gradient cannot be computed at the given point ({e}); "
+                             "it was skipped")
+            continue
         except Exception:  # noqa: BLE001
             if given:
                 raise
@@ -188,6 +193,11 @@ def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: 
         except EvaluationError as e:
             out.unevaluable = (k, e)
             return out
+        except np.linalg.LinAlgError as e:
+            if given and told:
+                notes.append(f"the claim cannot be computed at the given point ({e}); it "
+                             "was skipped")
+            continue
         except Exception:  # noqa: BLE001
             if given:
                 raise
@@ -400,6 +410,9 @@ def forgive_rounding(claims: dict, per_var: dict, sym_pairs: list, found: Sample
     counterexample becomes a confirmed point (or None).
     """
     kept = None
+    if symbols is not None:
+        _overflow_is_no_counterexample(claims, per_var, sym_pairs, found, rtol, atol,
+                                       symbols)
     for i, k in enumerate(claims):
         if k in found.shape_bad or per_var[k]["numeric"] != "differ" \
                 or k in found.nonfinite:
@@ -434,6 +447,57 @@ def forgive_rounding(claims: dict, per_var: dict, sym_pairs: list, found: Sample
                 kept is not None and k == kept["variable"]
                 and k not in found.nonfinite and k not in found.shape_bad):
             found.counterexample = kept
+
+
+def _overflow_is_no_counterexample(claims: dict, per_var: dict, sym_pairs: list,
+                                   found: Samples, rtol: float, atol: float,
+                                   symbols: list) -> None:
+    """A claim that is ``nan`` or ``inf`` in float64 where the truth is finite is a
+    counterexample only where it is not real: an operation of it outside its domain
+    (``sqrt`` of a negative number, ``1/0``), shown by exact evaluation of each of its
+    parts.  Where every part is real (``exp(x)/(1 + exp(x))`` at x = 1000 overflows to
+    ``inf/inf``), the claim is judged by its exact value: different (confirmed), or the
+    point does not count."""
+    for i, k in enumerate(claims):
+        point = found.nonfinite.get(k)
+        if point is None:
+            continue
+        claimed, true = sym_pairs[i]
+        subs = exact_point(point, symbols)
+        if subs is None or sum(sp.count_ops(c) for c in claimed) > MAX_EXACT_OPS:
+            continue
+        try:
+            undefined = _outside_its_domain(claims[k], point) or not all(
+                real_at_point(sp.sympify(c), subs) for c in claimed)
+        except Exception:  # noqa: BLE001 - not evaluable exactly: the float verdict stands
+            continue
+        if undefined:
+            continue  # (not real there: a counterexample)
+        verdict = confirm(claimed, true, subs)
+        del found.nonfinite[k]
+        differ = verdict == "different" or any(
+            not np.all(close(np.broadcast_to(c, t.shape), t, rtol, atol))
+            for c, t, _, _ in found.evidence[k])
+        per_var[k]["numeric"] = "differ" if differ else "agree"
+        cex = found.counterexample
+        if cex is not None and cex["variable"] == k and \
+                cex["point"] == {n: listify(v) for n, v in point.items()}:
+            if verdict == "different":  # (the claim's exact value, not float64's nan)
+                cex["claimed"] = listify(np.asarray(
+                    [complex(sp.N(exact(sp.sympify(c)).xreplace(subs), 17)).real
+                     for c in claimed]).reshape(np.shape(cex["true"])))
+            else:
+                found.counterexample = None
+
+
+def _outside_its_domain(claim: Claim, point: dict) -> bool:
+    """Whether an operation of the claim (as written: SymPy's form may have lost it,
+    ``exp(-log(x))`` is ``1/x``) leaves its domain at ``point`` for another reason than
+    float64's overflow (``log`` of a negative number, ``sqrt`` below 0, ``1/0``)."""
+    if claim.expression is None:
+        return True
+    err = claim.expression.domain_error(**{v: point[v] for v in claim.expression.variables})
+    return err is not None and "overflow" not in str(err)
 
 
 def _worst_elements(ev, count: int = 3) -> list:
