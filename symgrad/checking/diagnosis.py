@@ -28,7 +28,8 @@ from ..symbolic.expression import Expression
 from .domain import abstract_kinks
 from .sampling import Samples, close, random_point
 from .sizes import size_classes
-from .slips import named_slip
+from .slip_trees import _terms
+from .slips import NUMEL_KINDS, REGION_KINDS, named_slip
 
 __all__ = ["SIMPLIFY_OPS", "explain", "diagnose", "diagnose_all", "factor_text",
            "shape_mismatches"]
@@ -108,6 +109,9 @@ def _explain(claimed, true, function) -> list:
             chain = _chain_factor(ratio, function, simplify, true)
             if chain is not None:
                 return [("chain", ratio, chain)]
+            other = _part_by_other(claimed, true, function)
+            if other is not None:  # (2*x for the y of x**2*y is no factor x/2)
+                return [other]
             if _monomial(ratio) or _of_parts(ratio, function):
                 num, den = sp.fraction(ratio)
                 if num.is_number and not den.is_number and not _divides(den, true):
@@ -331,6 +335,30 @@ def _product_inside(function, var):
     return None
 
 
+def _part_by_other(claimed, true, function):
+    """``("swapped", true, words)`` when the claim is the derivative of a part of f with
+    respect to another variable (``2*x``, of ``x**2``, for the ``y`` of ``x**2*y``), else
+    None.  Bounded: f of at most 40 operations and 6 symbols, its first 30 parts."""
+    if function is None or sp.count_ops(function) > 40 or function.has(*_KINKED):
+        return None
+    symbols = sorted(function.free_symbols, key=str)
+    if not 2 <= len(symbols) <= 6:
+        return None
+    var = _variable(true, function, symbols)
+    if var is None:
+        return None
+    parts = [u for u in sp.preorder_traversal(function)  # (f itself: the numbers say it)
+             if u.free_symbols and not u.is_Symbol and u is not function][:30]
+    for u in parts:
+        for s in symbols:
+            d = sp.diff(u, s) if s != var else 0
+            if d != 0 and not d.is_number and _same(claimed, d, symbols):
+                return ("swapped", true, f"wrong variable: the claim {claimed} is the "
+                        f"derivative of {u} with respect to {s}; with respect to {var} "
+                        f"the gradient is {true}")
+    return None
+
+
 def _swapped(claimed, true, function):
     """``("swapped", true, words)`` when the claim is the true derivative with two
     variables exchanged, or the derivative with respect to the other variable with the
@@ -381,15 +409,27 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             hints = sym_result[list(claims).index(k)][1]
         evidence = found.evidence[k]
         if shapes[k] and evidence and evidence[0][0].ndim == 0:
+            # (the chain rule's vector factor, or a sum that should not be, says why)
+            slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol)
             out.append(f"{k}: wrong shape: the claimed gradient is a scalar, "
-                       f"but {k} has shape {shapes[k]}")
+                       f"but {k} has shape {shapes[k]}" + (f": {slip}" if slip else ""))
             continue
         if found.per_var[k].get("where"):  # (the pieces say it better than a Piecewise)
             hints = [h for h in hints or () if not _has_kinks(h[1])]
+            slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol,
+                              kinds=REGION_KINDS)
+            out.extend([f"{k}: {slip}"] * (slip is not None))
         words = diagnose(k, evidence, hints, rtol, atol)
-        size = _size_factor(f, claims[k], k, evidence, shapes, rtol, atol)
+        size = _numel_slip(f, claims[k], k, evidence, shapes, rtol, atol) or \
+            _size_factor(f, claims[k], k, evidence, shapes, rtol, atol)
         if size is not None:
             words = [size]
+        if words and words[0].startswith("the product rule") and " but lacks " in words[0] \
+                and _term_count(claims[k]) > 1:
+            # (one term of the claim is there but wrong: the rewrite that mends it)
+            slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol)
+            words = [slip] if slip is not None and not slip.startswith(
+                "missing term") else words
         if not (words and words[0].startswith(_NUMERIC_KINDS)):
             m = _transposed_matrix(f, claims[k], k, evidence, shapes, rtol, atol)
             if m is not None:
@@ -403,6 +443,9 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             # (one rewrite of the claim that makes it right says more than a ratio or a
             # difference of two forms in exponentials)
             slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol)
+            if slip is not None and slip.startswith(_TERM_KINDS) and any(
+                    w.startswith("the product rule") for w in words):
+                slip = None  # (SymPy's term says as much, and the product rule with it)
             words = [slip] if slip is not None else words
         if slip is None and not (words and words[0].startswith(_NUMERIC_KINDS +
                                                                ("transposed",))):
@@ -427,8 +470,25 @@ def _foreign(words: str, claim) -> bool:
 
 
 _FACTOR_KINDS = ("wrong sign", "missing factor", "extra factor")
+_TERM_KINDS = ("missing term", "extra term")
 # Diagnoses that name the mistake already (no rewrite of the claim is tried).
 _NAMED = ("wrong variable", "transposed", "the product rule")
+
+
+def _term_count(claim) -> int:
+    """The number of terms of the claim's text (1 when it has no text)."""
+    expr = getattr(claim, "expression", None)
+    return 1 if expr is None else len(_terms(expr.tree))
+
+
+def _numel_slip(f: Expression, claim, name: str, evidence: list, shapes: dict,
+                rtol: float, atol: float) -> str | None:
+    """``1/numel(X) where the true gradient has 1/numel(y)``: a claim that divides by
+    the size of the wrong tensor (named before the size is read off the numbers)."""
+    expr = getattr(claim, "expression", None)
+    if expr is None or "numel(" not in expr.text:
+        return None
+    return named_slip(f, claim, name, evidence, shapes, rtol, atol, kinds=NUMEL_KINDS)
 
 
 def _size_factor(f: Expression, claim, name: str, evidence: list, shapes: dict,
@@ -565,10 +625,13 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
             if more and more[0]:  # (the chain rule's constant: 2 for the inner 2*x + 1)
                 return [f"missing factor {text}", f"the chain rule: {text} is {more[0]}"]
             exact = sp.sympify(text)
+            if exact.atoms(sp.Float):  # (3**x's log(3) reaches SymPy as a float)
+                exact = _named_constant(float(value)) or exact
             if not (exact.is_Rational or exact.atoms(sp.Float)) and abs(ratio + 1) > 1e-6:
                 # (log(10), not 2.30...)
                 sign = "" if ratio > 0 else "wrong sign and "
-                return [f"{sign}extra factor {sp.Abs(1 / exact)}" if abs(ratio) > 1 else
+                extra = abs(ratio) > 1 and sp.fraction(sp.Abs(1 / exact))[0] != 1
+                return [f"{sign}extra factor {sp.Abs(1 / exact)}" if extra else
                         f"{sign}missing factor {sp.Abs(exact)}"]
         return [factor_text(ratio)]
     chain = [h for h in hints or () if h[0] == "chain"]
@@ -615,6 +678,21 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
     if out and out[0].startswith(("missing factor", "extra factor")):
         return out[:2] if len(out) > 1 and out[1].startswith("the chain rule") else out[:1]
     return out
+
+
+#: Constants a factor is named by when it reaches SymPy as a float (log(3): 1.0986...).
+_CONSTANTS = [sp.log(k) for k in range(2, 11)] + [1 / sp.log(k) for k in range(2, 11)] + [
+    sp.pi, 1 / sp.pi, sp.E, sp.sqrt(2), sp.sqrt(3), sp.sqrt(sp.pi)]
+
+
+def _named_constant(v: float):
+    """The constant of :data:`_CONSTANTS` (or its negative) equal to ``v`` to 12 digits,
+    or None."""
+    for c in _CONSTANTS:
+        for s in (c, -c):
+            if abs(float(s) - v) <= 1e-12 * max(1.0, abs(v)):
+                return s
+    return None
 
 
 def factor_text(ratio: float) -> str:

@@ -44,23 +44,27 @@ Examples
 """
 from __future__ import annotations
 
-import re
 from dataclasses import replace
+from fractions import Fraction
 from itertools import islice
 
 import numpy as np
 
 from .. import ops
 from ..autograd import no_grad
-from ..symbolic import parser as P
 from ..symbolic.expression import Expression
 from ..symbolic.syntax import BinOp, Call, Name, Neg, Num, Transpose, to_text
 from .sampling import close, fit, random_point
+from .slips_more import MORE_KINDS, NUMEL_KINDS, REGION_KINDS
+from .slip_trees import (_at, _call, _children, _context, _is, _left_grouped, _negated,
+                         _one_minus, _put, _sites, _spine, _term, _terms, _text,
+                         _with_children)
 
-__all__ = ["MAX_REWRITES", "MAX_NODES", "named_slip"]
+__all__ = ["MAX_REWRITES", "MAX_NODES", "KINDS", "NUMEL_KINDS", "REGION_KINDS",
+           "named_slip"]
 
 #: Rewrites tried per claim (each kind at most 20 of them).
-MAX_REWRITES = 320
+MAX_REWRITES = 640
 #: Claims with more nodes than this are not rewritten.
 MAX_NODES = 200
 _PER_KIND = 20
@@ -69,7 +73,8 @@ _MAX_CHAIN = 5  # (operands of a chain of * and @ regrouped: 14 groupings at 5)
 
 
 def named_slip(f: Expression, claim, name: str, evidence: list, shapes: dict,
-               rtol: float, atol: float, base: dict | None = None) -> str | None:
+               rtol: float, atol: float, base: dict | None = None,
+               kinds: tuple | None = None) -> str | None:
     """Words for the slip that one rewrite of the claim corrects, or None.
 
     Parameters
@@ -88,6 +93,8 @@ def named_slip(f: Expression, claim, name: str, evidence: list, shapes: dict,
         The check's tolerance.
     base : dict, optional
         A point to use first when ``evidence`` is empty.
+    kinds : tuple, optional
+        The kinds of rewrite tried (default: every kind, this module's first).
     """
     expr = claim.expression
     if expr is None or _size(expr.tree) > MAX_NODES:
@@ -96,7 +103,7 @@ def named_slip(f: Expression, claim, name: str, evidence: list, shapes: dict,
         points = [(ev[3], np.asarray(ev[1], dtype=np.float64)) for ev in evidence[:3]]
         if not points:
             points = _points(f, name, shapes, base)
-        for tree, words in islice(_rewrites(expr, f, shapes), MAX_REWRITES):
+        for tree, words in islice(_rewrites(expr, f, shapes, kinds), MAX_REWRITES):
             if points and _gives(tree, points, rtol, atol):
                 return words
     except Exception:  # noqa: BLE001 - words are optional: no slip named
@@ -137,102 +144,18 @@ def _gives(tree, points: list, rtol: float, atol: float) -> bool:
 
 
 # -- the tree: sites (path, node) and one-site replacement --------------------------------
-def _children(node) -> tuple:
-    if isinstance(node, BinOp):
-        return (node.left, node.right)
-    if isinstance(node, (Neg, Transpose)):
-        return (node.operand,)
-    if isinstance(node, Call):
-        return node.args
-    return ()
-
-
-def _with_children(node, kids: tuple):
-    if isinstance(node, BinOp):
-        return replace(node, left=kids[0], right=kids[1])
-    if isinstance(node, (Neg, Transpose)):
-        return replace(node, operand=kids[0])
-    if isinstance(node, Call):
-        return replace(node, args=tuple(kids))
-    return node
-
-
-def _sites(tree, path: tuple = ()):
-    """``(path, node, parent)`` for every node, outermost first."""
-    stack = [(path, tree, None)]
-    while stack:
-        p, n, parent = stack.pop()
-        yield p, n, parent
-        kids = _children(n)
-        for i in reversed(range(len(kids))):
-            stack.append((p + (i,), kids[i], n))
 
 
 def _size(tree) -> int:
     return sum(1 for _ in islice(_sites(tree), MAX_NODES + 1))
 
 
-def _put(tree, path: tuple, new):
-    """``tree`` with the node at ``path`` replaced by ``new``."""
-    if not path:
-        return new
-    kids = list(_children(tree))
-    kids[path[0]] = _put(kids[path[0]], path[1:], new)
-    return _with_children(tree, tuple(kids))
-
-
-def _is(node, op) -> bool:
-    return isinstance(node, Call) and P.FUNCTION_OPS.get(node.func) is op
-
-
-def _call(op, *args) -> Call:
-    return Call(op.exprs[0], tuple(args))
-
-
-def _negated(u):
-    """``-u`` as a reader writes it (``-w*x``, not ``-(w*x)``; ``x`` for ``-x``)."""
-    if isinstance(u, Neg):
-        return u.operand
-    if isinstance(u, BinOp) and u.op in ("*", "/", "@"):
-        return replace(u, left=_negated(u.left))
-    return Neg(u)
-
-
-def _text(node) -> str:
-    """``node`` as text, products and powers written tight (``sigmoid(w*x)``)."""
-    out = to_text(node).replace(" ** ", "**").replace(" * ", "*").replace(" / ", "/")
-    return _NEGATIVE_POWER.sub(r"**(\1)", out)  # (x**(-3), not x**-3)
-
-
-_NEGATIVE_POWER = re.compile(r"\*\*(-[0-9.]+)")
-
-
 # -- the rewrites, one kind after another ----------------------------------------------
-def _rewrites(expr: Expression, f: Expression, shapes: dict):
+def _rewrites(expr: Expression, f: Expression, shapes: dict, kinds: tuple | None = None):
     tree = expr.tree
     sites = list(_sites(tree))
-    for kind in (_transposes, _back_products, _sigmoid_signs, _sigmoid_factors,
-                 _tanh_slips, _sums_of_targets, _softmax_jacobian, _regroupings,
-                 _term_factors, _parentheses, _products_swapped, _extra_factors,
-                 _sign_flips, _squares, _exponents, _exponentials, _norms,
-                 _transposed_terms, _logit_gradients):
+    for kind in KINDS if kinds is None else kinds:
         yield from islice(kind(tree, sites, f, shapes, expr.text), _PER_KIND)
-
-
-def _context(tree, path: tuple):
-    """The path of the innermost matrix product holding the node at ``path`` (the node's
-    own when there is none): the part of the claim a diagnosis quotes."""
-    for cut in range(len(path) - 1, -1, -1):
-        node = _at(tree, path[:cut])
-        if isinstance(node, BinOp) and node.op == "@":
-            return path[:cut]
-    return path
-
-
-def _at(tree, path: tuple):
-    for i in path:
-        tree = _children(tree)[i]
-    return tree
 
 
 def _transposes(tree, sites, f, shapes, text):
@@ -318,21 +241,6 @@ def _sigmoid_factors(tree, sites, f, shapes, text):
                 f"{_text(node)}")
 
 
-def _term(tree, path: tuple) -> tuple:
-    """The path of the product (of ``*``, ``/``, ``@``) that holds the node at ``path``
-    as a factor: the term of a sum it is in."""
-    cut = len(path)
-    while cut > 0 and isinstance(_at(tree, path[:cut - 1]), BinOp) and \
-            _at(tree, path[:cut - 1]).op in ("*", "/", "@"):
-        cut -= 1
-    return path[:cut]
-
-
-def _one_minus(node, op=ops.SIGMOID) -> bool:
-    return (isinstance(node, BinOp) and node.op == "-" and isinstance(node.left, Num)
-            and node.left.value == 1 and _is(node.right, op))
-
-
 def _sums_of_targets(tree, sites, f, shapes, text):
     """``softmax(z)`` (or ``exp(z)/sum(exp(z))``) made ``softmax(z)*sum(y)`` for a vector
     variable ``y`` of f: cross-entropy's gradient when ``y`` need not sum to 1."""
@@ -386,13 +294,6 @@ def _groupings(items: list):
                 yield BinOp(items[i], left, right)
 
 
-def _left_grouped(items: list):
-    out = items[0]
-    for i in range(1, len(items), 2):
-        out = BinOp(items[i], out, items[i + 1])
-    return out
-
-
 def _shown(node, top: bool = True) -> str:
     """A product written with the parentheses that show its grouping (where ``@`` and
     ``*`` meet, and on the right of either); a sum or difference (``top``) with its
@@ -439,7 +340,6 @@ def _regroupings(tree, sites, f, shapes, text):
                  "needed)" if bare else ""))
 
 
-
 def _parentheses(tree, sites, f, shapes, text):
     """A sum or difference that belongs inside a product (``W.T @ W @ x - y`` for
     ``W.T @ (W @ x - y)``): the product's last factors and the other term bracketed."""
@@ -453,14 +353,6 @@ def _parentheses(tree, sites, f, shapes, text):
             yield _put(tree, path, new), (
                 f"missing parentheses: the claim computes {_shown(node)}, the true "
                 f"gradient {_shown(new)} ({items[i]} binds tighter than {node.op})")
-
-
-def _spine(node) -> list:
-    """``[a, op, b, op, c, ...]`` for a product ``((a op b) op c) ...`` of ``*`` and ``@``
-    (``[node]`` when it is none)."""
-    if isinstance(node, BinOp) and node.op in _PRODUCTS:
-        return _spine(node.left) + [node.op, node.right]
-    return [node]
 
 
 def _products_swapped(tree, sites, f, shapes, text):
@@ -488,6 +380,10 @@ def _extra_factors(tree, sites, f, shapes, text):
             what = " (sigmoid's derivative)" if _is_sigmoid_derivative(extra) else ""
             yield _put(tree, path, rest), (f"extra factor {_text(extra)}{what}: the claim "
                                            "is right without it")
+    for path, node, _ in sites:  # (a division that should not be: x/norm(x) for x)
+        if isinstance(node, BinOp) and node.op == "/" and not isinstance(node.right, Num):
+            yield _put(tree, path, node.left), (
+                f"extra factor 1/{_text(node.right)}: the claim is right without it")
     for path, node, _ in sites:  # (a square that should not be: tan(x)**2 for tan(x))
         if isinstance(node, BinOp) and node.op == "**" and node.right == Num(2):
             yield _put(tree, path, node.left), (
@@ -548,13 +444,6 @@ def _softmax_jacobian(tree, sites, f, shapes, text):
             f"{_text(new)}")
 
 
-def _terms(node, path: tuple = ()) -> list:
-    """``(path, term)`` for the terms of a sum or difference (the node alone if none)."""
-    if isinstance(node, BinOp) and node.op in ("+", "-"):
-        return _terms(node.left, path + (0,)) + _terms(node.right, path + (1,))
-    return [(path, node)]
-
-
 def _term_factors(tree, sites, f, shapes, text):
     """One term of a claim of several given a missing factor: a scalar variable of f,
     2 or 1/2."""
@@ -595,32 +484,58 @@ def _squares(tree, sites, f, shapes, text):
 
 
 def _exponents(tree, sites, f, shapes, text):
-    """The exponent of a power of a variable or a sum off by one or two (the power rule:
-    ``x**n`` -> ``n*x**(n - 1)``)."""
-    for path, node, _ in sites:
+    """The exponent of a power of a variable or a sum off by one or two, or not the one
+    the power rule gives for a power of the same base in f (``x**1.5`` -> ``x**0.5`` for
+    ``x**1.5``; ``x**(-1/3)`` -> ``x**(-2/3)`` for ``x**(1/3)``)."""
+    powers: dict = {}
+    for _, node, _ in _sites(f.tree):
+        if isinstance(node, BinOp) and node.op == "**" and _constant(node.right) is not None:
+            powers.setdefault(node.left, []).append(_constant(node.right) - 1)
+    for path, node, parent in sites:
         if not (isinstance(node, BinOp) and node.op == "**"):
             continue
-        n = _number(node.right)
+        n = _constant(node.right)
         if n is None or not (isinstance(node.left, Name) or isinstance(node.left, BinOp)
                              and node.left.op in ("+", "-")):
             continue  # (the power rule as applied to x**n or (2*x + 1)**3)
-        for m in (n - 1, n + 1, n - 2, n + 2):
-            if m in (0, 1):
+        steps = (n - 1, n + 1, n - 2, n + 2) if n == int(n) else ()
+        for m in dict.fromkeys([*steps, *powers.get(node.left, ())]):
+            if m in (0, 1, n):
                 continue
-            exp = Num(m) if m >= 0 else Neg(Num(-m))
-            new = replace(node, right=exp)
+            new = replace(node, right=_exponent(m))
+            below = isinstance(parent, BinOp) and parent.op == "/" and parent.right is node
+            has, want = (_text(node), _text(new))
+            if below:  # (-3/x**2: the power rule speaks of x**(-2))
+                has = f"1/{has} = {_text(replace(node, right=_exponent(-n)))}"
+                want = f"1/{want} = {_text(replace(new, right=_exponent(-m)))}"
             yield _put(tree, path, new), (
-                f"power rule: the claim has {_text(node)} where the true gradient has "
-                f"{_text(new)} (d/du u**n = n*u**(n - 1): the exponent drops by one)")
+                f"power rule: the claim has {has} where the true gradient has {want} "
+                f"(d/du u**n = n*u**(n - 1): the exponent drops by one)")
 
 
-def _number(node):
-    if isinstance(node, Num) and isinstance(node.value, int):
-        return node.value
+def _constant(node):
+    """The exact value of a constant exponent (``-2/3``, ``1.5``), or None."""
+    if isinstance(node, Num):
+        v = Fraction(node.value).limit_denominator(1000)
+        return v if abs(float(v) - node.value) < 1e-12 else None
     if isinstance(node, Neg):
-        n = _number(node.operand)
-        return None if n is None else -n
+        v = _constant(node.operand)
+        return None if v is None else -v
+    if isinstance(node, BinOp) and node.op == "/":
+        a, b = _constant(node.left), _constant(node.right)
+        return None if a is None or not b else a / b
     return None
+
+
+def _exponent(m):
+    """The exponent node for the value ``m``: an integer, a decimal (``0.5``) when it has
+    a short one, else a fraction as written (``-2/3``)."""
+    m = Fraction(m)
+    if m.denominator == 1 or m.denominator in (2, 4, 5, 8, 10, 20, 25, 50, 100):
+        v = int(m) if m.denominator == 1 else float(m)
+        return Num(v) if v >= 0 else Neg(Num(-v))
+    top = Num(abs(m.numerator))
+    return BinOp("/", top if m > 0 else Neg(top), Num(m.denominator))
 
 
 def _transposed_terms(tree, sites, f, shapes, text):
@@ -692,3 +607,10 @@ def _logit_gradients(tree, sites, f, shapes, text):
             f"gradient with respect to the logit: the claim is d/dz where {p.name} = "
             f"sigmoid(z); with respect to {p.name} it is divided by {_text(slope)} "
             f"(sigmoid's derivative)")
+
+
+#: Every kind of rewrite, in the order tried.
+KINDS = (_transposes, _back_products, _sigmoid_signs, _sigmoid_factors, _tanh_slips,
+         _sums_of_targets, _softmax_jacobian, _regroupings, _term_factors, _parentheses,
+         _products_swapped, _extra_factors, _sign_flips, _squares, _exponents,
+         _exponentials, _norms, _transposed_terms, _logit_gradients) + MORE_KINDS

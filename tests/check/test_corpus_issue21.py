@@ -124,7 +124,7 @@ WRONG = [  # (expression, claims, shapes, the diagnosis's words)
     ("x/sqrt(x**2 + 1)", {"x": "1/sqrt(x**2 + 1)"}, {},
      ["x: missing factor 1/(x**2 + 1)"]),
     ("dot(x, x)/2 + dot(b, x)", {"x": "x"}, {"x": ("n",), "b": ("n",)},
-     ["x: missing term b_0"]),
+     ["x: missing term b: the true gradient is x + b"]),
     ("(x - y)**2/y", {"y": "-2*(x - y)/y"}, {},
      ["y: the product rule: the claim has (-2*x + 2*y)/y (uv′) but lacks -(x - y)**2/y**2 "
       "(u′v); f′ = u′v + uv′ for f = u*v (u = 1/y, v = (x - y)**2)"]),

@@ -1,0 +1,255 @@
+"""More slips of hand-derived gradients, each named by one rewrite of the claim's text
+(the kinds :mod:`~symgrad.checking.slips` tries after its own; same bounds, words only).
+
+* a mean divided by the **size of the wrong tensor** (``1/numel(X)`` for ``1/numel(y)``);
+* **relu's step** mistaken: ``relu(u)`` or ``sign(u)`` where the step ``(1 + sign(u))/2``
+  belongs, relu's (or leaky ReLU's) **mask left out** of a vector, abs's ``sign(u)``
+  left out (these also run where the claim is right on part of the domain only);
+* the **chain rule's vector factor** left out of a scalar claim (``a`` of ``dot(a, x)``,
+  ``x/norm(x)`` of ``norm(x)``), a **sum** that should not be (``sum(y)`` for ``y``) or
+  that should (a scalar broadcast over a vector: ``sum(...)`` of its gradient);
+* a **missing or extra term** of the claim's own sum (a variable of f left out, one term
+  too many);
+* a **wrong variable** in one place (``(w*x - y)*w`` for ``(w*x - y)*x``);
+* the chain rule written **at the wrong argument** (``1 + x**2`` for ``1 + (2*x)**2`` of
+  ``atan(2*x)``) or with the **inner derivative inside** the outer function
+  (``exp(cos(x))`` for ``exp(sin(x))*cos(x)``);
+* a missing factor ``det(A)`` (``det(A)*inverse(A).T``).
+
+Examples
+--------
+>>> from symgrad.symbolic.parser import parse
+>>> from symgrad import parse as parse_f
+>>> f = parse_f("mean((X @ w - y)**2)")
+>>> tree = parse("2*X.T @ (X @ w - y)/numel(X)")
+>>> shapes = {"X": (2, 3), "w": (3,), "y": (2,)}
+>>> new, words = next(_numel_swaps(tree, None, f, shapes, ""))
+>>> words.split(" (")[0]
+'1/numel(X) where the true gradient has 1/numel(y)'
+"""
+from __future__ import annotations
+
+from .. import ops
+from ..symbolic.syntax import BinOp, Call, Name, Neg, Num
+from .slip_trees import _at, _call, _is, _put, _sites, _term, _terms, _text
+
+__all__ = ["MORE_KINDS", "REGION_KINDS", "NUMEL_KINDS"]
+
+
+def _step(u):
+    """relu's derivative at ``u``: ``(1 + sign(u))/2``."""
+    return BinOp("/", BinOp("+", Num(1), _call(ops.SIGN, u)), Num(2))
+
+
+def _leaky_step(u):
+    """leaky ReLU's derivative at ``u`` (slope 0.01): ``0.505 + 0.495*sign(u)``."""
+    return BinOp("+", Num(0.505), BinOp("*", Num(0.495), _call(ops.SIGN, u)))
+
+
+def _f_calls(f, op) -> list:
+    """The distinct calls of ``op`` in f, outermost first."""
+    return list(dict.fromkeys(n for _, n, _ in _sites(f.tree) if _is(n, op)))
+
+
+def _numel_swaps(tree, sites, f, shapes, text):
+    """``numel(a)`` of the claim made ``numel(b)`` for another variable of f with a
+    shape: the variables inside a ``mean`` of f first (what the mean averages)."""
+    inside = [n.name for m in _f_calls(f, ops.MEAN) for _, n, _ in _sites(m)
+              if isinstance(n, Name)]
+    order = list(dict.fromkeys(inside + list(f.variables)))
+    for path, node, _ in _sites(tree):
+        if not (_is(node, ops.NUMEL) and isinstance(node.args[0], Name)):
+            continue
+        a = node.args[0].name
+        for b in order:
+            if b == a or not shapes.get(b):
+                continue
+            new = _call(ops.NUMEL, Name(b))
+            yield _put(tree, path, new), (
+                f"1/numel({a}) where the true gradient has 1/numel({b}) (a mean divides "
+                f"by the number of terms it averages: numel({b}), not numel({a}))")
+
+
+def _step_masks(tree, sites, f, shapes, text):
+    """relu's derivative mistaken: ``relu(u)`` or ``sign(u)`` of the claim where the step
+    belongs; a vector of the claim without relu's (or leaky ReLU's) mask; ``sign(u)`` of
+    abs left out."""
+    relus = _f_calls(f, ops.RELU)
+    for path, node, _ in sites:
+        if _is(node, ops.RELU) and relus:
+            u = node.args[0]
+            yield _put(tree, path, _step(u)), (
+                f"{_text(node)} where relu's derivative belongs: the step "
+                f"{_text(_step(u))}, 1 where {_text(u)} > 0 and 0 where {_text(u)} < 0 "
+                "(relu'(u) is not relu(u))")
+        elif _is(node, ops.SIGN) and relus:
+            u = node.args[0]
+            yield _put(tree, path, _step(u)), (
+                f"{_text(node)} where relu's derivative belongs: sign is -1 where "
+                f"{_text(u)} < 0, relu's derivative is 0 there (the step "
+                f"{_text(_step(u))})")
+    vectors = [(p, n) for p, n, _ in sites if isinstance(n, Name)
+               and len(shapes.get(n.name, ())) == 1]
+    for op, step, law in ((ops.RELU, _step, "relu's derivative is 0 where {u} < 0"),
+                          (ops.LEAKY_RELU, _leaky_step,
+                           "leaky ReLU's derivative is 0.01 where {u} < 0, 1 where "
+                           "{u} > 0")):
+        for call in _f_calls(f, op):
+            u = call.args[0]
+            for path, n in vectors:
+                new = BinOp("*", n, step(u))
+                yield _put(tree, path, new), (
+                    f"missing {'relu' if op is ops.RELU else 'leaky ReLU'}'s mask: "
+                    f"{law.format(u=_text(u))}: the true gradient has {_text(new)} "
+                    f"where the claim has {n.name}")
+    for call in _f_calls(f, ops.ABS):
+        u = call.args[0]
+        sign = _call(ops.SIGN, u)
+        yield BinOp("*", tree, sign), (f"missing factor {_text(sign)}: the derivative of "
+                                       f"{_text(call)} is {_text(sign)}")
+
+
+def _inner_gradients(tree, sites, f, shapes, text):
+    """A scalar claim times the gradient of an inner ``dot(a, x)`` (``a``) or
+    ``norm(x)`` (``x/norm(x)``): the chain rule's vector factor left out."""
+    for call in _f_calls(f, ops.DOT):
+        args = call.args
+        for v, a in ((args[0], args[1]), (args[1], args[0])):
+            if isinstance(v, Name) and shapes.get(v.name):
+                yield BinOp("*", tree, a), (
+                    f"missing factor {_text(a)}: the gradient of {_text(call)} with respect "
+                    f"to {v.name} (the chain rule through {_text(call)}; the claim is a "
+                    f"scalar, {v.name} a vector)")
+    for call in _f_calls(f, ops.NORM):
+        v = call.args[0]
+        if isinstance(v, Name) and shapes.get(v.name):
+            g = BinOp("/", v, call)
+            yield BinOp("*", tree, g), (
+                f"missing factor {_text(g)}: the gradient of {_text(call)} with respect to "
+                f"{v.name} (the chain rule through {_text(call)}; the claim is a scalar, "
+                f"{v.name} a vector)")
+
+
+def _sums(tree, sites, f, shapes, text):
+    """A ``sum(v)`` of the claim that should be ``v`` (each element has its own
+    derivative), or the whole claim summed (a scalar broadcast over the elements)."""
+    for path, node, _ in sites:
+        if _is(node, ops.SUM):
+            yield _put(tree, path, node.args[0]), (
+                f"{_text(node)} where the true gradient has {_text(node.args[0])}: each "
+                "element has its own derivative (no sum over the elements)")
+    whole = _call(ops.SUM, tree)
+    yield whole, (f"missing sum over the elements: the true gradient is {_text(whole)} (a "
+                  "scalar broadcast over a vector gets the sum of the gradients of the "
+                  "elements it was added to)")
+
+
+def _without(tree, path: tuple):
+    """``tree`` with the term at ``path`` (of a sum or difference) removed."""
+    parent = _at(tree, path[:-1])
+    keep = parent.left if path[-1] == 1 else parent.right
+    if path[-1] == 0 and parent.op == "-":
+        keep = Neg(keep)
+    return _put(tree, path[:-1], keep)
+
+
+def _term_changes(tree, sites, f, shapes, text):
+    """One term of the claim's sum too many, or a variable of f left out as a term."""
+    terms = _terms(tree)
+    if len(terms) > 1:
+        for path, term in terms:
+            yield _without(tree, path), (f"extra term {_text(term)}: the true gradient is "
+                                         f"{_text(_without(tree, path))}")
+    for v in f.variables:
+        for op in ("+", "-"):
+            new = BinOp(op, tree, Name(v))
+            yield new, (f"missing term {'-' if op == '-' else ''}{v}: the true gradient is "
+                        f"{_text(new)}")
+
+
+def _variable_swaps(tree, sites, f, shapes, text):
+    """One occurrence of a variable made another of the same shape (a scalar made any)."""
+    names = [v for v in f.variables]
+    for path, node, _ in sites:
+        if not isinstance(node, Name) or node.name not in names:
+            continue
+        for other in names:
+            if other == node.name or shapes.get(other, ()) != shapes.get(node.name, ()) and \
+                    shapes.get(node.name, ()) != ():
+                continue
+            fixed = _put(tree, path, Name(other))
+            where = _term(tree, path)
+            yield fixed, (f"wrong variable: the claim has {_text(_at(tree, where))} where the "
+                          f"true gradient has {_text(_at(fixed, where))}")
+
+
+def _inner_nodes(f) -> list:
+    """The inner arguments of f's calls and the bases of its powers (not bare names)."""
+    out = []
+    for _, n, _ in _sites(f.tree):
+        if isinstance(n, Call):
+            out += [a for a in n.args if not isinstance(a, (Name, Num))]
+        elif isinstance(n, BinOp) and n.op == "**" and not isinstance(n.left, (Name, Num)):
+            out.append(n.left)
+    return list(dict.fromkeys(out))
+
+
+def _enclosing(tree, path: tuple) -> tuple:
+    """The path of the nearest call or sum holding the node at ``path`` (its own when
+    none): the part of the claim a diagnosis quotes."""
+    for cut in range(len(path) - 1, -1, -1):
+        node = _at(tree, path[:cut])
+        if isinstance(node, Call) or isinstance(node, BinOp) and node.op in ("+", "-"):
+            return path[:cut]
+    return path
+
+
+def _wrong_arguments(tree, sites, f, shapes, text):
+    """The chain rule at the wrong argument: a variable of the claim made f's inner
+    expression (``1 + x**2`` -> ``1 + (2*x)**2`` for ``atan(2*x)``); the inner derivative
+    put inside the outer function (``exp(cos(x))`` -> ``exp(sin(x))*cos(x)``)."""
+    inner = _inner_nodes(f)
+    for path, node, _ in sites:
+        if not isinstance(node, Name):
+            continue
+        for u in inner:
+            if not any(isinstance(n, Name) and n.name == node.name for _, n, _ in _sites(u)):
+                continue
+            fixed = _put(tree, path, u)
+            where = _enclosing(tree, path)
+            yield fixed, (f"the outer derivative is taken at {node.name}, not at the inner "
+                          f"{_text(u)}: the claim has {_text(_at(tree, where))} where the "
+                          f"true gradient has {_text(_at(fixed, where))} (chain rule: "
+                          f"g'(u) at u = {_text(u)}, times u')")
+    calls = [u for u in inner if isinstance(u, Call)] + [
+        n for _, n, _ in _sites(f.tree) if isinstance(n, Call) and n is not f.tree]
+    for path, node, _ in sites:  # (a call, or a negated one: exp(-sin(x)))
+        if not path or not (isinstance(node, Call) or isinstance(node, Neg) and isinstance(
+                node.operand, Call)):
+            continue
+        for u in dict.fromkeys(calls):
+            if u == node:
+                continue
+            new = BinOp("*", _put(tree, path, u), node)
+            yield new, (f"the chain rule: the claim has the inner derivative {_text(node)} "
+                        f"where the inner {_text(u)} belongs; the true gradient is "
+                        f"{_text(new)} (the outer derivative at {_text(u)}, times "
+                        f"{_text(node)})")
+
+
+def _call_factors(tree, sites, f, shapes, text):
+    """The claim times (or over) a ``det(A)`` of f."""
+    for call in _f_calls(f, ops.LINALG_DET):
+        for new, c in ((BinOp("*", tree, call), _text(call)),
+                       (BinOp("/", tree, call), f"1/{_text(call)}")):
+            yield new, f"missing factor {c}: the true gradient is {_text(new)}"
+
+
+#: The kinds :func:`~symgrad.checking.slips.named_slip` tries after its own.
+MORE_KINDS = (_step_masks, _inner_gradients, _sums, _call_factors, _term_changes,
+              _variable_swaps, _wrong_arguments)
+#: The kinds tried where a claim is right on part of the domain only.
+REGION_KINDS = (_step_masks,)
+#: The kinds tried before a size is read off the numbers.
+NUMEL_KINDS = (_numel_swaps,)
+
