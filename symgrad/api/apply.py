@@ -51,17 +51,19 @@ _DERIVED: dict[str, Callable] = {
     "sizes": lambda arrays, attrs: tuple(np.shape(a)[attrs[0]] for a in arrays),
 }
 
-def saved_values(op: O.Op, args: Sequence, attrs: tuple, out, arrays=None) -> list:
-    """The values ``op``'s node saves (its plan: operands, attributes, the result, derived
-    sizes), as its rules take them; ``arrays`` are the operands' data if already at hand."""
+def saved_values(op: O.Op, args: Sequence, attrs: tuple, out, arrays=None,
+                 outputs=None) -> list:
+    """The values ``op``'s node saves (its plan: operands, attributes, its outputs, derived
+    sizes), as its rules take them; ``arrays`` are the operands' data if already at hand,
+    ``outputs`` the op's several outputs (an output ``k > 0`` not at hand is derived)."""
     saved = []
     for kind, where in op.plan:
         if kind == "input":
             s = args[where]
         elif kind == "attr":
             s = attrs[where]
-        elif kind == "result":
-            s = out
+        elif kind == "result" and (not where or outputs is not None):
+            s = outputs[where] if where else out
         else:
             if arrays is None:
                 arrays = [a._data if isinstance(a, Tensor) else a for a in args]
@@ -150,7 +152,7 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         VMAP.propagate(args, out)  # marks of vmap's samples
     if not record or op.grads is None or not GRAD_MODE.enabled or not dt.is_floating_point:
         if several is not None:
-            return _outputs(out, several, data, op, args, attrs)
+            return _outputs(out, _made(out, several, data), op, args, attrs)
         return out if not DUAL.levels else DUAL.propagate(op, args, attrs, out)  # tangents
     inputs = []
     meta = []
@@ -172,7 +174,8 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
         else:
             inputs.append(x)
             meta.append(_NUMBER_META)
-    saved = saved_values(op, args, attrs, out, arrays)
+    made = None if several is None else _made(out, several, data)  # (the node may save them)
+    saved = saved_values(op, args, attrs, out, arrays, made)
     versions = [s._vc[0] if isinstance(s, Tensor) else None for s in saved]
     for k, readers in op.optional:
         for i in readers:
@@ -184,38 +187,51 @@ def apply(op: O.Op, args: Sequence, attrs: tuple = ()) -> "Tensor":
             versions[k] = None
     out.grad_fn = op.node_class(tuple(inputs), attrs, tuple(saved), tuple(versions),
                                 tuple(meta))
+    if made is not None:  # (a saved output has its grad_fn when packed, as in PyTorch)
+        _number(out, made)
     if GRAD_MODE.saved_hooks:
         _pack(out.grad_fn, saved, versions)
     if nrs is not None:
         out.grad_fn._input_nrs = tuple(nrs)
         out.grad_fn._plain = False
     if several is not None:
-        return _outputs(out, several, data, op, args, attrs)
+        return _outputs(out, made, op, args, attrs)
     if op.outputs:  # the output computed is the last of the node's (op.outputs)
         out._output_nr, out._multi_output = len(op.outputs) - 1, True
     return out if not DUAL.levels else DUAL.propagate(op, args, attrs, out)  # tangents
 
 
-def _outputs(out: Tensor, several: tuple, data, op, args, attrs) -> tuple:
+def _made(out: Tensor, several: tuple, data) -> list:
     """The tensors of an op whose forward computed several outputs (``out`` holds
-    ``data``), each its output number of one node; None where not computed.  Forward
-    mode gives output ``k`` the tangent of the op with the output mask (its last
-    attribute) asking for ``k`` alone."""
-    result = []
-    for k, d in enumerate(several):
-        if d is None:
-            result.append(None)
-            continue
-        t = out if d is data else new_tensor(PROTO, _conform_data(d, out._dtype),
-                                             out._dtype, [0])
-        t.grad_fn = out.grad_fn
-        if t.grad_fn is not None:
-            t._output_nr, t._multi_output = k, True
-        if DUAL.levels:
-            DUAL.propagate(op, args, attrs[:-1] + (tuple(i == k for i in range(len(several))),),
+    ``data``), None where not computed."""
+    made = []
+    for d in several:
+        if d is None or d is data:
+            made.append(None if d is None else out)
+        else:
+            made.append(new_tensor(PROTO, _conform_data(d, out._dtype), out._dtype, [0]))
+    return made
+
+
+def _number(out: Tensor, made: list) -> None:
+    """Each output made its output number of ``out``'s node."""
+    for k, t in enumerate(made):
+        if t is not None:
+            t.grad_fn = out.grad_fn
+            if t.grad_fn is not None:
+                t._output_nr, t._multi_output = k, True
+
+
+def _outputs(out: Tensor, made: list, op, args, attrs) -> tuple:
+    """The outputs of an op whose forward computed several (:func:`_made`), each its
+    output number of one node.  Forward mode gives output ``k`` the tangent of the op
+    with the output mask (its last attribute) asking for ``k`` alone."""
+    _number(out, made)
+    for k, t in enumerate(made):
+        if t is not None and DUAL.levels:
+            DUAL.propagate(op, args, attrs[:-1] + (tuple(i == k for i in range(len(made))),),
                            t)
-        result.append(t)
-    return tuple(result)
+    return tuple(made)
 
 
 # The shared input metadata of a node on 0-d operands of a floating dtype: (t,), (t, t),

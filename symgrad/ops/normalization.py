@@ -334,13 +334,14 @@ def _gn_backward(m, dY, dmean, drstd, input, result1, result2, weight, N, C, HxW
                  eps, mask):
     """PyTorch's ``infinitely_differentiable_native_group_norm_backward``, op for op (its
     graph under ``create_graph``): ``(dX, dgamma, dbeta)`` as ``mask`` asks.  The mean and
-    rstd are the node's outputs 1 and 2 (as ``F.group_norm`` saves them), through which a
-    further order reaches the input (``dmean``, ``drstd``)."""
+    rstd are the node's outputs 1 and 2 (its saved ``result1`` and ``result2``: the node
+    saves its own outputs), through which a further order reaches the input (``dmean``,
+    ``drstd``)."""
     G, D = group, C // group
     s = 1.0 / (D * HxW)
     if m.records and not hasattr(result1, "grad_fn"):
-        # (the op applied bare, its statistics saved as constants: recomputed, so that a
-        # further order sees them depend on the input)
+        # (statistics derived from the operands, not the node's outputs: recomputed, so
+        # that a further order sees them depend on the input)
         centred = m.reshape(input, (N, G, -1))
         result1 = m.div_scalar(total(m, centred, 2, False), D * HxW)
         centred = centred - m.reshape(result1, (N, G, 1))

@@ -144,15 +144,18 @@ class Op(OpCore):
         # Saved values this op computes from its operands: name -> f(arrays, attrs)
         # (max(dim)'s indices); the common ones (sizes, numel) are tensor._DERIVED's.
         self.derive = dict(derive or {})
-        # Where each saved value comes from: ("input", i), ("attr", i), ("result", 0) or
+        # Where each saved value comes from: ("input", i), ("attr", i), ("result", k) or
         # ("derived", name) -- resolved by tensor.apply without per-op code.
         # A leading "_" keeps a saved value from the node's _saved_* attributes (PyTorch
         # shows none for CopySlices); the rest of the name says where it comes from.
-        self.plan = tuple(
-            ("input", self.inputs.index(s)) if s in self.inputs else
-            ("attr", self.attrs.index(s)) if s in self.attrs else
-            ("result", 0) if s in RESULT_NAMES else ("derived", s)
-            for s in (name.lstrip("_") for name in self.saves))
+        # ``result`` is the op's result; ``result<k>`` among ``outputs`` is output k of an
+        # op whose forward computes each (derivatives.yaml's names: group norm saves its
+        # mean and rstd, result1 and result2), derived by that name where the outputs are
+        # not at hand (``derive`` knows it by the number k too).
+        self.plan = tuple(_source(self, s) for s in (n.lstrip("_") for n in self.saves))
+        for kind, where in self.plan:
+            if kind == "result" and where and self.outputs[where] in self.derive:
+                self.derive[where] = self.derive[self.outputs[where]]
         # Saved input tensors that only some inputs' rules read: for each,
         # the inputs whose rules read it.  As in PyTorch, one is kept only when such an
         # input requires grad (``x * 2.5`` keeps 2.5, not x: ``_saved_self`` is None).
@@ -240,6 +243,19 @@ class Op(OpCore):
 
     def __repr__(self) -> str:
         return f"<op {self.key}: {self.node_name}>"
+
+
+def _source(op: "Op", name: str) -> tuple:
+    """Where the saved value ``name`` comes from (an entry of ``op.plan``)."""
+    if name in op.inputs:
+        return ("input", op.inputs.index(name))
+    if name in op.attrs:
+        return ("attr", op.attrs.index(name))
+    if name in RESULT_NAMES:
+        return ("result", 0)
+    if op.outputs and name in op.outputs and name[6:].isdigit() and name[:6] == "result":
+        return ("result", op.outputs.index(name))
+    return ("derived", name)
 
 
 def _reads(rule) -> set | None:

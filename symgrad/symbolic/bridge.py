@@ -88,7 +88,7 @@ def _saved_values(node: Node, arrays: list, attrs: tuple, result) -> list:
             out.append(arrays[where])
         elif kind == "attr":
             out.append(attrs[where])
-        elif kind == "result":
+        elif kind == "result" and not where:  # (an output k > 0: derived)
             out.append(result)
         elif where == "self_dtype":
             out.append(node._meta[0][1])

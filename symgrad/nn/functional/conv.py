@@ -27,7 +27,6 @@ from ...api.apply import apply
 from ...api.construct import tensor
 from ...api.core import Tensor
 from ...api.creation import rand
-from ...ir.node import GRAD_MODE, Packed
 from ...ops.normalization import batch_statistics
 from ...ops.pooling import max_pool2d_indices, pool_output_size
 from .layers import pad as _pad
@@ -413,29 +412,6 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                            f"num_groups, but got input of shape {shape} and "
                            f"num_groups={num_groups}")
     hxw = int(np.prod(shape[2:], dtype=np.int64))
-    out, mean, rstd = apply(O.NATIVE_GROUP_NORM, (input, weight, bias),
-                            (shape[0], shape[1], hxw, int(num_groups), eps, (True,) * 3))
-    _save_outputs(out.grad_fn, {"result1": mean, "result2": rstd})
-    return out
-
-
-def _save_outputs(node, outputs: dict) -> None:
-    """The node keeps its own outputs (group norm's mean and rstd, outputs 1 and 2) as
-    its saved values of those names, as PyTorch does: read back under ``create_graph`` they
-    are outputs of the node, through which a further order reaches the input.  A
-    ``saved_tensors_hooks`` pack hook gets them after the operands, as PyTorch's."""
-    if node is None:
-        return
-    saved, versions = list(node._saved), list(node._versions)
-    hooks = GRAD_MODE.saved_hooks
-    GRAD_MODE.saved_hooks = []  # (ops inside a pack hook save their tensors as they are)
-    try:
-        for k, name in enumerate(type(node).op.saves):
-            t = outputs.get(name)
-            if t is not None:
-                saved[k], versions[k] = t, t._vc[0]
-                if hooks:
-                    saved[k], versions[k] = Packed(hooks[-1][0](t), hooks[-1][1]), None
-    finally:
-        GRAD_MODE.saved_hooks = hooks
-    node._saved, node._versions = tuple(saved), tuple(versions)
+    # (the node saves its own outputs 1 and 2, mean and rstd: the record's plan)
+    return apply(O.NATIVE_GROUP_NORM, (input, weight, bias),
+                 (shape[0], shape[1], hxw, int(num_groups), eps, (True,) * 3))[0]
