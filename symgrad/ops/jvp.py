@@ -56,11 +56,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .formula import RESULT_NAMES, Formula, NoFormula, _Text, result_formula
 from .tables import ELEMENTWISE, JVP, LINEAR as _LINEAR_TABLE
 
 __all__ = ["ELEMENT_WISE", "LINEAR", "MULTILINEAR", "REDUCTION", "EXPLICIT", "jvp_of",
            "kind", "element_wise", "linear", "multilinear", "reduction", "unsupported",
-           "not_yet"]
+           "not_yet", "tangent_formula"]
 
 #: The derivations (values of the side table ``JVP``).
 ELEMENT_WISE = "element-wise"
@@ -228,3 +229,43 @@ def _raising(message: str) -> Callable:
 
 _DERIVATIONS = {ELEMENT_WISE: element_wise, LINEAR: linear, MULTILINEAR: multilinear,
                 REDUCTION: reduction}
+
+
+class _Elements(_Text):
+    """The text backend with every value one element (a shape is ``()``): a tangent
+    printed as a formula of the operands and their tangents."""
+
+    def shape(self, a) -> tuple:
+        return ()
+
+
+_ELEMENTS = _Elements()
+
+
+def tangent_formula(op) -> str | None:
+    """The tangent of ``op``'s result as text, printed from its JVP on the text backend
+    (so, for a derived JVP, from its gradient rules: one description gives the drawing's
+    local derivatives and the tangent), each operand's tangent named ``{name_t}`` as
+    derivatives.yaml names it; ``None`` where the JVP cannot be printed.
+
+    Examples
+    --------
+    >>> from symgrad import ops
+    >>> tangent_formula(ops.SIN)
+    '{self_t}·cos({self})'
+    >>> tangent_formula(ops.MUL)
+    '{self_t}·{other} + {other_t}·{self}'
+    """
+    rule = jvp_of(op)
+    if rule is None or op.variadic or getattr(rule, "unsupported", None):
+        return None
+    saved = [result_formula(op) if n.lstrip("_") in RESULT_NAMES
+             and n.lstrip("_") not in op.inputs else Formula.name(n.lstrip("_"))
+             for n in op.saves]
+    tangents = tuple(Formula.name(f"{n}_t") for n in op.inputs)
+    try:
+        got = rule(_ELEMENTS, tangents, tuple(Formula.name(n) for n in op.inputs),
+                   tuple(Formula.name(n) for n in op.attrs), result_formula(op), saved)
+    except (NoFormula, TypeError, ValueError, AttributeError, IndexError):
+        return None
+    return None if got is None else Formula.of(got).plain()

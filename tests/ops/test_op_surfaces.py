@@ -156,6 +156,8 @@ def test_a_rule_calling_an_op_in_forward_mode(caller):
     written, no side entry; to second order (forward over reverse)."""
     assert jvp_table.kind(caller) == jvp_table.ELEMENT_WISE
     assert caller not in tables.JVP and caller not in tables.BATCHING
+    # (its tangent printed from the same rule as its drawing's label)
+    assert jvp_table.tangent_formula(caller) == "{self_t}·tanh({self})"
     x, t = symgrad.tensor(X), symgrad.tensor(T)
     f = getattr(symgrad, CALLER)
     want = np.tanh(X) * T
