@@ -31,7 +31,8 @@ Each :class:`Op` record carries everything the other layers need:
   reads worse;
 * side tables (:mod:`~symgrad.ops.tables`), registered beside the op: what one reader
   alone needs (the matrix algebra's identities, how a called op reads as text, the
-  checker's words for a value that is not finite, PyTorch-parity decompositions);
+  checker's words for a value that is not finite, PyTorch-parity decompositions, forward
+  mode's JVP where it is not derived, vmap's batching rule, :mod:`~symgrad.ops.batching`);
 * ``function``, ``method`` (names, dunders too), ``inplace``, ``functional``, ``expr``
   (and ``expr_args``) -- its names on every surface: ``symgrad.<function>``, Tensor
   methods, ``nn.functional``, the expression language.  The layers above generate each
