@@ -370,12 +370,31 @@ _NO_GRAD = {name: not_implemented(f"derivative for aten::{name} is not implement
 # derivatives.yaml: remainder.Scalar and fmod.Scalar: self: grad (nothing saved);
 # remainder.Tensor: other: -grad * self.div(other, rounding_mode="floor"), fmod.Tensor the
 # same with "trunc".
+_MOD = []  # SymPy's Mod with PyTorch's derivatives, made when SymPy is first needed
+
+
+def _sym_mod(a, b):
+    """SymPy's ``Mod`` (``a - b*floor(a/b)`` on reals: the sign of ``b``, as remainder),
+    differentiable as derivatives.yaml has it (d/da 1, d/db -floor(a/b); SymPy's own Mod
+    leaves its derivative unevaluated)."""
+    if not _MOD:
+        sp = _sympy()
+
+        class Mod(sp.Mod):
+            def fdiff(self, argindex=1):
+                p, q = self.args
+                return sp.S.One if argindex == 1 else -sym_flat("floor")(p / q)
+
+        _MOD.append(Mod)
+    return np.frompyfunc(_MOD[0], 2, 1)(a, b)
+
+
 REMAINDER_SCALAR = Op("remainder", attrs=("other",), dtype=R.pow_scalar, forward=_remainder,
-                      sym=lambda a, b: a - b * _sym_floor("floor")(a / b),
+                      sym=_sym_mod,
                       grads=(lambda m, grad: grad,), refuse=_BOOL, local=("1",), doc="self - other * floor(self / other)")
 REMAINDER = Op("remainder", 1, inputs=("self", "other"), broadcasts=True, dtype=R.promote,
-               forward=_remainder, saves=("other", "self"), refuse=_BOOL,
-               sym=lambda a, b: a - b * _sym_floor("floor")(a / b),
+               forward=_remainder, saves=("other", "self"), refuse=_BOOL, expr="remainder",
+               sym=_sym_mod,
                grads=(lambda m, grad, other, self: grad,
                       lambda m, grad, other, self: -grad * m.call(DIV_MODE, self, other, "floor")),
                local=("1", "-floor({self}/{other})"), doc="self - other * floor(self / other)")
@@ -391,7 +410,7 @@ FMOD_SCALAR = Op("fmod", attrs=("other",), dtype=R.pow_scalar, forward=_fmod,
                                   '"fmod_cpu" not implemented for \'Bool\'')},
                  doc="self - other * trunc(self / other)")
 FMOD = Op("fmod", 1, inputs=("self", "other"), broadcasts=True, dtype=R.promote,
-          forward=_fmod, saves=("other", "self"),
+          forward=_fmod, saves=("other", "self"), expr="fmod",
           sym=lambda a, b: a - b * _sym_floor("trunc")(a / b),
           refuse={"bool": (NotImplementedError, '"fmod_cpu" not implemented for \'Bool\'')},
           grads=(lambda m, grad, other, self: grad,

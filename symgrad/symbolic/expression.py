@@ -485,6 +485,12 @@ def _apply(node, args, leaves, as_tensor, dot, matmul, F):
             if not isinstance(b, Tensor) and b == 0:
                 raise ZeroDivisionError("division by zero")
             return a / b
+        if op == "%":
+            if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+                return float(np.remainder(np.float64(a), np.float64(b)))  # (nan for % 0)
+            # torch.remainder: a number % a tensor has no derivative in PyTorch; the
+            # language's constant is a tensor there (d/dy = -floor(x / y)).
+            return (a if isinstance(a, Tensor) else as_tensor(a)) % b
         if op in ("**", "^"):
             if not isinstance(a, Tensor) and not isinstance(b, Tensor):
                 # As tensors compute it: nan for (-8)**(1/3), inf on overflow.

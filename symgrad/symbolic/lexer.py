@@ -91,8 +91,8 @@ _IDENT_CHARS = _IDENT_START | _DIGITS
 _SPACE = frozenset(" \t\n\r\f\v")
 
 
-_SINGLE = {"+": "op", "-": "op", "/": "op", "@": "op", "(": "(", ")": ")", "[": "[",
-           "]": "]", ",": ","}
+_SINGLE = {"+": "op", "-": "op", "/": "op", "%": "op", "@": "op", "(": "(", ")": ")",
+           "[": "[", "]": "]", ",": ","}
 
 
 _BAD_CHARS = {
@@ -103,7 +103,6 @@ _BAD_CHARS = {
     "<": "comparisons are not supported",
     ">": "comparisons are not supported",
     "!": "'!' is not supported",
-    "%": "'%' (modulo) is not supported",
     "&": "bitwise operators are not supported",
     "|": "bitwise operators are not supported",
     "~": "bitwise operators are not supported",

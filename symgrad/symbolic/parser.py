@@ -156,7 +156,7 @@ def _substitute(node: Node, arg: Node, pos: int) -> Node:
 
 _FOLD_BINARY: dict[str, Callable[[float, float], float]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "**": math.pow,
+    "%": operator.mod, "**": math.pow,
 }
 
 

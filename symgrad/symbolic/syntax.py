@@ -127,8 +127,9 @@ Node = Union[Num, Name, Call, BinOp, Neg, Transpose, Vector]
 _PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_POW, _PREC_POSTFIX, _PREC_ATOM = range(1, 7)
 
 
+# ``%`` is Python's and PyTorch's remainder (the sign of the divisor), as tight as ``*``.
 _BINARY_PREC = {"+": _PREC_ADD, "-": _PREC_ADD, "*": _PREC_MUL, "/": _PREC_MUL,
-                "@": _PREC_MUL, "**": _PREC_POW}
+                "%": _PREC_MUL, "@": _PREC_MUL, "**": _PREC_POW}
 
 
 def free_variables(node: Node) -> list[str]:
