@@ -14,7 +14,7 @@ cpdef _run(Pass ps, dict buffers, retain_graph)
 @cython.locals(nd=NodeCore)
 cpdef _run_node(Pass ps, node, g, g_owned)
 
-@cython.locals(nd=NodeCore, i=Py_ssize_t, reuse=bint)
+@cython.locals(nd=NodeCore, i=Py_ssize_t, reuse=int)
 cpdef _hand_on(node, grads, dict buffers, retain_graph, m)
 
 @cython.locals(n=NodeCore, c=NodeCore)

@@ -335,20 +335,23 @@ def _hand_on(node: Node, grads, buffers: dict, retain_graph: bool, m) -> None:
     nrs = nd._input_nrs
     inputs = nd.inputs
     if nrs is None:
-        reuse = m.sums_in_place and type(grads) is list
+        reuse = -1  # (whether sums may grow in place: asked when a sum is first made)
         for i in range(min(len(inputs), len(grads))):
             gi = grads[i]
             x = inputs[i]
             if gi is None or not isinstance(x, NodeCore):
                 continue
-            b = buffers.pop(x, None)
+            b = buffers.get(x)
             if b is None:
                 buffers[x] = gi
                 continue
+            if reuse < 0:
+                reuse = m.sums_in_place and type(grads) is list
             if reuse and type(b) is _ndarray and type(gi) is _ndarray \
                     and b.shape == gi.shape and b.dtype == gi.dtype:
                 # One of the two that nobody else holds takes the sum in place (addition
                 # commutes); the other is pooled if it died.
+                del buffers[x]
                 box = [b]
                 b = None
                 if sole(box):

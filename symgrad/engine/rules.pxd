@@ -12,5 +12,5 @@ cpdef input_grads(node, g, m, needed)
 @cython.locals(nd=NodeCore, t=TensorCore, i=Py_ssize_t)
 cpdef list _saved_values(node, saved, m)
 
-@cython.locals(nd=NodeCore, op=OpCore, k=Py_ssize_t)
+@cython.locals(nd=NodeCore, op=OpCore, k=Py_ssize_t, t=TensorCore)
 cpdef release(node)

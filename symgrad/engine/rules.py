@@ -180,10 +180,10 @@ def release(node: Node) -> None:
             if kept is None:
                 kept = list(saved)
             kept[k] = FREED
-            if POOL.depth and isinstance(s, TensorCore):
+            if isinstance(s, TensorCore):
                 t = s
                 d = t._data
-                if type(d) is _ndarray and d.nbytes >= LEND_BYTES:
+                if type(d) is _ndarray and d.nbytes >= LEND_BYTES and POOL.depth:
                     dead = dead or []
                     dead.append(d)  # (pooled below if the tensor dies with the node)
                 d = None
