@@ -18,6 +18,7 @@ Examples
 """
 from __future__ import annotations
 
+import re
 from itertools import combinations
 
 import numpy as np
@@ -109,7 +110,8 @@ def _explain(claimed, true, function) -> list:
             chain = _chain_factor(ratio, function, simplify, true)
             if chain is not None:
                 return [("chain", ratio, chain)]
-            other = _part_by_other(claimed, true, function)
+            other = _part_by_other(claimed, true, function) or \
+                _inner_for_derivative(claimed, true, function)
             if other is not None:  # (2*x for the y of x**2*y is no factor x/2)
                 return [other]
             if _monomial(ratio) or _of_parts(ratio, function):
@@ -359,6 +361,25 @@ def _part_by_other(claimed, true, function):
     return None
 
 
+def _inner_for_derivative(claimed, true, function):
+    """``("swapped", true, words)`` when the claim has an inner expression u of f where
+    the chain rule puts its derivative u' (``x**3*exp(x**3)`` for ``3*x**2*exp(x**3)``),
+    else None.  Bounded: f of at most 40 operations and 6 symbols, its first 30 parts."""
+    if function is None or sp.count_ops(function) > 40 or function.has(*_KINKED):
+        return None
+    symbols = sorted(function.free_symbols, key=str)
+    var = _variable(true, function, symbols) if len(symbols) <= 6 else None
+    if var is None:
+        return None
+    for u in [u for u in sp.preorder_traversal(function)
+              if u.free_symbols and not u.is_Symbol and u is not function][:30]:
+        du = sp.diff(u, var)
+        if du != 0 and not _same(du, u, symbols) and _same(claimed * du / u, true, symbols):
+            return ("swapped", true, f"the chain rule: the claim has the inner {u} where "
+                    f"its derivative {du} belongs (the true gradient is {true})")
+    return None
+
+
 def _swapped(claimed, true, function):
     """``("swapped", true, words)`` when the claim is the true derivative with two
     variables exchanged, or the derivative with respect to the other variable with the
@@ -446,6 +467,9 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             if slip is not None and slip.startswith(_TERM_KINDS) and any(
                     w.startswith("the product rule") for w in words):
                 slip = None  # (SymPy's term says as much, and the product rule with it)
+            if slip is not None and slip.startswith(_ARGUMENT_KINDS) and words and \
+                    words[0].startswith(_FACTOR_KINDS[1:]) and not _ELEMENT.search(words[0]):
+                slip = None  # (a simple missing factor says it plainer: cos(x) of cos(x)**2)
             words = [slip] if slip is not None else words
         if slip is None and not (words and words[0].startswith(_NUMERIC_KINDS +
                                                                ("transposed",))):
@@ -471,6 +495,10 @@ def _foreign(words: str, claim) -> bool:
 
 _FACTOR_KINDS = ("wrong sign", "missing factor", "extra factor")
 _TERM_KINDS = ("missing term", "extra term")
+# Rewrites of the chain rule's argument (slips_more), worth less than a simple factor.
+_ARGUMENT_KINDS = ("the chain rule: the claim has the inner derivative",
+                   "the outer derivative is taken at")
+_ELEMENT = re.compile(r"[A-Za-z]_\d")  # (x_0: a factor of elements, no simple factor)
 # Diagnoses that name the mistake already (no rewrite of the claim is tried).
 _NAMED = ("wrong variable", "transposed", "the product rule")
 

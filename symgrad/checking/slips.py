@@ -378,7 +378,10 @@ def _extra_factors(tree, sites, f, shapes, text):
             if isinstance(extra, Num):
                 continue  # (a constant: the numbers name it)
             what = " (sigmoid's derivative)" if _is_sigmoid_derivative(extra) else ""
-            yield _put(tree, path, rest), (f"extra factor {_text(extra)}{what}: the claim "
+            below = _below(tree, path)  # (y of 1/(x*y): an extra factor 1/y)
+            shown = f"1/{_text(extra)}" if below and isinstance(extra, (Name, Call)) else \
+                f"1/({_text(extra)})" if below else _text(extra)
+            yield _put(tree, path, rest), (f"extra factor {shown}{what}: the claim "
                                            "is right without it")
     for path, node, _ in sites:  # (a division that should not be: x/norm(x) for x)
         if isinstance(node, BinOp) and node.op == "/" and not isinstance(node.right, Num):
@@ -389,6 +392,16 @@ def _extra_factors(tree, sites, f, shapes, text):
             yield _put(tree, path, node.left), (
                 f"extra factor {_text(node.left)}: the claim has {_text(node)} where the "
                 f"true gradient has {_text(node.left)}")
+
+
+def _below(tree, path: tuple) -> bool:
+    """Whether the node at ``path`` is in a denominator (an odd number of them)."""
+    below = False
+    for i in range(len(path)):
+        node = _at(tree, path[:i])
+        if isinstance(node, BinOp) and node.op == "/" and path[i] == 1:
+            below = not below
+    return below
 
 
 def _is_sigmoid_derivative(node) -> bool:
@@ -492,22 +505,27 @@ def _exponents(tree, sites, f, shapes, text):
         if isinstance(node, BinOp) and node.op == "**" and _constant(node.right) is not None:
             powers.setdefault(node.left, []).append(_constant(node.right) - 1)
     for path, node, parent in sites:
+        orig = node
+        if _is(node, ops.SQRT):  # (sqrt(u) as u**0.5: 1/(2*sqrt(x)) for x**(-3/2))
+            node = BinOp("**", node.args[0], Num(0.5))
         if not (isinstance(node, BinOp) and node.op == "**"):
             continue
         n = _constant(node.right)
         if n is None or not (isinstance(node.left, Name) or isinstance(node.left, BinOp)
                              and node.left.op in ("+", "-")):
             continue  # (the power rule as applied to x**n or (2*x + 1)**3)
-        steps = (n - 1, n + 1, n - 2, n + 2) if n == int(n) else ()
+        steps = (n - 1, n + 1, n - 2, n + 2) if (2 * n) == int(2 * n) else ()
         for m in dict.fromkeys([*steps, *powers.get(node.left, ())]):
             if m in (0, 1, n):
                 continue
             new = replace(node, right=_exponent(m))
-            below = isinstance(parent, BinOp) and parent.op == "/" and parent.right is node
-            has, want = (_text(node), _text(new))
+            below = _below(tree, path)
+            has, want = (_text(orig), _text(new))
             if below:  # (-3/x**2: the power rule speaks of x**(-2))
                 has = f"1/{has} = {_text(replace(node, right=_exponent(-n)))}"
                 want = f"1/{want} = {_text(replace(new, right=_exponent(-m)))}"
+            elif orig is not node:
+                has = f"{has} = {_text(node)}"
             yield _put(tree, path, new), (
                 f"power rule: the claim has {has} where the true gradient has {want} "
                 f"(d/du u**n = n*u**(n - 1): the exponent drops by one)")

@@ -29,6 +29,8 @@ Examples
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import ops
 from ..symbolic.syntax import BinOp, Call, Name, Neg, Num
 from .slip_trees import _at, _call, _is, _put, _sites, _term, _terms, _text
@@ -181,6 +183,29 @@ def _variable_swaps(tree, sites, f, shapes, text):
             where = _term(tree, path)
             yield fixed, (f"wrong variable: the claim has {_text(_at(tree, where))} where the "
                           f"true gradient has {_text(_at(fixed, where))}")
+    for path, node, _ in sites:  # (1 for y: right only where y is 1)
+        if isinstance(node, Num) and node.value in (0, 1):
+            for other in names:
+                fixed = _put(tree, path, Name(other))
+                where = _enclosing(tree, path)
+                yield fixed, (f"{node.value} where the true gradient has {other}: the claim "
+                              f"has {_text(_at(tree, where))}, the true gradient "
+                              f"{_text(_at(fixed, where))} (the same only where {other} is "
+                              f"{node.value})")
+
+
+def _inner_factors(tree, sites, f, shapes, text):
+    """A factor left out inside a ``sum`` or ``mean`` of the claim: the chain rule's
+    inner derivative of each element (``mean(w*x - y)`` for ``mean((w*x - y)*x)``)."""
+    vectors = [v for v in f.variables if shapes.get(v)]
+    for path, node, _ in sites:
+        if not (_is(node, ops.SUM) or _is(node, ops.MEAN)):
+            continue
+        for v in vectors:
+            new = replace(node, args=(BinOp("*", node.args[0], Name(v)),))
+            yield _put(tree, path, new), (
+                f"missing factor {v} inside {_text(node)}: the true gradient has "
+                f"{_text(new)} (the chain rule, element by element)")
 
 
 def _inner_nodes(f) -> list:
@@ -247,7 +272,7 @@ def _call_factors(tree, sites, f, shapes, text):
 
 #: The kinds :func:`~symgrad.checking.slips.named_slip` tries after its own.
 MORE_KINDS = (_step_masks, _inner_gradients, _sums, _call_factors, _term_changes,
-              _variable_swaps, _wrong_arguments)
+              _inner_factors, _variable_swaps, _wrong_arguments)
 #: The kinds tried where a claim is right on part of the domain only.
 REGION_KINDS = (_step_masks,)
 #: The kinds tried before a size is read off the numbers.

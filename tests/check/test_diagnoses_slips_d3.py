@@ -13,7 +13,11 @@ place; a scalar claim for a vector (the chain rule's vector factor, a sum that s
 not be) and a vector claim for a broadcast scalar; a division that should not be;
 ``det(A)`` left out; relu's step mistaken (``relu(u)`` or ``sign(u)`` for the step,
 relu's or leaky ReLU's mask left out) and abs's ``sign(u)`` left out; a product-rule term
-present but with a slip of its own."""
+present but with a slip of its own.  From a fresh set 4 (written after set 3's changes,
+recorded in the corpus file as ``fresh_wrong``): an extra factor in a denominator (``1/y``,
+not ``y``), the inner expression where its derivative belongs, a factor left out inside a
+mean, 1 where a variable belongs, and a simple missing factor before a rewrite of the
+chain rule's argument."""
 from __future__ import annotations
 
 import pytest
@@ -37,6 +41,9 @@ TABLE = [  # (kind, expression, variable, right, wrong, shapes, key words, never
     ("power rule, in a denominator", "1/x**4", "x", "-4/x**5", "-4/x**3", None,
      ["power rule: the claim has 1/x**3 = x**(-3) where the true gradient has "
       "1/x**5 = x**(-5)"], None),
+    ("power rule through a square root", "2/sqrt(x)", "x", "-x**(-1.5)", "-1/sqrt(x)",
+     None, ["power rule: the claim has 1/sqrt(x) = x**(-0.5) where the true gradient has "
+            "1/x**1.5 = x**(-1.5)"], "missing factor"),
     ("outer derivative at the wrong argument", "atan(3*x)", "x", "3/(1 + 9*x**2)",
      "3/(1 + x**2)", None,
      ["the outer derivative is taken at x, not at the inner 3*x", "1 + (3*x)**2"],
@@ -103,6 +110,19 @@ TABLE = [  # (kind, expression, variable, right, wrong, shapes, key words, never
      ["missing leaky ReLU's mask", "0.01 where x < 0"], None),
     ("abs's sign left out", "abs(x)**5", "x", "5*x**4*sign(x)", "5*abs(x)**4", None,
      ["missing factor sign(x): the derivative of abs(x) is sign(x)"], None),
+    ("an extra factor in a denominator", "log(3*x*y)", "x", "1/x", "1/(x*y)", None,
+     ["extra factor 1/y: the claim is right without it"], "extra factor y"),
+    ("the inner for its derivative", "sin(x**4)", "x", "4*x**3*cos(x**4)",
+     "x**4*cos(x**4)", None,
+     ["the claim has the inner x**4 where its derivative 4*x**3 belongs"], "extra factor"),
+    ("a factor inside a mean", "mean(sin(w*x))", "w", "mean(cos(w*x)*x)",
+     "mean(cos(w*x))", {"x": ("n",)},
+     ["missing factor x inside mean(cos(w*x))"], "claimed - true"),
+    ("1 where a variable belongs", "logsumexp(z) - dot(y, z)", "z", "softmax(z) - y",
+     "softmax(z) - 1", {"z": ("n",), "y": ("n",)},
+     ["1 where the true gradient has y", "the same only where y is 1"], "claimed - true"),
+    ("a simple factor, not the chain rule's argument", "sin(x)**2", "x",
+     "2*sin(x)*cos(x)", "2*cos(x)", None, ["missing factor sin(x)"], "the chain rule"),
     ("a product-rule term with a slip of its own", "x*sin(x**2)", "x",
      "sin(x**2) + 2*x**2*cos(x**2)", "sin(x**2) + 2*x*cos(x**2)", None,
      ["missing factor x in the term 2*x*cos(x**2)"], "lacks"),
