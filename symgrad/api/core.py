@@ -475,10 +475,11 @@ class Tensor(TensorCore, metaclass=_TensorType):
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self.ndim == 0:
+        if self.ndim == 0 and type(self) is Tensor:  # (PyTorch's: not a subclass's)
             return format(self.item(), spec)
         if spec:
-            raise TypeError("unsupported format string passed to Tensor.__format__")
+            raise TypeError(f"unsupported format string passed to {type(self).__name__}."
+                            "__format__")
         return str(self)
 
     def __len__(self) -> int:

@@ -43,6 +43,7 @@ from .shapes import Size
 from .statistics import _Statistics
 from .surface import Methods
 from .views import _Views
+from . import tensor_subclass  # noqa: F401  (Tensor.__torch_function__, as_subclass)
 # Also imported from here by the package, the layers above and the tests:
 from .apply import _DERIVED, apply  # noqa: F401
 from . import compiled  # noqa: F401  (reports which modules run compiled)

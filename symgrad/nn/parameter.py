@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..api.creation import empty
 from ..api.core import _new
 from ..api.tensor import Tensor, _make
+from ..api.tensor_subclass import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "zero_grads"]
 
@@ -23,6 +24,7 @@ class Parameter(Tensor):
     __slots__ = ()
     _torch_name = "torch.nn.parameter.Parameter"
     _prints_as_parameter = True
+    __torch_function__ = _disabled_torch_function_impl  # (PyTorch's: results stay Tensors)
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
