@@ -47,6 +47,7 @@ from .decision import compare_symbolically, symbolic_pairs
 from .domain import Kinks, confirm, exact_point, kink_arguments
 from .diagnosis import _symmetric_only as symmetric_only
 from .diagnosis import diagnose_all, shape_mismatches
+from .regions import domain_points
 from .report import (CORRECT, UNDECIDED, WRONG, CheckError, CheckTypeError, Report, listify)
 from .sampling import (Claim, close, finite_difference_witness, forgive_rounding, wide_sweep,
                        point_value, random_point, sample)
@@ -188,8 +189,10 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
     base = random_point(rng, shapes, 1)
     base.update(at)
     judge = _judge(f, kinks)
+    function = prepared[1] if prepared is not None else None
     found = sample(f, claims, base, shapes, rng, samples, rtol, atol, notes, judge,
-                   told=bool(at))
+                   told=bool(at), more=lambda: domain_points(function, shapes, rng,
+                                                             2 * (samples + 1)))
     per_var = found.per_var
     if found.unevaluable is not None:
         # The claim's own operations do not fit the variables' shapes: a wrong
@@ -281,7 +284,7 @@ def _symmetric_where(f: Expression, claims: dict, found, per_var: dict, shapes: 
     the claim is the true gradient wherever the square matrix ``A`` is replaced by its
     symmetric part (``2*A @ x`` for ``x.T @ A @ x``; ``inverse(A)`` for ``logdet(A)``,
     the transpose of the truth).  Recorded in ``per_var[k]["where"]``; a line of its own
-    unless the diagnosis says it already."""
+    unless the diagnosis says it already or names a transpose."""
     out = []
     for k in claims:
         if per_var[k]["numeric"] != "differ" or per_var[k].get("where") or \
@@ -291,8 +294,8 @@ def _symmetric_where(f: Expression, claims: dict, found, per_var: dict, shapes: 
         if m is None:
             continue
         per_var[k]["where"] = f"right where {m} is symmetric, wrong where it is not"
-        if not any(line.startswith(f"{k}: ") and f"{m} is symmetric" in line
-                   for line in diagnosis):
+        if not any(line.startswith(f"{k}: ") and ("symmetric" in line or "transpose" in line)
+                   for line in diagnosis):  # (a transpose named says it already)
             out.append(f"{k}: {per_var[k]['where']}")
     return out
 

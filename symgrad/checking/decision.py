@@ -388,13 +388,18 @@ def _under_domain(function, c, t, deadline, thorough: bool = True):
             found = sign_regions(function, c, t, deadline, prove=prove)
         except Exception:  # noqa: BLE001 - no pieces
             found = None
-        if found is not None:
+        if isinstance(found, dict):  # (some patterns proved: the last proofs may do all)
+            unsettled = found
+        elif found is not None:
             return found
     try:
         if equal_where_positive(function, c, t, prove=prove):
             return "equal"
     except Exception:  # noqa: BLE001 - no proof
         pass
+    if len(symbols) > 1 and unsettled is not None and thorough and not _late(deadline) \
+            and is_zero(c - t):
+        return "equal"  # (what a pattern-free proof would have shown before)
     return unsettled
 
 

@@ -36,7 +36,7 @@ from ..symbolic.symbols import almost_everywhere
 from .domain import confirm, exact, kink_arguments, real_at_point
 
 __all__ = ["Piece", "regions", "where_text", "positive_parts", "equal_where_positive",
-           "MAX_PIECES"]
+           "domain_points", "MAX_PIECES"]
 
 #: At most this many intervals are proved one by one (more: no answer by pieces).
 MAX_PIECES = 12
@@ -194,6 +194,37 @@ def _intervals(f, exprs, x) -> list | None:
                 bool(lo < p) and bool(p < hi) for lo, hi in out):
             return None
     return out if len(out) <= MAX_PIECES else None
+
+
+def domain_points(f, shapes: dict, rng, count: int) -> list:
+    """Up to ``count`` points (variable -> float64) inside the real domain of ``f`` (a
+    SymPy expression of one scalar variable), drawn from its exact intervals: for domains
+    that points of the usual scales miss (``acos(x - 10)``: 9 < x < 11,
+    ``sqrt(x - 1000)``); [] when ``f`` has other variables or its intervals are not
+    found."""
+    syms = sorted(sp.sympify(f).free_symbols, key=str)
+    if len(syms) != 1 or shapes.get(syms[0].name) != ():
+        return []
+    x = syms[0]
+    try:
+        spans = _intervals(f, [f], x)
+    except Exception:  # noqa: BLE001 - no intervals: no points
+        return []
+    if not spans:
+        return []
+    out = []
+    for i in range(count):
+        lo, hi = spans[i % len(spans)]
+        if lo.is_finite and hi.is_finite:
+            v = float(lo) + (float(hi) - float(lo)) * rng.uniform(0.05, 0.95)
+        elif lo.is_finite:
+            v = float(lo) + 10.0 ** rng.uniform(-1, 1.5)
+        elif hi.is_finite:
+            v = float(hi) - 10.0 ** rng.uniform(-1, 1.5)
+        else:
+            v = rng.uniform(-2, 2)
+        out.append({x.name: np.float64(v)})
+    return out
 
 
 def _inside(lo, hi) -> list:
@@ -445,8 +476,9 @@ def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e
     """For kinks in several variables: per sign pattern of the kinks' arguments (each an
     open set where every kink is one smooth piece), whether the claim equals the truth.
 
-    Returns ``"equal"`` (every pattern proved), ``(where, rows)`` when some pattern is
-    shown different at an exact point (``rows``: ``(pattern in words, status, point
+    Returns ``"equal"`` (every pattern proved), ``{"proved for": [...], "not settled
+    for": [...]}`` when only some are, ``(where, rows)`` when some pattern is shown
+    different at an exact point (``rows``: ``(pattern in words, status, point
     (symbol name -> float) or None, claim there, truth there)``), or None."""
     given = (claimed, true)
     claimed, true = (exact(almost_everywhere(sp.sympify(e))) for e in given)
@@ -491,7 +523,13 @@ def sign_regions(f, claimed, true, deadline: float | None = None, prove=lambda e
     right = [s for s, st, *_ in rows if st == "equal"]
     wrong = [s for s, st, *_ in rows if st == "different"]
     if not wrong:
-        return "equal" if len(right) == 2 ** len(args) else None
+        if len(right) == 2 ** len(args):
+            return "equal"
+        open_ = [s for s, st, *_ in rows if st == "unknown"]
+        if right and open_:  # (say what was settled and what not)
+            return {"proved for": [_patterns_text(args, right)],
+                    "not settled for": [_patterns_text(args, open_)]}
+        return None
     if not right:  # (wrong on every piece: the pieces say nothing)
         return None
     text = f"right where {_patterns_text(args, right)}, wrong where " \

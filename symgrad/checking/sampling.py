@@ -145,18 +145,22 @@ class Samples:
 
 
 def sample(f: Expression, claims: dict, base: dict, shapes: dict, rng, samples: int,
-           rtol: float, atol: float, notes: list, judge=None, told: bool = True) -> Samples:
+           rtol: float, atol: float, notes: list, judge=None, told: bool = True,
+           more=None) -> Samples:
     """Compare claims and reverse mode at ``base``, then at random points, until
     ``samples + 1`` points were usable; notes about skipped points go to ``notes``.
     ``judge(point)`` says why a point cannot be judged (outside the domain where f is
     real and differentiable, on a kink), or None; ``told``: the user gave ``base`` (else
-    a point skipped there needs no note)."""
+    a point skipped there needs no note); ``more()`` gives points tried last (inside
+    the exact domain of f, for a domain the random scales miss)."""
     budget = 2 * (samples + 1)
 
     def candidates():
         yield base, True
         for t in range(4 * budget):
             yield random_point(rng, shapes, t // budget), False
+        for point in (more() if more is not None else ()):
+            yield point, False
 
     per_var = {k: {"claimed": c.text, "true": None, "symbolic": "skipped",
                    "numeric": "agree", "max_error": 0.0} for k, c in claims.items()}

@@ -56,7 +56,7 @@ TABLE = [  # (kind, expression, right claim, wrong claim, shapes, words, never)
      "2*(y - w*x - b)", None,
      ["b: wrong sign: the claimed gradient is the negative of the true one"], "factor -1"),
     ("transposed matrix in the claim", "dot(y, A @ x)", "A.T @ y", "A @ y", AX,
-     ["x: transposed A: the claim has A where the true gradient has A.T"], "right only when"),
+     ["x: transposed A: the claim has A where the true gradient has A.T"], "symmetric"),
     ("missing term before wrong variable", "dot(x, x)/2 + dot(b, x)", "x + b", "x", V2,
      ["x: missing term b: the true gradient is x + b"], "wrong variable"),
     ("the difference, not an extra term", "sinh(x)", "cosh(x)", "cos(x)", None,
