@@ -269,9 +269,13 @@ class _Batched:
         if plain and self.batching:
             rule = BATCHING.get(op)
             if rule is not None:
-                got = rule(self.inner, tuple(a.data if isinstance(a, Batch) else a
-                                             for a in args),
-                           tuple(isinstance(a, Batch) for a in args[:n]))
+                values, batched = list(args), []
+                for i in range(n):
+                    a = args[i]
+                    batched.append(isinstance(a, Batch))
+                    if batched[i]:
+                        values[i] = a.data
+                got = rule(self.inner, values, batched)
                 if got is not None:
                     return Batch(got)
         if plain and pointwise(op):

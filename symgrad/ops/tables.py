@@ -40,6 +40,8 @@ class Table:
     def __init__(self, name: str) -> None:
         self.name = name
         self._entries: dict = {}
+        # (the dict's own lookup: hot paths ask a table per op they run)
+        self.get = self._entries.get
         TABLES.append(self)
 
     def register(self, value: Any, *ops) -> None:
