@@ -467,6 +467,6 @@ def _refresh_view(v) -> None:
         if not GRAD_MODE.enabled:
             return  # regenerated when it is next used with grad mode on
         _viewmeta.check_rebased(v)  # (a piece of split, unbind ...: PyTorch's error)
-        v.grad_fn = _at_view(base, index, np.shape(data), v).grad_fn
+        _viewmeta.regenerated(v, _at_view(base, index, np.shape(data), v).grad_fn)
     v._view_version = v._vc[0]
 

@@ -35,7 +35,7 @@ from .draws import normal, uniform
 from .dual import DUAL
 from .messages import _c_name
 from .shapes import Size
-from .viewmeta import check_in_place
+from .viewmeta import check_in_place, regenerated
 
 __all__ = ["CopySlices"]
 
@@ -154,11 +154,11 @@ def _in_place_on_view(v, op, others, attrs, track) -> None:
     if base._data.__class__ is not _ndarray:
         base._data = np.array(base._data)
     if track and result.grad_fn is not None:
-        base.grad_fn = _copy_slices(base, result.grad_fn, index, np.shape(v._data))
+        regenerated(base, _copy_slices(base, result.grad_fn, index, np.shape(v._data)))
     base._data[at] = np.asarray(values) if at else np.asarray(values).reshape(())
     v._vc[0] += 1
     if track:  # (else, as PyTorch, regenerated when next used with grad mode on)
-        v.grad_fn = _at_view(base, index, np.shape(v._data), v).grad_fn
+        regenerated(v, _at_view(base, index, np.shape(v._data), v).grad_fn)
         v._view_version = v._vc[0]
 
 
@@ -293,7 +293,7 @@ class _InPlace:
             result = apply(op, operands, attrs)
             _save_original(result, source)
             _write(self, result._data, op, part)
-            self.grad_fn = result.grad_fn
+            regenerated(self, result.grad_fn)
         else:
             # Through apply (nothing is recorded): the result has PyTorch's dtype, which
             # the casting check names ("result type Float can't be cast to ... Long").

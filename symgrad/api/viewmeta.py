@@ -29,6 +29,8 @@ RuntimeError: Output 1 of Split is a view and is being modified inplace. This vi
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import ops as O
@@ -99,6 +101,20 @@ def made_without_grad(view, base) -> None:
         base = base._view_of[0]
     if base._requires_grad or RAW_GRAD_FN.__get__(base) is not None:
         view._requires_grad = True
+
+
+def regenerated(t, fn) -> None:
+    """Give ``t`` the node ``fn`` in place of its own (an in-place change of ``t`` or of
+    its base): as PyTorch's ``update_tensor_hooks_on_new_gradfn``, a tensor that retains
+    its grad retains it at ``fn`` (its hooks stay with the old node)."""
+    old = RAW_GRAD_FN.__get__(t)
+    RAW_GRAD_FN.__set__(t, fn)
+    if not t._retains_grad or fn is None or fn is old:
+        return
+    if old is not None and old._retain is not None and old._retain() is t:
+        old._retain = None
+    fn._retain = weakref.ref(t)
+    fn._plain = False
 
 
 def without_edge(t) -> bool:

@@ -112,6 +112,19 @@ class _Views:
     def grad_fn(self, fn) -> None:
         _set_grad_fn(self, fn)
 
+    def storage_offset(self) -> int:
+        """Where this tensor starts in the memory of the tensor its views lead to, in
+        elements (0 for a tensor that is no view), as PyTorch's."""
+        base = self
+        while base._view_of is not None:
+            base = base._view_of[0]
+        d, b = self._data, base._data
+        if base is self or not (d.__class__ is np.ndarray and b.__class__ is np.ndarray
+                                and d.size and np.may_share_memory(d, b)):
+            return 0
+        start = d.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+        return start // d.itemsize
+
     @property
     def T(self) -> "Tensor":
         if self.ndim == 2:
@@ -228,6 +241,18 @@ class _Views:
             return self
         shape = self.shape[:s] + (-1,) + self.shape[e + 1:]
         return self.reshape(shape)
+
+    def unflatten(self, dim, sizes):
+        """Dim ``dim`` viewed as the dims ``sizes`` (one may be -1), as PyTorch's."""
+        d = _wrap_dim(dim, self.ndim)
+        sizes = tuple(sizes)
+        if not sizes:
+            raise RuntimeError("unflatten: sizes must be non-empty")
+        n = self.shape[d]
+        if -1 not in sizes and math.prod(sizes) != n:
+            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to "
+                               f"the size of dim {dim} ({n}) in the input tensor")
+        return self.view(tuple(self.shape[:d]) + sizes + tuple(self.shape[d + 1:]))
 
     def squeeze(self, dim=None, *, axis=None):
         dim = dim if axis is None else axis

@@ -119,6 +119,58 @@ catch(lambda: p.grad_fn)
 show(p)
 catch(lambda: p * 2)
 """,
+    "retain_grad moves to the new node": """
+a = torch.tensor([1., 2., 3., 4.], requires_grad=True)
+y = a * 1
+y.retain_grad()
+y.mul_(2)
+(y * y).sum().backward()
+show(y.grad, a.grad)
+a.grad = None
+b = a * 1
+v = b[:2]
+v.retain_grad()
+v.mul_(3)
+(v * 1).sum().backward()
+show(v.grad, a.grad)
+a.grad = None
+b = a * 1
+v = b[:2]
+v.retain_grad()
+b.mul_(2)
+(v * v).sum().backward()
+show(v.grad, a.grad)
+a.grad = None
+b = a * 1
+b.retain_grad()
+b[1:].mul_(5)
+(b * b).sum().backward()
+show(b.grad, a.grad)
+a.grad = None
+b = a * 1
+v = b[:2]
+v.register_hook(lambda g: show("hook", g))
+b.add_(1)
+(v * 3).sum().backward()
+show(a.grad)
+""",
+    "storage_offset and stride of views": """
+a = torch.arange(12.).view(3, 4)
+for v in [a, a[1], a[:, 2], a[1:, 1:], a.t()[2], a.view(12)[5:], a[2, 3], a.diagonal(),
+          a.unbind(1)[3], a.narrow(1, 2, 2), a.expand(2, 3, 4)[1], a.select(0, 2).unsqueeze(0)]:
+    show(v.storage_offset(), v.stride())
+""",
+    "view nodes and _base": """
+x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+z = x * 2
+show(z._base, x._base, z.t()._base is z, z.view(4)._base is z, z[0]._base is z)
+show(z.t().contiguous()._base, z.t().contiguous().grad_fn, z.t().reshape(4).grad_fn)
+show(z.unflatten(0, (1, 2)).grad_fn, z.unflatten(1, (-1, 1)).shape)
+catch(lambda: z.unflatten(0, (3, 2)))
+catch(lambda: z.unflatten(0, ()))
+show(z.narrow(0, 0, 1).grad_fn, z.view_as(z).grad_fn, z[None].grad_fn, z[..., 0].grad_fn)
+show(z[[0]].grad_fn, z[z > 3].grad_fn, z.diagonal().grad_fn, z.expand(2, 2, 2).stride())
+""",
     "nothing requires grad": """
 b = torch.ones(3); v = b[1:]
 b.add_(1)
