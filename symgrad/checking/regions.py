@@ -198,33 +198,43 @@ def _intervals(f, exprs, x) -> list | None:
 
 def domain_points(f, shapes: dict, rng, count: int) -> list:
     """Up to ``count`` points (variable -> float64) inside the real domain of ``f`` (a
-    SymPy expression of one scalar variable), drawn from its exact intervals: for domains
+    SymPy expression of scalar variables), drawn from its exact intervals: for domains
     that points of the usual scales miss (``acos(x - 10)``: 9 < x < 11,
-    ``sqrt(x - 1000)``); [] when ``f`` has other variables or its intervals are not
-    found."""
+    ``sqrt(x - 1000)``).  With several variables, all but one take random values and the
+    intervals are those of the last (a few such lines); [] when a variable is no scalar
+    or no intervals are found."""
     syms = sorted(sp.sympify(f).free_symbols, key=str)
-    if len(syms) != 1 or shapes.get(syms[0].name) != ():
+    if not syms or any(shapes.get(s.name) != () for s in syms):
         return []
-    x = syms[0]
-    try:
-        spans = _intervals(f, [f], x)
-    except Exception:  # noqa: BLE001 - no intervals: no points
-        return []
-    if not spans:
-        return []
-    out = []
-    for i in range(count):
-        lo, hi = spans[i % len(spans)]
-        if lo.is_finite and hi.is_finite:
-            v = float(lo) + (float(hi) - float(lo)) * rng.uniform(0.05, 0.95)
-        elif lo.is_finite:
-            v = float(lo) + 10.0 ** rng.uniform(-1, 1.5)
-        elif hi.is_finite:
-            v = float(hi) - 10.0 ** rng.uniform(-1, 1.5)
-        else:
-            v = rng.uniform(-2, 2)
-        out.append({x.name: np.float64(v)})
-    return out
+    out: list = []
+    lines = 1 if len(syms) == 1 else _DOMAIN_LINES
+    for i in range(lines):
+        x = syms[i % len(syms)]
+        fixed = {s: sp.Rational(round(float(rng.uniform(-2, 2)), 2)) for s in syms if s != x}
+        try:
+            spans = _intervals(f.xreplace(fixed) if fixed else f, [f.xreplace(fixed)], x)
+        except Exception:  # noqa: BLE001 - no intervals on this line
+            spans = None
+        if not spans:
+            continue
+        for j in range(-(-count // lines)):
+            lo, hi = spans[j % len(spans)]
+            if lo.is_finite and hi.is_finite:
+                v = float(lo) + (float(hi) - float(lo)) * rng.uniform(0.05, 0.95)
+            elif lo.is_finite:
+                v = float(lo) + 10.0 ** rng.uniform(-1, 1.5)
+            elif hi.is_finite:
+                v = float(hi) - 10.0 ** rng.uniform(-1, 1.5)
+            else:
+                v = rng.uniform(-2, 2)
+            point = {s.name: np.float64(float(val)) for s, val in fixed.items()}
+            point[x.name] = np.float64(v)
+            out.append(point)
+    return out[:count]
+
+
+#: Lines through the domain of a function of several variables tried for points.
+_DOMAIN_LINES = 4
 
 
 def _inside(lo, hi) -> list:
