@@ -35,7 +35,9 @@ import types
 
 from .. import ops as O
 from .apply import apply
+from ..ir.cores import TENSOR_DEFAULTS, TensorCore
 from .core import Tensor, _LegacyMeta
+from .viewmeta import RAW_GRAD_FN
 
 __all__ = ["DisableTorchFunctionSubclass", "as_subclass"]
 
@@ -79,7 +81,14 @@ def as_subclass(self, cls):
                         f"Tensor, not {getattr(cls, '__name__', type(cls).__name__)}")
     with DisableTorchFunctionSubclass():
         out = apply(O.ALIAS, (self,))
-    out.__class__ = cls
+    try:
+        out.__class__ = cls
+    except TypeError:  # (a subclass with slots of its own: its own allocation)
+        alias, out = out, TensorCore.__new__(cls)
+        for name in ("_data", "_dtype", "_requires_grad", "_vc", *TENSOR_DEFAULTS):
+            setattr(out, name, getattr(alias, name))
+        RAW_GRAD_FN.__set__(out, RAW_GRAD_FN.__get__(alias))
+        out.__dict__.update(alias.__dict__)
     return out
 
 

@@ -122,6 +122,22 @@ class P2(P):
 show(type(P2([1.]) + P([2.])).__name__, type(P([2.]) + P2([1.])).__name__)
 show(isinstance(P([1.]), torch.Tensor), torch.Tensor.__torch_function__)
 """,
+    "a subclass with slots, one with attributes of its own": """
+class S(torch.Tensor):
+    __slots__ = ("tag",)
+a = S([1., 2.]).requires_grad_()
+b = a * 2
+show(type(b).__name__, b, b.grad_fn.next_functions)
+b.sum().backward()
+show(a.grad)
+class N(torch.Tensor):
+    def __new__(cls, data, tag=None):
+        t = super().__new__(cls, data)
+        t.tag = tag
+        return t
+n = N([1.], tag="a")
+show(type(n + 1).__name__, n.tag, getattr(n + 1, "tag", "none"))
+""",
     "as_subclass": """
 class P(torch.Tensor):
     pass
