@@ -29,8 +29,10 @@ from ..symbolic.expression import Expression
 from .domain import abstract_kinks
 from .sampling import Samples, close, random_point
 from .sizes import size_classes
+from ..symbolic.parser import parse as parse_text
+from ..symbolic.syntax import BinOp, to_text
 from .slip_trees import _terms
-from .slips import NUMEL_KINDS, REGION_KINDS, named_slip
+from .slips import NUMEL_KINDS, RATIO_KINDS, REGION_KINDS, named_slip
 
 __all__ = ["SIMPLIFY_OPS", "explain", "diagnose", "diagnose_all", "factor_text",
            "shape_mismatches"]
@@ -358,6 +360,32 @@ def _part_by_other(claimed, true, function):
                 return ("swapped", true, f"wrong variable: the claim {claimed} is the "
                         f"derivative of {u} with respect to {s}; with respect to {var} "
                         f"the gradient is {true}")
+    return _term_by_other(claimed, true, parts, symbols, var)
+
+
+def _term_by_other(claimed, true, parts: list, symbols: list, var):
+    """``("swapped", true, words)`` when one term of the claim is the derivative of a
+    part of f with respect to another variable and the claim is right with that term
+    made a term of the true gradient (``2*x + 3*y**2`` for the y of ``x**2*y + y**3``:
+    2*x is d(x**2)/dx; by y the term is x**2).  Bounded: 6 terms, the parts given."""
+    terms = sp.Add.make_args(claimed)
+    if not 2 <= len(terms) <= 6 or any(_ELEMENT.search(str(s)) for s in symbols):
+        return None  # (elements of vectors: the vector form's words say it better)
+    wanted = sp.Add.make_args(sp.expand(true))
+    for c in terms:
+        if c.is_Symbol or c.is_number:
+            continue
+        rest = true - (claimed - c)
+        if not any(_same(rest, w, symbols) for w in wanted):
+            continue  # (the claim's other terms are not all right)
+        for u in parts:
+            for s in symbols:
+                d = sp.diff(u, s) if s != var else 0
+                if d != 0 and not d.is_number and _same(c, d, symbols):
+                    r = sp.factor(rest)
+                    return ("swapped", true, f"wrong variable in one term: {c} is the "
+                            f"derivative of {u} with respect to {s}; with respect to "
+                            f"{var} that term is {r} (the true gradient is {true})")
     return None
 
 
@@ -413,9 +441,27 @@ def _swapped(claimed, true, function):
 
 
 def shape_mismatches(shape_bad: dict) -> list:
-    """``x: wrong shape: ...`` for each ``variable -> (claimed shape, true shape)``."""
-    return [f"{k}: wrong shape: the claimed gradient has shape {got}, the gradient of a "
-            f"variable of shape {want} has shape {want}" for k, (got, want) in shape_bad.items()]
+    """``x: wrong shape: ...`` for each ``variable -> (claimed shape, true shape)``, in
+    words without sizes (the shapes were found at a size the counterexample shown may
+    not have: only what holds at every size is said)."""
+    out = []
+    for k, (got, want) in shape_bad.items():
+        got, want = tuple(got), tuple(want)
+        if len(got) == 2 and got == want[::-1]:
+            words = f"the claimed gradient has the shape of {k}.T, not that of {k}"
+        elif len(got) != len(want):
+            words = f"the claimed gradient is {_rank(got)}, but {k} is {_rank(want)}"
+        else:
+            words = (f"the claimed gradient does not have the shape of {k} (its sizes are "
+                     "those of other dimensions)")
+        out.append(f"{k}: wrong shape: {words}")
+    return out
+
+
+def _rank(shape: tuple) -> str:
+    """``a scalar``, ``a vector``, ``a matrix`` or ``a tensor of 3 dimensions``."""
+    return {0: "a scalar", 1: "a vector", 2: "a matrix"}.get(
+        len(shape), f"a tensor of {len(shape)} dimensions")
 
 
 def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list | None,
@@ -433,18 +479,25 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             # (the chain rule's vector factor, or a sum that should not be, says why)
             slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol)
             out.append(f"{k}: wrong shape: the claimed gradient is a scalar, "
-                       f"but {k} has shape {shapes[k]}" + (f": {slip}" if slip else ""))
+                       f"but {k} is {_rank(shapes[k])}" + (f": {slip}" if slip else ""))
             continue
         if found.per_var[k].get("where"):  # (the pieces say it better than a Piecewise)
             hints = [h for h in hints or () if not _has_kinks(h[1])]
             slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol,
                               kinds=REGION_KINDS)
             out.extend([f"{k}: {slip}"] * (slip is not None))
-        words = diagnose(k, evidence, hints, rtol, atol)
+        words = diagnose(k, evidence, hints, rtol, atol,
+                         getattr(getattr(claims[k], "expression", None), "text", None))
         size = _numel_slip(f, claims[k], k, evidence, shapes, rtol, atol) or \
             _size_factor(f, claims[k], k, evidence, shapes, rtol, atol)
         if size is not None:
             words = [size]
+        elif words and words[0].startswith(_FACTOR_KINDS[1:]) and "/" in getattr(
+                getattr(claims[k], "expression", None), "text", ""):
+            # (exp(3*x)/3: divided by the inner derivative, not 'missing factor 9')
+            slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol,
+                              kinds=RATIO_KINDS)
+            words = [slip] if slip is not None else words
         if words and words[0].startswith("the product rule") and " but lacks " in words[0] \
                 and _term_count(claims[k]) > 1:
             # (one term of the claim is there but wrong: the rewrite that mends it)
@@ -477,6 +530,11 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             if sym is not None:
                 words = [f"right only when {sym} is symmetric: the true gradient "
                          f"has both {sym} and {sym}.T"]
+        if shapes[k] and (not words or words[0].startswith("claimed - true") or
+                          _ELEMENT.search(words[0])):
+            # (a term of the vector form says it without elements: b*dot(a, x))
+            term = _missing_vector_term(f, claims[k], k, evidence, shapes, rtol, atol)
+            words = [term] if term is not None else words
         if found.per_var[k].get("where"):  # (numbers from the wrong part only: say so)
             wrong = " and ".join(r["where"] for r in found.per_var[k].get("regions", ())
                                  if r["status"] == "different")
@@ -484,6 +542,31 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
                      for w in words if not w.startswith("the claimed gradient is zero")]
         out.extend(f"{k}: {d}" for d in words)
     return out
+
+
+def _missing_vector_term(f: Expression, claim, name: str, evidence: list, shapes: dict,
+                         rtol: float, atol: float) -> str | None:
+    """``missing term b*dot(a, x)``: the claim plus (or minus) one term of the true
+    gradient's vector form is right (the product rule's second term of a vector that
+    appears twice).  Bounded: the vector form's first 8 terms, two signs each."""
+    if not evidence or getattr(claim, "expression", None) is None:
+        return None
+    try:
+        text = f.vector_gradient(name, **evidence[0][3])
+        terms = [t for _, t in _terms(parse_text(text))][:8]
+    except Exception:  # noqa: BLE001 - no vector form: no term named
+        return None
+    if len(terms) < 2:
+        return None
+
+    def added(tree, sites, f, shapes, text):
+        for t in terms:
+            for op, sign in (("+", ""), ("-", "-")):
+                yield BinOp(op, tree, t), (f"missing term {sign}{to_text(t)}: the true "
+                                           f"gradient is {text_true}")
+
+    text_true = text
+    return named_slip(f, claim, name, evidence, shapes, rtol, atol, kinds=(added,))
 
 
 def _foreign(words: str, claim) -> bool:
@@ -631,11 +714,14 @@ def _constant_ratio(evidence, rtol, atol):
     return None
 
 
-def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list:
+def diagnose(name: str, evidence: list, hints, rtol: float, atol: float,
+             claim_text: str | None = None) -> list:
     """Plain-words explanations of how the claimed gradient of ``name`` differs.
 
     ``evidence`` holds ``(claimed, true, all true gradients, point)`` per point;
-    ``hints`` are :func:`explain`'s ``(kind, text, value)`` (or None).
+    ``hints`` are :func:`explain`'s ``(kind, text, value)`` (or None); ``claim_text``
+    (the claim as written) says whether a constant such as ``log(10)`` is one the claim
+    has too many (extra) or one it lacks (missing).
     """
     out: list = []
     if not evidence:
@@ -659,6 +745,10 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float) -> list
                 # (log(10), not 2.30...)
                 sign = "" if ratio > 0 else "wrong sign and "
                 extra = abs(ratio) > 1 and sp.fraction(sp.Abs(1 / exact))[0] != 1
+                named = [str(a) for a in sp.Abs(exact).atoms(sp.Function)]
+                if claim_text is not None and named:  # (log(10) extra only if written)
+                    extra = any(t.replace(" ", "") in claim_text.replace(" ", "")
+                                for t in named)
                 return [f"{sign}extra factor {sp.Abs(1 / exact)}" if extra else
                         f"{sign}missing factor {sp.Abs(exact)}"]
         return [factor_text(ratio)]

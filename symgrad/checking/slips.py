@@ -55,12 +55,13 @@ from ..autograd import no_grad
 from ..symbolic.expression import Expression
 from ..symbolic.syntax import BinOp, Call, Name, Neg, Num, Transpose, to_text
 from .sampling import close, fit, random_point
-from .slips_more import MORE_KINDS, NUMEL_KINDS, REGION_KINDS
+from .sizes import size_classes
+from .slips_more import EARLY_KINDS, MORE_KINDS, NUMEL_KINDS, RATIO_KINDS, REGION_KINDS
 from .slip_trees import (_at, _call, _children, _context, _is, _left_grouped, _negated,
                          _one_minus, _put, _sites, _spine, _term, _terms, _text,
                          _with_children)
 
-__all__ = ["MAX_REWRITES", "MAX_NODES", "KINDS", "NUMEL_KINDS", "REGION_KINDS",
+__all__ = ["MAX_REWRITES", "MAX_NODES", "KINDS", "NUMEL_KINDS", "REGION_KINDS", "RATIO_KINDS",
            "named_slip"]
 
 #: Rewrites tried per claim (each kind at most 20 of them).
@@ -69,6 +70,7 @@ MAX_REWRITES = 640
 MAX_NODES = 200
 _PER_KIND = 20
 _PRODUCTS = ("*", "@")
+_MAX_OTHER = 8  # (rewrites right at the points' sizes but not at others: at most these)
 _MAX_CHAIN = 5  # (operands of a chain of * and @ regrouped: 14 groupings at 5)
 
 
@@ -103,12 +105,40 @@ def named_slip(f: Expression, claim, name: str, evidence: list, shapes: dict,
         points = [(ev[3], np.asarray(ev[1], dtype=np.float64)) for ev in evidence[:3]]
         if not points:
             points = _points(f, name, shapes, base)
+        other: list = []  # (a point at other sizes, made when a rewrite first passes)
         for tree, words in islice(_rewrites(expr, f, shapes, kinds), MAX_REWRITES):
             if points and _gives(tree, points, rtol, atol):
-                return words
+                if not other:
+                    other.append(_other_sizes(f, name, points[0][0]))
+                if other[0] is None or _gives(tree, other[0], rtol, atol):
+                    return words
+                if len(other) > _MAX_OTHER:
+                    return None  # (rewrites right at one size only: no more tried)
+                other.append(None)
     except Exception:  # noqa: BLE001 - words are optional: no slip named
         return None
     return None
+
+
+def _other_sizes(f: Expression, name: str, point: dict) -> list | None:
+    """``[(point, true gradient)]`` at sizes each one larger than ``point``'s (a rewrite
+    right at one size only, as ``2`` for ``numel(y)`` at 2, is no slip), or None where
+    f has no sizes to change."""
+    try:
+        classes = size_classes(f, point)
+        if not classes or not any(classes.values()):
+            return None
+        k = 1 + max(i for cs in classes.values() for i in cs)
+        base = [0] * k
+        for var, cs in classes.items():
+            for i, size in zip(cs, np.shape(point[var])):
+                base[i] = size
+        shapes = {var: tuple(base[i] + 1 for i in cs) for var, cs in classes.items()}
+        p = random_point(np.random.default_rng(3), shapes, 2)
+        true = np.asarray(f.gradient(**p)[name], dtype=np.float64)
+    except Exception:  # noqa: BLE001 - no other size: the points decide
+        return None
+    return [(p, true)] if np.all(np.isfinite(true)) else None
 
 
 def _points(f: Expression, name: str, shapes: dict, base: dict | None) -> list:
@@ -630,5 +660,6 @@ def _logit_gradients(tree, sites, f, shapes, text):
 #: Every kind of rewrite, in the order tried.
 KINDS = (_transposes, _back_products, _sigmoid_signs, _sigmoid_factors, _tanh_slips,
          _sums_of_targets, _softmax_jacobian, _regroupings, _term_factors, _parentheses,
-         _products_swapped, _extra_factors, _sign_flips, _squares, _exponents,
+         _products_swapped, _extra_factors, _sign_flips, _squares) + EARLY_KINDS + (
+         _exponents,
          _exponentials, _norms, _transposed_terms, _logit_gradients) + MORE_KINDS

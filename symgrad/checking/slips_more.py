@@ -32,10 +32,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import ops
-from ..symbolic.syntax import BinOp, Call, Name, Neg, Num
-from .slip_trees import _at, _call, _is, _put, _sites, _term, _terms, _text
+from ..symbolic.syntax import BinOp, Call, Name, Neg, Num, Transpose
+from .slip_trees import _at, _call, _children, _is, _put, _sites, _term, _terms, _text
 
-__all__ = ["MORE_KINDS", "REGION_KINDS", "NUMEL_KINDS"]
+__all__ = ["MORE_KINDS", "REGION_KINDS", "NUMEL_KINDS", "EARLY_KINDS", "RATIO_KINDS"]
 
 
 def _step(u):
@@ -104,6 +104,16 @@ def _step_masks(tree, sites, f, shapes, text):
                     f"missing {'relu' if op is ops.RELU else 'leaky ReLU'}'s mask: "
                     f"{law.format(u=_text(u))}: the true gradient has {_text(new)} "
                     f"where the claim has {n.name}")
+    for call in _f_calls(f, ops.ABS):  # (abs's derivative taken as the identity)
+        u = call.args[0]
+        for path, node, _ in sites:
+            if node == u:
+                fixed = _put(tree, path, _call(ops.SIGN, u))
+                where = _term(tree, path)
+                yield fixed, (
+                    f"the gradient of {_text(call)} is sign({_text(u)}), not {_text(u)}: "
+                    f"the claim has {_text(_at(tree, where))} where the true gradient has "
+                    f"{_text(_at(fixed, where))}")
     for call in _f_calls(f, ops.ABS):
         u = call.args[0]
         sign = _call(ops.SIGN, u)
@@ -234,12 +244,14 @@ def _wrong_arguments(tree, sites, f, shapes, text):
     expression (``1 + x**2`` -> ``1 + (2*x)**2`` for ``atan(2*x)``); the inner derivative
     put inside the outer function (``exp(cos(x))`` -> ``exp(sin(x))*cos(x)``)."""
     inner = _inner_nodes(f)
-    for path, node, _ in sites:
+    for path, node, parent in sites:
         if not isinstance(node, Name):
             continue
         for u in inner:
             if not any(isinstance(n, Name) and n.name == node.name for _, n, _ in _sites(u)):
                 continue
+            if isinstance(parent, Call) and isinstance(u, Call) and parent.func == u.func:
+                continue  # (sum(sum(x**2)) for sum(x): a part replaced, no argument)
             fixed = _put(tree, path, u)
             where = _enclosing(tree, path)
             yield fixed, (f"the outer derivative is taken at {node.name}, not at the inner "
@@ -262,6 +274,99 @@ def _wrong_arguments(tree, sites, f, shapes, text):
                         f"{_text(node)})")
 
 
+def _transposed_parts(tree, sites, f, shapes, text):
+    """Every occurrence of one matrix expression of the claim transposed (both
+    ``inverse(A)`` of ``-inverse(A) @ outer(u, v) @ inverse(A)``)."""
+    where: dict = {}
+    for path, node, parent in sites:
+        if isinstance(parent, Transpose):
+            continue
+        if isinstance(node, Call) or isinstance(node, Name) and len(
+                shapes.get(node.name, ())) == 2:
+            where.setdefault(node, []).append(path)
+    for node, paths in where.items():
+        if len(paths) < 2 and isinstance(node, Name):
+            continue  # (one matrix variable: the transposes of slips.py say it)
+        fixed = tree
+        for path in paths:
+            fixed = _put(fixed, path, Transpose(node))
+        many = f"both occurrences of {_text(node)}" if len(paths) == 2 else (
+            f"all {len(paths)} occurrences of {_text(node)}" if len(paths) > 2 else
+            _text(node))
+        yield fixed, (f"transposed: {many} need transposing: the true gradient is "
+                      f"{_text(fixed)}")
+
+
+def _inner_inside(tree, sites, f, shapes, text):
+    """The inner derivative put inside the outer function's derivative as its argument
+    (``-sin(3*x**2)`` for ``-sin(x**3)*3*x**2`` of ``cos(x**3)``)."""
+    inner = _inner_nodes(f)
+    for path, node, _ in sites:
+        if not (isinstance(node, Call) and len(node.args) == 1) or isinstance(
+                node.args[0], (Name, Num)):
+            continue
+        a = node.args[0]
+        for u in inner:
+            if u == a:
+                continue
+            outer = replace(node, args=(u,))
+            new = BinOp("*", outer, a)
+            yield _put(tree, path, new), (
+                f"the chain rule: the inner derivative {_text(a)} is put inside "
+                f"{_text(node)} as its argument; the outer derivative is taken at the "
+                f"inner {_text(u)} and multiplied by {_text(a)}: {_text(new)}")
+
+
+def _divisions(tree, sites, f, shapes, text):
+    """A division where the chain rule multiplies (``exp(3*x)/3`` for
+    ``exp(3*x)*3``)."""
+    for path, node, _ in sites:
+        if isinstance(node, BinOp) and node.op == "/" and not (
+                isinstance(node.left, Num) and node.left.value == 1):
+            new = BinOp("*", node.left, node.right)
+            yield _put(tree, path, new), (
+                f"divided by {_text(node.right)} where the chain rule multiplies by it "
+                f"(the inner derivative): the true gradient has {_text(new)}, not "
+                f"{_text(node)}")
+
+
+def _divided_terms(tree, sites, f, shapes, text):
+    """A division applied to every term of a sum where it belongs to some only: a size
+    ``1/numel(y)`` of the data term applied to the regulariser too (``2*(g + lam*w)/N``
+    for ``2*g/N + 2*lam*w``)."""
+    for path, node, _ in sites:
+        if not (isinstance(node, BinOp) and node.op == "/"):
+            continue
+        den = node.right
+        for sub, t, parent in _sites(node.left, path + (0,)):
+            if not (isinstance(parent, BinOp) and parent.op in ("+", "-")):
+                continue
+            new = _put(tree, sub, BinOp("*", t, den))
+            yield new, (
+                f"the division by {_text(den)} was applied to the term {_text(t)} too: "
+                f"that term of the true gradient is not divided by {_text(den)} (only the "
+                f"other terms are)")
+
+
+def _replaced_parts(tree, sites, f, shapes, text):
+    """One variable of the claim where an expression of it belongs, an expression the
+    claim or f has (``sum(z)`` for ``sum(exp(z))``: the normaliser of ``exp(z)/...``)."""
+    calls = [n for _, n, _ in list(_sites(tree)) + list(_sites(f.tree))
+             if (isinstance(n, Call) or isinstance(n, BinOp) and n.op == "**")
+             and n != f.tree]
+    for path, node, _ in sites:
+        if not isinstance(node, Name):
+            continue
+        where = _enclosing(tree, path)
+        for m in dict.fromkeys(calls):
+            if node not in _children(m) or _at(tree, where) == m:
+                continue
+            fixed = _put(tree, path, m)
+            yield fixed, (f"{_text(_at(tree, where))} where the true gradient has "
+                          f"{_text(_at(fixed, where))}: {node.name} where {_text(m)} "
+                          "belongs")
+
+
 def _call_factors(tree, sites, f, shapes, text):
     """The claim times (or over) a ``det(A)`` of f."""
     for call in _f_calls(f, ops.LINALG_DET):
@@ -271,8 +376,14 @@ def _call_factors(tree, sites, f, shapes, text):
 
 
 #: The kinds :func:`~symgrad.checking.slips.named_slip` tries after its own.
-MORE_KINDS = (_step_masks, _inner_gradients, _sums, _call_factors, _term_changes,
-              _inner_factors, _variable_swaps, _wrong_arguments)
+MORE_KINDS = (_transposed_parts, _step_masks, _inner_gradients, _sums, _call_factors, _term_changes,
+              _inner_factors, _variable_swaps, _inner_inside, _divided_terms,
+              _replaced_parts)
+#: Kinds tried before the power rule's exponents (the chain rule at the wrong argument
+#: explains ``2*x/(1 + x**2)`` of ``atan(x**2)``, not an exponent).
+EARLY_KINDS = (_wrong_arguments,)
+#: Kinds tried where the claim is a constant multiple of the truth.
+RATIO_KINDS = (_divisions,)
 #: The kinds tried where a claim is right on part of the domain only.
 REGION_KINDS = (_step_masks,)
 #: The kinds tried before a size is read off the numbers.

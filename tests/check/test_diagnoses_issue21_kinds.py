@@ -43,7 +43,7 @@ TABLE = [  # (kind, expression, right claim, wrong claim, shapes, words, never)
      ["w: missing factor x", "w: the chain rule: x is the derivative of the inner b + w*x "
       "with respect to w"], "wrong variable"),
     ("symbolic constant", "log10(x)", "1/(x*log(10))", "1/x", None,
-     ["x: extra factor log(10)"], "2.30"),
+     ["x: missing factor 1/log(10)"], "2.30"),
     ("extra factor", "exp(2*x)", "2*exp(2*x)", "2*x*exp(2*x)", None,
      ["x: extra factor x: the claim is right without it"], "1/x"),
     ("power rule, not an extra factor", "x**4", "4*x**3", "4*x**4", None,
