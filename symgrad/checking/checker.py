@@ -241,7 +241,7 @@ def _check(expr, grads, at, samples, timeout, rtol, atol, seed, symbolic,
         verdict = WRONG
         diagnosis += diagnose_all(f, claims, found, sym_result, shapes, rtol, atol)
         diagnosis += _symmetric_where(f, claims, found, per_var, shapes, rtol, atol,
-                                      diagnosis)
+                                      diagnosis, notes)
     elif found.used and sym_result is not None and all(
             v["symbolic"] == "equal" for v in per_var.values()):
         verdict = CORRECT
@@ -279,12 +279,12 @@ def _judge(f: Expression, kinks):
 
 
 def _symmetric_where(f: Expression, claims: dict, found, per_var: dict, shapes: dict,
-                     rtol: float, atol: float, diagnosis: list) -> list:
+                     rtol: float, atol: float, diagnosis: list, notes: list) -> list:
     """Where a wrong claim is right, for matrices: ``right where A is symmetric`` when
     the claim is the true gradient wherever the square matrix ``A`` is replaced by its
     symmetric part (``2*A @ x`` for ``x.T @ A @ x``; ``inverse(A)`` for ``logdet(A)``,
     the transpose of the truth).  Recorded in ``per_var[k]["where"]``; a line of its own
-    unless the diagnosis says it already or names a transpose."""
+    unless the diagnosis says it already, a note where it names a transpose."""
     out = []
     for k in claims:
         if per_var[k]["numeric"] != "differ" or per_var[k].get("where") or \
@@ -294,8 +294,12 @@ def _symmetric_where(f: Expression, claims: dict, found, per_var: dict, shapes: 
         if m is None:
             continue
         per_var[k]["where"] = f"right where {m} is symmetric, wrong where it is not"
-        if not any(line.startswith(f"{k}: ") and ("symmetric" in line or "transpose" in line)
-                   for line in diagnosis):  # (a transpose named says it already)
+        mine = [line for line in diagnosis if line.startswith(f"{k}: ")]
+        if any("symmetric" in line for line in mine):
+            continue
+        if any("transpose" in line for line in mine):  # (the diagnosis names the mistake)
+            notes.append(f"{k}: {per_var[k]['where']}")
+        else:
             out.append(f"{k}: {per_var[k]['where']}")
     return out
 

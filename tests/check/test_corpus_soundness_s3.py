@@ -51,7 +51,7 @@ def test_verdict_and_where(item):
     if item["expect"] == "wrong":  # (a point, or a claim that cannot be evaluated)
         assert r.counterexample is not None or any("wrong shape" in d for d in r.diagnosis)
     if item.get("region"):  # (said in the diagnosis, or in the variable's "where")
-        said = [*r.diagnosis, *(v.get("where") or "" for v in r.variables.values())]
+        said = [*r.diagnosis, *r.notes, *(v.get("where") or "" for v in r.variables.values())]
         assert any(item["region"] in line for line in said), r.diagnosis
 
 
@@ -96,10 +96,11 @@ def test_neighbouring_pieces_said_as_one():
                                          ("logdet(A)", "inverse(A)"),
                                          ("det(A)", "det(A)*inverse(A)")])
 def test_right_where_symmetric_is_said_for_a_transposed_claim(expr, claim):
-    """In the variable's "where" (JSON); the diagnosis names the transpose."""
+    """In the variable's "where" (JSON) and a note; the diagnosis names the transpose."""
     r = symgrad.check(expr, {"A": claim}, shapes={"A": ("n", "n")})
     assert r.verdict == "wrong"
     assert r.variables["A"]["where"] == "right where A is symmetric, wrong where it is not"
+    assert "A: right where A is symmetric, wrong where it is not" in r.notes
     assert any("transpose" in d for d in r.diagnosis), r.diagnosis
 
 
