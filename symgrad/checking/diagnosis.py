@@ -29,10 +29,9 @@ from ..symbolic.expression import Expression
 from .domain import abstract_kinks
 from .sampling import Samples, close, random_point
 from .sizes import size_classes
-from ..symbolic.parser import parse as parse_text
-from ..symbolic.syntax import BinOp, to_text
 from .slip_trees import _terms
-from .slips import NUMEL_KINDS, RATIO_KINDS, REGION_KINDS, named_slip
+from .report import _rank, shape_mismatches
+from .slips import NUMEL_KINDS, RATIO_KINDS, REGION_KINDS, missing_vector_term, named_slip
 
 __all__ = ["SIMPLIFY_OPS", "explain", "diagnose", "diagnose_all", "factor_text",
            "shape_mismatches"]
@@ -440,30 +439,6 @@ def _swapped(claimed, true, function):
     return None
 
 
-def shape_mismatches(shape_bad: dict) -> list:
-    """``x: wrong shape: ...`` for each ``variable -> (claimed shape, true shape)``, in
-    words without sizes (the shapes were found at a size the counterexample shown may
-    not have: only what holds at every size is said)."""
-    out = []
-    for k, (got, want) in shape_bad.items():
-        got, want = tuple(got), tuple(want)
-        if len(got) == 2 and got == want[::-1]:
-            words = f"the claimed gradient has the shape of {k}.T, not that of {k}"
-        elif len(got) != len(want):
-            words = f"the claimed gradient is {_rank(got)}, but {k} is {_rank(want)}"
-        else:
-            words = (f"the claimed gradient does not have the shape of {k} (its sizes are "
-                     "those of other dimensions)")
-        out.append(f"{k}: wrong shape: {words}")
-    return out
-
-
-def _rank(shape: tuple) -> str:
-    """``a scalar``, ``a vector``, ``a matrix`` or ``a tensor of 3 dimensions``."""
-    return {0: "a scalar", 1: "a vector", 2: "a matrix"}.get(
-        len(shape), f"a tensor of {len(shape)} dimensions")
-
-
 def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list | None,
                  shapes: dict, rtol: float, atol: float) -> list:
     """The diagnoses of every claim that differs (shape mismatches aside)."""
@@ -494,9 +469,8 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             words = [size]
         elif words and words[0].startswith(_FACTOR_KINDS[1:]) and "/" in getattr(
                 getattr(claims[k], "expression", None), "text", ""):
-            # (exp(3*x)/3: divided by the inner derivative, not 'missing factor 9')
             slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol,
-                              kinds=RATIO_KINDS)
+                              kinds=RATIO_KINDS)  # (exp(3*x)/3: no 'missing factor 9')
             words = [slip] if slip is not None else words
         if words and words[0].startswith("the product rule") and " but lacks " in words[0] \
                 and _term_count(claims[k]) > 1:
@@ -531,9 +505,8 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
                 words = [f"right only when {sym} is symmetric: the true gradient "
                          f"has both {sym} and {sym}.T"]
         if shapes[k] and (not words or words[0].startswith("claimed - true") or
-                          _ELEMENT.search(words[0])):
-            # (a term of the vector form says it without elements: b*dot(a, x))
-            term = _missing_vector_term(f, claims[k], k, evidence, shapes, rtol, atol)
+                          _ELEMENT.search(words[0])):  # (b*dot(a, x), not elements)
+            term = missing_vector_term(f, claims[k], k, evidence, shapes, rtol, atol)
             words = [term] if term is not None else words
         if found.per_var[k].get("where"):  # (numbers from the wrong part only: say so)
             wrong = " and ".join(r["where"] for r in found.per_var[k].get("regions", ())
@@ -542,31 +515,6 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
                      for w in words if not w.startswith("the claimed gradient is zero")]
         out.extend(f"{k}: {d}" for d in words)
     return out
-
-
-def _missing_vector_term(f: Expression, claim, name: str, evidence: list, shapes: dict,
-                         rtol: float, atol: float) -> str | None:
-    """``missing term b*dot(a, x)``: the claim plus (or minus) one term of the true
-    gradient's vector form is right (the product rule's second term of a vector that
-    appears twice).  Bounded: the vector form's first 8 terms, two signs each."""
-    if not evidence or getattr(claim, "expression", None) is None:
-        return None
-    try:
-        text = f.vector_gradient(name, **evidence[0][3])
-        terms = [t for _, t in _terms(parse_text(text))][:8]
-    except Exception:  # noqa: BLE001 - no vector form: no term named
-        return None
-    if len(terms) < 2:
-        return None
-
-    def added(tree, sites, f, shapes, text):
-        for t in terms:
-            for op, sign in (("+", ""), ("-", "-")):
-                yield BinOp(op, tree, t), (f"missing term {sign}{to_text(t)}: the true "
-                                           f"gradient is {text_true}")
-
-    text_true = text
-    return named_slip(f, claim, name, evidence, shapes, rtol, atol, kinds=(added,))
 
 
 def _foreign(words: str, claim) -> bool:
@@ -719,9 +667,8 @@ def diagnose(name: str, evidence: list, hints, rtol: float, atol: float,
     """Plain-words explanations of how the claimed gradient of ``name`` differs.
 
     ``evidence`` holds ``(claimed, true, all true gradients, point)`` per point;
-    ``hints`` are :func:`explain`'s ``(kind, text, value)`` (or None); ``claim_text``
-    (the claim as written) says whether a constant such as ``log(10)`` is one the claim
-    has too many (extra) or one it lacks (missing).
+    ``hints`` are :func:`explain`'s ``(kind, text, value)`` (or None); ``claim_text``:
+    a constant (``log(10)``) is extra only where the claim writes it.
     """
     out: list = []
     if not evidence:

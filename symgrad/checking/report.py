@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import SymgradError
 
 __all__ = ["Report", "CORRECT", "WRONG", "UNDECIDED", "CheckError", "CheckTypeError",
-           "number_text", "listify"]
+           "number_text", "listify", "shape_mismatches"]
 
 CORRECT, WRONG, UNDECIDED = "correct", "wrong", "undecided"
 _EXIT = {CORRECT: 0, WRONG: 1, UNDECIDED: 3}
@@ -197,3 +197,27 @@ def listify(v) -> float | list:
     """
     a = np.asarray(v, dtype=np.float64)
     return float(a) if a.ndim == 0 else a.tolist()
+
+
+def shape_mismatches(shape_bad: dict) -> list:
+    """``x: wrong shape: ...`` for each ``variable -> (claimed shape, true shape)``, in
+    words without sizes (the shapes were found at a size the counterexample shown may
+    not have: only what holds at every size is said)."""
+    out = []
+    for k, (got, want) in shape_bad.items():
+        got, want = tuple(got), tuple(want)
+        if len(got) == 2 and got == want[::-1]:
+            words = f"the claimed gradient has the shape of {k}.T, not that of {k}"
+        elif len(got) != len(want):
+            words = f"the claimed gradient is {_rank(got)}, but {k} is {_rank(want)}"
+        else:
+            words = (f"the claimed gradient does not have the shape of {k} (its sizes are "
+                     "those of other dimensions)")
+        out.append(f"{k}: wrong shape: {words}")
+    return out
+
+
+def _rank(shape: tuple) -> str:
+    """``a scalar``, ``a vector``, ``a matrix`` or ``a tensor of 3 dimensions``."""
+    return {0: "a scalar", 1: "a vector", 2: "a matrix"}.get(
+        len(shape), f"a tensor of {len(shape)} dimensions")

@@ -53,6 +53,7 @@ import numpy as np
 from .. import ops
 from ..autograd import no_grad
 from ..symbolic.expression import Expression
+from ..symbolic.parser import parse as parse_text
 from ..symbolic.syntax import BinOp, Call, Name, Neg, Num, Transpose, to_text
 from .sampling import close, fit, random_point
 from .sizes import size_classes
@@ -62,7 +63,7 @@ from .slip_trees import (_at, _call, _children, _context, _is, _left_grouped, _n
                          _with_children)
 
 __all__ = ["MAX_REWRITES", "MAX_NODES", "KINDS", "NUMEL_KINDS", "REGION_KINDS", "RATIO_KINDS",
-           "named_slip"]
+           "named_slip", "missing_vector_term"]
 
 #: Rewrites tried per claim (each kind at most 20 of them).
 MAX_REWRITES = 640
@@ -663,3 +664,28 @@ KINDS = (_transposes, _back_products, _sigmoid_signs, _sigmoid_factors, _tanh_sl
          _products_swapped, _extra_factors, _sign_flips, _squares) + EARLY_KINDS + (
          _exponents,
          _exponentials, _norms, _transposed_terms, _logit_gradients) + MORE_KINDS
+
+
+def missing_vector_term(f: Expression, claim, name: str, evidence: list, shapes: dict,
+                         rtol: float, atol: float) -> str | None:
+    """``missing term b*dot(a, x)``: the claim plus (or minus) one term of the true
+    gradient's vector form is right (the product rule's second term of a vector that
+    appears twice).  Bounded: the vector form's first 8 terms, two signs each."""
+    if not evidence or getattr(claim, "expression", None) is None:
+        return None
+    try:
+        text = f.vector_gradient(name, **evidence[0][3])
+        terms = [t for _, t in _terms(parse_text(text))][:8]
+    except Exception:  # noqa: BLE001 - no vector form: no term named
+        return None
+    if len(terms) < 2:
+        return None
+
+    def added(tree, sites, f, shapes, text):
+        for t in terms:
+            for op, sign in (("+", ""), ("-", "-")):
+                yield BinOp(op, tree, t), (f"missing term {sign}{to_text(t)}: the true "
+                                           f"gradient is {text_true}")
+
+    text_true = text
+    return named_slip(f, claim, name, evidence, shapes, rtol, atol, kinds=(added,))
