@@ -1,11 +1,10 @@
 """Plain words for how a claimed gradient differs from the true one.
 
-From the numbers: a constant factor ("missing factor 2"), the wrong sign, a transposed
-matrix, the derivative with respect to another variable, a claim right only for a
-symmetric matrix, the wrong shape.  From SymPy (:func:`explain`, run with the symbolic
-comparison): a missing factor, a missing or extra term, a wrong sign of one term, the
-product rule half applied (which of u'v and uv' the claim has, or u'v'), two variables
-swapped.
+From the numbers: a constant factor ("missing factor 2"), the wrong sign, a transposed matrix, the
+derivative with respect to another variable, a claim right only for a symmetric matrix, the wrong
+shape. From SymPy (:func:`explain`, run with the symbolic comparison): a missing factor, a missing
+or extra term, a wrong sign of one term, the product rule half applied (which of u'v and uv' the
+claim has, or u'v'), two variables swapped.
 
 Examples
 --------
@@ -115,6 +114,9 @@ def _explain(claimed, true, function) -> list:
                 _inner_for_derivative(claimed, true, function)
             if other is not None:  # (2*x for the y of x**2*y is no factor x/2)
                 return [other]
+            named = _product_rule(claimed, true, function)  # (u'v alone: no factor)
+            if named is not None and " but lacks " in named[2]:
+                return [named]
             if _monomial(ratio) or _of_parts(ratio, function):
                 num, den = sp.fraction(ratio)
                 if num.is_number and not den.is_number and not _divides(den, true):
@@ -458,8 +460,7 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
             continue
         if found.per_var[k].get("where"):  # (the pieces say it better than a Piecewise)
             hints = [h for h in hints or () if not _has_kinks(h[1])]
-            slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol,
-                              kinds=REGION_KINDS)
+            slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol, kinds=REGION_KINDS)
             out.extend([f"{k}: {slip}"] * (slip is not None))
         words = diagnose(k, evidence, hints, rtol, atol,
                          getattr(getattr(claims[k], "expression", None), "text", None))
@@ -476,8 +477,7 @@ def diagnose_all(f: Expression, claims: dict, found: Samples, sym_result: list |
                 and _term_count(claims[k]) > 1:
             # (one term of the claim is there but wrong: the rewrite that mends it)
             slip = named_slip(f, claims[k], k, evidence, shapes, rtol, atol)
-            words = [slip] if slip is not None and not slip.startswith(
-                "missing term") else words
+            words = [slip] if slip is not None and not slip.startswith("missing term") else words
         if not (words and words[0].startswith(_NUMERIC_KINDS)):
             m = _transposed_matrix(f, claims[k], k, evidence, shapes, rtol, atol)
             if m is not None:

@@ -122,7 +122,7 @@ WRONG = [  # (expression, claims, shapes, the diagnosis's words)
     ("x**2*y + y**3", {"y": "3*y**2"}, {},
      ["y: missing term x**2"]),
     ("x/sqrt(x**2 + 1)", {"x": "1/sqrt(x**2 + 1)"}, {},
-     ["x: missing factor 1/(x**2 + 1)"]),
+     ["x: the product rule: the claim has 1/sqrt(x**2 + 1) (u′v) but lacks"]),
     ("dot(x, x)/2 + dot(b, x)", {"x": "x"}, {"x": ("n",), "b": ("n",)},
      ["x: missing term b: the true gradient is x + b"]),
     ("(x - y)**2/y", {"y": "-2*(x - y)/y"}, {},
