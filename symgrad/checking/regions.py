@@ -202,8 +202,10 @@ def domain_points(f, shapes: dict, rng, count: int) -> list:
     that points of the usual scales miss (``acos(x - 10)``: 9 < x < 11,
     ``sqrt(x - 1000)``).  With several variables, all but one take random values and the
     intervals are those of the last (a few such lines); [] when a variable is no scalar
-    or no intervals are found."""
-    syms = sorted(sp.sympify(f).free_symbols, key=str)
+    or no intervals are found (or f has no symbolic form: ``10**5000`` of its text)."""
+    if not isinstance(f, sp.Basic):
+        return []
+    syms = sorted(f.free_symbols, key=str)
     if not syms or any(shapes.get(s.name) != () for s in syms):
         return []
     out: list = []

@@ -23,9 +23,10 @@ Examples
 >>> f = parse_f("mean((X @ w - y)**2)")
 >>> tree = parse("2*X.T @ (X @ w - y)/numel(X)")
 >>> shapes = {"X": (2, 3), "w": (3,), "y": (2,)}
->>> new, words = next(_numel_swaps(tree, None, f, shapes, ""))
->>> words.split(" (")[0]
-'1/numel(X) where the true gradient has 1/numel(y)'
+>>> for _, words in _numel_swaps(tree, None, f, shapes, ""):
+...     print(words.split(" (")[0])
+1/numel(X) where the true gradient has 1/numel(w)
+1/numel(X) where the true gradient has 1/numel(y)
 """
 from __future__ import annotations
 
