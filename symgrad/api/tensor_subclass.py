@@ -236,6 +236,9 @@ _NOT_FUNCTIONS = frozenset((
     "save", "load", "set_default_dtype", "get_default_dtype", "set_printoptions",
     "get_printoptions", "is_grad_enabled", "compile", "typename", "is_storage",
     "set_default_device", "get_default_device", "use_deterministic_algorithms"))
+#: Where PyTorch's tensor functions live in symgrad: symgrad's own tools (draw, check,
+#: vmap, the SymPy bridge) are no tensor functions, and they read their caller's frame.
+_TENSOR_FUNCTION_MODULES = ("symgrad.api.", "symgrad.linalg", "symgrad.nn.functional")
 _PATCHED: list = []
 
 
@@ -280,6 +283,7 @@ def _patch_functions() -> None:
         for name in getattr(module, "__all__", ()):
             f = getattr(module, name, None)
             if (isinstance(f, types.FunctionType) and name not in _NOT_FUNCTIONS
+                    and f.__module__.startswith(_TENSOR_FUNCTION_MODULES)
                     and not hasattr(f, "_dispatches")):
                 setattr(module, name, _function(f))
 

@@ -164,3 +164,18 @@ def test_subclass_snippets(code):
 def test_a_subclass_result_is_not_vacuous():
     lines = _run(CALLS["p * 2"], symgrad)
     assert lines == ["P P([[2., 4.],\n   [6., 8.]])"]
+
+
+def test_a_dispatching_subclass_leaves_symgrad_s_own_tools_alone():
+    # (draw reads its caller's names: a dispatching wrapper around it hid them, and the
+    # leaves were drawn as "leaf" for the rest of the process)
+    class Tagged(symgrad.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    X = symgrad.tensor([1., 2., 3.], requires_grad=True)
+    Y = symgrad.tensor([5., 6., 7.], requires_grad=True)
+    d = symgrad.draw(symgrad.sin(symgrad.dot(X, Y)), show_local=True)
+    assert "cos(⟨X, Y⟩)" in d.source
+    assert not hasattr(symgrad.draw, "_dispatches") and hasattr(symgrad.dot, "_dispatches")
