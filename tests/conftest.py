@@ -244,3 +244,63 @@ def functions(lib) -> dict:
              "OnceSquare": saving("OnceSquare", lambda x: x ** 2, lambda x, g: 2 * x * g)}
     found["OnceSquare"].backward = staticmethod(once(found["OnceSquare"].backward))
     return found
+
+
+def assert_kind_named(expr: str, var: str, right: str, wrong: str, shapes, words, never,
+                      budget: float = 1.5, first: bool = False) -> None:
+    """One row of a diagnosis table (``tests/check``): ``right`` is proved correct with no
+    diagnosis, ``wrong`` is wrong and its diagnosis of ``var`` (the first line only when
+    ``first``) holds every one of ``words`` and not ``never``."""
+    def check(grad):
+        return symgrad.check(expr, {var: grad}, shapes=shapes or {}, samples=3,
+                             timeout=budget)
+
+    good = check(right)
+    assert good.verdict == "correct", good.text()
+    assert not good.diagnosis
+    bad = check(wrong)
+    assert bad.verdict == "wrong", bad.text()
+    mine = [d for d in bad.diagnosis if d.startswith(f"{var}: ")]
+    text = (bad.diagnosis[0] if bad.diagnosis[0].startswith(f"{var}: ") else "") if first \
+        else "\n".join(mine)
+    for w in words:
+        assert w in text, bad.diagnosis
+    if never is not None:
+        assert never not in (" | ".join(bad.diagnosis) if first else text), bad.diagnosis
+
+
+def printed(code: str, lib) -> list:
+    """What the snippet ``code`` prints with ``lib`` as ``torch``: its ``show(...)`` lines,
+    ``catch(fn)`` showing ``fn()`` or the type and message it raises, an exception that
+    ends the snippet the same way; addresses masked, warnings ignored."""
+    out = []
+
+    def show(*args):
+        out.append(" ".join(str(a) for a in args))
+
+    def catch(fn):
+        try:
+            show(fn())
+        except Exception as e:  # the type and message are what is compared
+            show("EXC", type(e).__name__, e)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exec(code, {"torch": lib, "show": show, "catch": catch, "__name__": "snippet"})
+        except Exception as e:
+            show("EXC", type(e).__name__, e)
+    return [mask_addresses(line) for line in out]
+
+
+def check_case(case: dict, budget: float = 1.5):
+    """``symgrad.check`` of a corpus entry (``expr``, ``grad``, ``shapes``) of
+    ``tests/check``'s JSON files, three random points."""
+    shapes = {k: tuple(v) for k, v in case["shapes"].items()}
+    return symgrad.check(case["expr"], case["grad"], shapes=shapes, samples=3, timeout=budget)
+
+
+def case_id(case: dict) -> str:
+    """A corpus entry's test id: its expression and claims, at most 70 characters."""
+    text = f"{case['expr']} | " + ", ".join(f"{k}={v}" for k, v in case["grad"].items())
+    return text if len(text) <= 70 else text[:67] + "..."

@@ -4,37 +4,14 @@ symgrad (as ``torch``), and what it prints (values, ``requires_grad``, ``grad_fn
 ``next_functions``, gradients, exception types and messages) must be the same text."""
 from __future__ import annotations
 
-import re
-import warnings
-
 import pytest
 
 import symgrad
+from conftest import printed
 
 torch = pytest.importorskip("torch")
 
-_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
-
-
-def _run(code: str, module) -> list:
-    out = []
-
-    def show(*args):
-        out.append(" ".join(str(a) for a in args))
-
-    def catch(fn):
-        try:
-            show(fn())
-        except Exception as e:  # the type and message are what is compared
-            show("EXC", type(e).__name__, e)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            exec(code, {"torch": module, "show": show, "catch": catch})
-        except Exception as e:
-            show("EXC", type(e).__name__, e)
-    return [_ADDRESS.sub("", line) for line in out]
+_run = printed
 
 
 def _same(code: str) -> list:
@@ -340,4 +317,4 @@ def test_in_place_scatter_edges(code):
 def test_snippets_print_something_that_could_differ():
     # (the comparison is not vacuous: the regenerated node is named in the output)
     lines = _same(REBASE["slice of a base multiplied in place"])
-    assert "<AsStridedBackward0 object>" in lines[1] and "grad_fn=<AsStridedBackward0>" in lines[2]
+    assert "<AsStridedBackward0 object at 0x?>" in lines[1] and "grad_fn=<AsStridedBackward0>" in lines[2]

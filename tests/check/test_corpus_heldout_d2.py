@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-import symgrad
+from conftest import case_id, check_case
 
 BUDGET = 5.0
 DATA = json.loads((Path(__file__).parent / "corpus_heldout_d2.json").read_text("utf-8"))
@@ -51,14 +51,7 @@ RUN = _at_most_three_alike(WRONG)
 
 
 def run(case):
-    shapes = {k: tuple(v) for k, v in case["shapes"].items()}
-    return symgrad.check(case["expr"], case["grad"], shapes=shapes, samples=3,
-                         timeout=BUDGET)
-
-
-def case_id(case) -> str:
-    text = f"{case['expr']} | " + ", ".join(f"{k}={v}" for k, v in case["grad"].items())
-    return text if len(text) <= 70 else text[:67] + "..."
+    return check_case(case, BUDGET)
 
 
 def test_the_judgement_counts_are_what_the_docstring_says():

@@ -21,6 +21,7 @@ import re
 import pytest
 
 import symgrad
+from conftest import assert_kind_named
 from symgrad.checking.diagnosis import shape_mismatches
 
 BUDGET = 1.5  # (the CLI's default)
@@ -155,16 +156,7 @@ def check(expr, grads, shapes=None):
 @pytest.mark.parametrize("kind, expr, var, right, wrong, shapes, words, never", TABLE,
                          ids=[t[0] for t in TABLE])
 def test_each_kind_is_named(kind, expr, var, right, wrong, shapes, words, never):
-    good = check(expr, {var: right}, shapes)
-    assert good.verdict == "correct", good.text()
-    assert not good.diagnosis
-    bad = check(expr, {var: wrong}, shapes)
-    assert bad.verdict == "wrong", bad.text()
-    text = "\n".join(d for d in bad.diagnosis if d.startswith(f"{var}: "))
-    for w in words:
-        assert w in text, bad.diagnosis
-    if never is not None:
-        assert never not in text, bad.diagnosis
+    assert_kind_named(expr, var, right, wrong, shapes, words, never, budget=BUDGET)
 
 
 @pytest.mark.parametrize("expr, wrong", [("dot(a, outer(x, x) @ b)", "outer(a, b) @ x"),

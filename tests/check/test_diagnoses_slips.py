@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import symgrad
+from conftest import assert_kind_named
 from symgrad.checking.sampling import Claim
 from symgrad.checking.slips import named_slip
 from symgrad_cli.main import cli
@@ -77,24 +78,10 @@ TABLE = [  # (kind, expression, variable, right, wrong, shapes, key words, never
 ]
 
 
-def check(expr, grads, shapes=None):
-    return symgrad.check(expr, grads, shapes=shapes or {}, samples=3, timeout=BUDGET)
-
-
 @pytest.mark.parametrize("kind, expr, var, right, wrong, shapes, words, never", TABLE,
                          ids=[t[0] for t in TABLE])
 def test_each_slip_is_named(kind, expr, var, right, wrong, shapes, words, never):
-    good = check(expr, {var: right}, shapes)
-    assert good.verdict == "correct", good.text()
-    assert not good.diagnosis
-    bad = check(expr, {var: wrong}, shapes)
-    assert bad.verdict == "wrong", bad.text()
-    first = bad.diagnosis[0]
-    assert first.startswith(f"{var}: "), bad.diagnosis
-    for w in words:
-        assert w in first, bad.diagnosis
-    if never is not None:
-        assert never not in " | ".join(bad.diagnosis), bad.diagnosis
+    assert_kind_named(expr, var, right, wrong, shapes, words, never, budget=BUDGET, first=True)
 
 
 def test_a_mistake_no_rewrite_fixes_is_not_named_a_slip():

@@ -23,6 +23,7 @@ from __future__ import annotations
 import pytest
 
 import symgrad
+from conftest import assert_kind_named
 from symgrad.checking import slips
 from symgrad.checking.sampling import Claim
 from symgrad.checking.slips import MAX_REWRITES, named_slip
@@ -136,17 +137,7 @@ def check(expr, grads, shapes=None):
 @pytest.mark.parametrize("kind, expr, var, right, wrong, shapes, words, never", TABLE,
                          ids=[t[0] for t in TABLE])
 def test_each_kind_is_named(kind, expr, var, right, wrong, shapes, words, never):
-    good = check(expr, {var: right}, shapes)
-    assert good.verdict == "correct", good.text()
-    assert not good.diagnosis
-    bad = check(expr, {var: wrong}, shapes)
-    assert bad.verdict == "wrong", bad.text()
-    mine = [d for d in bad.diagnosis if d.startswith(f"{var}: ")]
-    text = "\n".join(mine)
-    for w in words:
-        assert w in text, bad.diagnosis
-    if never is not None:
-        assert never not in text, bad.diagnosis
+    assert_kind_named(expr, var, right, wrong, shapes, words, never, budget=BUDGET)
 
 
 def test_the_rewrites_are_counted_not_timed(monkeypatch):

@@ -5,31 +5,14 @@ function names, ``NotImplemented`` everywhere gives Python's operator error,
 ``nn.Parameter`` opts out.  Each snippet runs on both and prints the same text."""
 from __future__ import annotations
 
-import re
-import warnings
-
 import pytest
 
 import symgrad
+from conftest import printed
 
 torch = pytest.importorskip("torch")
 
-_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
-
-
-def _run(code: str, module) -> list:
-    out = []
-
-    def show(*args):
-        out.append(" ".join(str(a) for a in args))
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            exec(code, {"torch": module, "show": show, "__name__": "snippet"})
-        except Exception as e:  # the type and message are compared
-            show("EXC", type(e).__name__, e)
-    return [_ADDRESS.sub("", line) for line in out]
+_run = printed
 
 
 _CALLS = {
