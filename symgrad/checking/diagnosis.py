@@ -41,14 +41,14 @@ _NUMERIC_KINDS = ("wrong sign", "missing factor", "extra factor", "transposed",
 
 
 #: SymPy's ``simplify`` (and its rewrites) run only on expressions of at most this many
-#: operations: on larger ones, nested ``tanh`` for one, it can take seconds to minutes.
-#: The corpus's proofs that need it have at most 12; larger ones get ``expand``/``cancel``.
+#: operations (nested ``tanh`` can take minutes); larger ones get ``expand``/``cancel``.
 SIMPLIFY_OPS = 24
 
 
 def _tidy(e):
-    """``e`` with trigonometric functions of sums expanded, then cancelled."""
-    return sp.cancel(sp.expand(sp.expand_trig(e)))
+    """``e`` with trig functions of two-term sums expanded (three: seconds), cancelled."""
+    wide = any(len(sp.Add.make_args(g.args[0])) > 2 for g in e.atoms(sp.Function) if g.args)
+    return sp.cancel(sp.expand(e if wide else sp.expand_trig(e)))
 
 
 def _small(e, limit: int = 12) -> bool:
