@@ -666,6 +666,22 @@ KINDS = (_transposes, _back_products, _sigmoid_signs, _sigmoid_factors, _tanh_sl
          _exponentials, _norms, _transposed_terms, _logit_gradients) + MORE_KINDS
 
 
+def _vector_terms(tree) -> list:
+    """The terms of a vector form, each product of a sum distributed (``A @ x`` and
+    ``A.T @ x`` of ``(A + A.T) @ x``)."""
+    out = []
+    for _, t in _terms(tree):
+        left, right = (_terms(t.left), _terms(t.right)) if isinstance(t, BinOp) and \
+            t.op in ("*", "@") else ([], [])
+        if len(left) > 1:
+            out += [BinOp(t.op, n, t.right) for _, n in left]
+        elif len(right) > 1:
+            out += [BinOp(t.op, t.left, n) for _, n in right]
+        else:
+            out.append(t)
+    return out
+
+
 def missing_vector_term(f: Expression, claim, name: str, evidence: list, shapes: dict,
                          rtol: float, atol: float) -> str | None:
     """``missing term b*dot(a, x)``: the claim plus (or minus) one term of the true
@@ -675,7 +691,7 @@ def missing_vector_term(f: Expression, claim, name: str, evidence: list, shapes:
         return None
     try:
         text = f.vector_gradient(name, **evidence[0][3])
-        terms = [t for _, t in _terms(parse_text(text))][:8]
+        terms = _vector_terms(parse_text(text))[:8]
     except Exception:  # noqa: BLE001 - no vector form: no term named
         return None
     if len(terms) < 2:

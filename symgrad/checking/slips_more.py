@@ -33,6 +33,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import ops
+from ..symbolic import parser as P
+from ..symbolic.expression import parse as parse_f
 from ..symbolic.syntax import BinOp, Call, Name, Neg, Num, Transpose
 from .slip_trees import _at, _call, _children, _is, _put, _sites, _term, _terms, _text
 
@@ -376,13 +378,79 @@ def _call_factors(tree, sites, f, shapes, text):
             yield new, f"missing factor {c}: the true gradient is {_text(new)}"
 
 
+def _derivative_swaps(tree, sites, f, shapes, text):
+    """``G(u)`` of the claim where ``F'(u)`` belongs, for an ``F(u)`` of f whose derivative
+    is its co-function (``sinh(u)`` or ``-cosh(u)`` for ``cosh(u)`` of ``sinh(u)``)."""
+    family = ((ops.SIN, ops.COS, False), (ops.COS, ops.SIN, True),
+              (ops.SINH, ops.COSH, False), (ops.COSH, ops.SINH, False))
+    for path, node, _ in sites:
+        if not (isinstance(node, Call) and len(node.args) == 1):
+            continue
+        u = node.args[0]
+        for op, co, minus in family:
+            if not (_is(node, op) or (minus and _is(node, co))) or \
+                    u not in (c.args[0] for c in _f_calls(f, op)):
+                continue
+            right = Neg(_call(co, u)) if minus else _call(co, u)
+            shown = ("-" if minus else "") + co.exprs[0]
+            given = node.func if _is(node, op) else f"{node.func} (the sign)"
+            yield _put(tree, path, right), (
+                f"{op.exprs[0]}'s derivative is {shown}, not {given}: the claim has "
+                f"{_text(node)} where {_text(right)} belongs")
+
+
+def _abs_chains(tree, sites, f, shapes, text):
+    """``sign(u)`` of the claim for ``abs(u)`` of f without the inner derivative ``u'``
+    (``sign(x**3 - x)`` for ``(3*x**2 - 1)*sign(x**3 - x)``).  Bounded: one derivative a
+    scalar variable of each ``u`` (at most 4)."""
+    for u in _f_calls(f, ops.ABS)[:4]:
+        u = u.args[0]
+        signs = [(p, n) for p, n, _ in sites if _is(n, ops.SIGN) and n.args[0] == u]
+        if not signs:
+            continue
+        for v in [n.name for _, n, _ in _sites(u) if isinstance(n, Name)][:4]:
+            if shapes.get(v):
+                continue
+            try:
+                d = P.parse(str(parse_f(_text(u)).diff(v)))
+            except Exception:  # noqa: BLE001 - no symbolic inner derivative: none named
+                continue
+            if isinstance(d, (Num, Name)):
+                continue  # (a plain factor: the other kinds name it)
+            for path, node in signs:
+                yield _put(tree, path, BinOp("*", d, node)), (
+                    f"missing chain-rule factor {_text(d)} (the inner derivative of "
+                    f"{_text(u)}): abs's derivative is sign(u)*u'")
+
+
+def _mixed_partials(tree, sites, f, shapes, text):
+    """A mixed partial ``d2f/dwdv`` given for ``df/dv`` (``6*x*y**2`` for ``3*x**2*y**2``
+    of ``x**2*y**3``).  Bounded: f of scalars only, at most 4 of them and 40 nodes."""
+    names = list(f.variables)
+    if not 2 <= len(names) <= 4 or any(shapes.get(v) for v in names) or \
+            len(list(_sites(f.tree))) > 40 or len(sites) > 40:
+        return
+    try:
+        claim = parse_f(text).to_sympy()
+        firsts = {v: f.diff(v) for v in names}
+    except Exception:  # noqa: BLE001 - no symbolic form: no mixed partial named
+        return
+    symbols = {s.name: s for g in firsts.values() for s in g.free_symbols}
+    for v, first in firsts.items():
+        for w in names:
+            if w != v and w in symbols and (first.diff(symbols[w]) - claim).expand() == 0 \
+                    and (first - symbols[w]*claim).expand() != 0:  # (x*cos(y): factor x)
+                yield P.parse(str(first)), (
+                    f"{text} is the mixed partial d2f/d{w}d{v}; df/d{v} is {first}")
+
+
 #: The kinds :func:`~symgrad.checking.slips.named_slip` tries after its own.
 MORE_KINDS = (_transposed_parts, _step_masks, _inner_gradients, _sums, _call_factors, _term_changes,
               _inner_factors, _variable_swaps, _inner_inside, _divided_terms,
-              _replaced_parts)
+              _replaced_parts, _abs_chains, _mixed_partials)
 #: Kinds tried before the power rule's exponents (the chain rule at the wrong argument
 #: explains ``2*x/(1 + x**2)`` of ``atan(x**2)``, not an exponent).
-EARLY_KINDS = (_wrong_arguments,)
+EARLY_KINDS = (_wrong_arguments, _derivative_swaps)
 #: Kinds tried where the claim is a constant multiple of the truth.
 RATIO_KINDS = (_divisions,)
 #: The kinds tried where a claim is right on part of the domain only.
