@@ -412,7 +412,7 @@ def _abs_chains(tree, sites, f, shapes, text):
             if shapes.get(v):
                 continue
             try:
-                d = P.parse(str(parse_f(_text(u)).diff(v)))
+                d = P.parse(str(parse_f(_text(u)).diff(v, simplify=False)))
             except Exception:  # noqa: BLE001 - no symbolic inner derivative: none named
                 continue
             if isinstance(d, (Num, Name)):
@@ -432,7 +432,7 @@ def _mixed_partials(tree, sites, f, shapes, text):
         return
     try:
         claim = parse_f(text).to_sympy()
-        firsts = {v: f.diff(v) for v in names}
+        firsts = {v: f.diff(v, simplify=False) for v in names}
     except Exception:  # noqa: BLE001 - no symbolic form: no mixed partial named
         return
     symbols = {s.name: s for g in firsts.values() for s in g.free_symbols}
